@@ -1,0 +1,1 @@
+"""The reference terminal client (to come after the race server). It knows no rules."""
