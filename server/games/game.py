@@ -225,37 +225,63 @@ class Game(ABC):
         move is not legal.
         """
         self.check(move)
-        before = self.public_piles()
+        lengths = [len(pile) for pile in self.piles]
+        hidden = self.hidden[:]
         self.push(move)
-        return self._patches(before, self._history[-1][1])
+        return self._patches(lengths, hidden, self._history[-1][1], forward=True)
 
     def undo(self) -> tuple[PilePatch, ...]:
         """Take back the last move (:class:`NothingToUndo` at the deal); return the patches."""
         if not self._history:
             raise NothingToUndo("there is no move to undo")
         ops = self._history[-1][1]
-        before = self.public_piles()
+        lengths = [len(pile) for pile in self.piles]
+        hidden = self.hidden[:]
         self.pop()
-        return self._patches(before, ops)
+        return self._patches(lengths, hidden, ops, forward=False)
 
-    def _patches(self, before: PublicPiles, ops: list[Op]) -> tuple[PilePatch, ...]:
-        touched: set[int] = set()
-        for code, a, b, n in ops:
-            touched.add(a)
-            if code == OP_DEAL:
-                touched.update(range(n))
-            elif code != OP_FLIP:
-                touched.add(b)
+    def _patches(self, lengths: list[int], hidden: list[int], ops: list[Op], forward: bool) -> tuple[PilePatch, ...]:
+        """The patches for ``ops`` played forward (a move) or backward (its undo), from the
+        pile ``lengths`` and ``hidden`` counts before. Each touched pile keeps the cards below
+        the lowest position any operation changed, and gets the rest of its public form."""
+        before = lengths[:]
+        keep: dict[int, int] = {}
+
+        def touch(pile: int, position: int) -> None:
+            if position < keep.get(pile, 52):
+                keep[pile] = position
+
+        for code, a, b, n in ops if forward else reversed(ops):
+            if code == OP_FLIP:
+                # Forward a card turns up, backward it turns down: either way it changes.
+                hidden[a] += -1 if forward else 1
+                touch(a, hidden[a] - (0 if forward else 1))
+            elif code == OP_DEAL:
+                columns = range(n)
+                if forward:
+                    lengths[a] -= n
+                    touch(a, lengths[a])
+                    for column in columns:
+                        touch(column, lengths[column])
+                        lengths[column] += 1
+                else:
+                    for column in columns:
+                        lengths[column] -= 1
+                        touch(column, lengths[column])
+                    touch(a, lengths[a])
+                    lengths[a] += n
+            else:  # OP_MOVE, OP_SUIT_HOME
+                source, target = (a, b) if forward else (b, a)
+                lengths[source] -= n
+                touch(source, lengths[source])
+                touch(target, lengths[target])
+                lengths[target] += n
         patches = []
-        for pile in sorted(touched):
-            old = before[pile]
-            new = self._public_pile(pile)
-            keep = 0
-            limit = min(len(old), len(new))
-            while keep < limit and old[keep] == new[keep]:
-                keep += 1
-            if keep < len(old) or keep < len(new):
-                patches.append(PilePatch(pile, keep, new[keep:]))
+        for pile in sorted(keep):
+            position = keep[pile]
+            if position == before[pile] == len(self.piles[pile]):
+                continue  # cards came and went again (autoplay): nothing to tell
+            patches.append(PilePatch(pile, position, self._public_pile(pile)[position:]))
         return tuple(patches)
 
     # -- reading the position --------------------------------------------------------
