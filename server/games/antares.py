@@ -51,6 +51,7 @@ class Antares(Game):
         *(PileSpec("h" + suit.lower(), PileKind.FOUNDATION) for suit in "CSHD"),
     )
     FOUNDATION: ClassVar[int] = FOUNDATION
+    HAS_FACE_DOWN_CARDS: ClassVar[bool] = False
     BUILDS_FOUNDATIONS: ClassVar[bool] = True
 
     @classmethod
@@ -141,7 +142,7 @@ class Antares(Game):
             if count > free + 1:
                 raise IllegalMove(
                     "cell-limit",
-                    f"moving {count} cards from a FreeCell pile needs {count - 1} free cells; {free} are free",
+                    f"moving {count} cards from a FreeCell pile needs {count - 1} free cells, and {free} of 4 are free",
                 )
         lead = pile[-count]
         destination = self.piles[t]

@@ -56,7 +56,7 @@ class Deal:
         cleaned = text.strip().lower()
         ms = cleaned.startswith("ms")
         digits = cleaned[2:] if ms else cleaned
-        if not digits.isascii() or not digits.isdigit() or len(digits) > 20:
+        if not digits.isascii() or not digits.isdigit() or len(digits.lstrip("0")) > 20:
             raise InvalidDeal(f"{text!r} is not a deal number: write digits, optionally after 'ms'")
         return cls(int(digits), ms=ms)
 

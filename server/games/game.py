@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
-from server.games.cards import Card, card_text, parse_card, rank_of, suit_of
+from server.games.cards import Card, card_text, parse_card, suit_of
 from server.games.deals import Deal
 from server.games.errors import IllegalMove, InvalidNotation, NothingToUndo
 from server.games.options import Options
@@ -38,6 +38,16 @@ class PileKind(enum.Enum):
     CELL = "cell"
     FOUNDATION = "foundation"
     STOCK = "stock"
+
+
+def builds_on(kind: PileKind, lower: Card, upper: Card) -> bool:
+    """Whether ``upper`` lying on ``lower`` follows the building rule of a pile of ``kind``:
+    one rank lower, and the same suit (Scorpion piles) or the other colour (FreeCell piles)."""
+    if upper % 13 + 1 != lower % 13:
+        return False
+    if kind is PileKind.FREECELL:
+        return (lower >= 26) != (upper >= 26)
+    return lower // 13 == upper // 13
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +93,10 @@ class PilePatch:
 class Progress:
     """How far a game is: what a race shows of a rival's board.
 
-    ``home`` counts cards on the foundations; ``ordered`` counts tableau cards
-    lying face up on the card of their suit one rank higher (a finer figure
-    that grows before any card goes home); ``moves`` is the number of moves in
+    ``home`` counts cards on the foundations; ``ordered`` counts face-up tableau
+    cards lying on a face-up card as their pile builds (same suit one rank higher
+    on Scorpion piles, other colour one rank higher on FreeCell piles): a finer
+    figure that grows before any card goes home; ``moves`` is the number of moves in
     the current line of play (an undone move no longer counts).
     """
 
@@ -124,6 +135,8 @@ class Game(ABC):
     STOCK: ClassVar[int] = -1
     #: Pile number of the first foundation; foundation ``FOUNDATION + suit`` holds that suit.
     FOUNDATION: ClassVar[int]
+    #: Whether the game deals cards face down.
+    HAS_FACE_DOWN_CARDS: ClassVar[bool]
     #: Whether players build the foundations card by card (Antares), or whole suits go
     #: home by themselves (Scorpion).
     BUILDS_FOUNDATIONS: ClassVar[bool]
@@ -312,8 +325,7 @@ class Game(ABC):
                 pile = self.piles[i]
                 # Both cards of a pair must be face up, or progress would leak a hidden card.
                 for k in range(self.hidden[i] + 1, len(pile)):
-                    if pile[k] + 1 == pile[k - 1] and rank_of(pile[k - 1]) != 1:
-                        ordered += 1
+                    ordered += builds_on(spec.kind, pile[k - 1], pile[k])
         return Progress(home=home, ordered=ordered, moves=len(self._history), won=self.is_won())
 
     def _public_pile(self, pile: int) -> tuple[Card | None, ...]:
@@ -345,7 +357,7 @@ class Game(ABC):
     def deal_move(self) -> Move:
         """The stock deal: every stock card at once (only for games with a stock)."""
         if self.STOCK < 0:
-            raise IllegalMove("no-stock", f"{self.VARIANT} has no stock to deal")
+            raise IllegalMove("no-stock", f"{self.VARIANT.capitalize()} has no stock to deal")
         return Move(self.STOCK, len(self.piles[self.STOCK]), self.STOCK)
 
     def move_text(self, move: Move) -> str:
@@ -409,7 +421,8 @@ class Game(ABC):
             for i in same_kind:
                 if not self.piles[i]:
                     return i
-            raise IllegalMove("no-empty-pile", f"there is no empty {kind.value} pile")
+            what = "column" if self.STOCK >= 0 else f"{kind.value} pile"
+            raise IllegalMove("no-empty-pile", f"there is no empty {what}")
         names = ", ".join(spec.name for spec in self.PILES if spec.kind is not PileKind.STOCK)
         raise InvalidNotation(f"{token!r} is not a pile: use one of {names}, or h for the foundation")
 

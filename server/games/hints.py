@@ -11,7 +11,7 @@ import itertools
 from dataclasses import dataclass
 
 from server.games.cards import card_text, suit_run
-from server.games.game import Game, Move, PileKind
+from server.games.game import Game, Move, PileKind, builds_on
 
 _RUNS = [list(suit_run(suit)) for suit in range(4)]
 
@@ -23,15 +23,6 @@ class Hint:
     move: Move
     score: int
     reason: str
-
-
-def _follows(kind: PileKind, lower: int, upper: int) -> bool:
-    """Whether ``upper`` lying on ``lower`` is built by the rule of a pile of ``kind``."""
-    if upper % 13 + 1 != lower % 13:
-        return False
-    if kind is PileKind.FREECELL:
-        return (lower >= 26) != (upper >= 26)
-    return lower // 13 == upper // 13
 
 
 def hint(game: Game) -> list[Hint]:
@@ -70,7 +61,7 @@ def _score(game: Game, move: Move) -> tuple[int, str]:
             score += 200
             reasons.append("completes a suit")
         # Count the cards of the group that lie out of order: they will be in the way.
-        score -= 2 * sum(not _follows(source_kind, a, b) for a, b in itertools.pairwise(group))
+        score -= 2 * sum(not builds_on(source_kind, a, b) for a, b in itertools.pairwise(group))
         score += 15
         reasons.append(f"builds {card_text(lead)} on {card_text(target[-1])}")
     else:
@@ -89,7 +80,7 @@ def _score(game: Game, move: Move) -> tuple[int, str]:
         reasons.append("turns up a face-down card")
     else:
         under = source[lead_at - 1]  # face up: lead_at > hidden
-        if _follows(source_kind, under, lead):
+        if builds_on(source_kind, under, lead):
             # Already built where it lies: moving it only shuffles.
             score -= 25
         elif game.BUILDS_FOUNDATIONS and len(piles[game.FOUNDATION + under // 13]) == under % 13:

@@ -66,6 +66,8 @@ def parse_position(variant: type[Game], text: str, options: Options | None = Non
             continue
         for token in tokens:
             down = token.startswith("<") and token.endswith(">")
+            if down and not variant.HAS_FACE_DOWN_CARDS:
+                raise InvalidPosition(f"line {number}: {variant.VARIANT.capitalize()} has no face-down cards")
             if down and len(piles[pile]) > hidden[pile]:
                 raise InvalidPosition(f"line {number}: a face-down card lies on a face-up one in {name}")
             piles[pile].append(take(token[1:-1] if down else token))
@@ -73,7 +75,7 @@ def parse_position(variant: type[Game], text: str, options: Options | None = Non
         if kind is PileKind.CELL and len(piles[pile]) > 1:
             raise InvalidPosition(f"line {number}: a cell holds one card")
         if piles[pile] and hidden[pile] == len(piles[pile]):
-            raise InvalidPosition(f"line {number}: the top card of {name} would be face up")
+            raise InvalidPosition(f"line {number}: the top card of {name} must be face up")
     return variant(None, options or Options(), piles, hidden)
 
 

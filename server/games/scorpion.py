@@ -32,6 +32,7 @@ class Scorpion(Game):
     )
     STOCK: ClassVar[int] = STOCK
     FOUNDATION: ClassVar[int] = FOUNDATION
+    HAS_FACE_DOWN_CARDS: ClassVar[bool] = True
     BUILDS_FOUNDATIONS: ClassVar[bool] = False
 
     @classmethod
