@@ -343,10 +343,12 @@ class Game(ABC):
         """Every pile with every card, and how many lie face down at its bottom."""
         return FullView(tuple(tuple(pile) for pile in self.piles), tuple(self.hidden))
 
-    def copy(self) -> Game:
-        """An independent game with the same position and history."""
+    def copy(self, history: bool = True) -> Game:
+        """An independent game with the same position and, unless ``history`` is False,
+        the same moves to undo."""
         twin = type(self)(self.deal, self.options, [list(p) for p in self.piles], list(self.hidden))
-        twin._history = [(move, list(ops)) for move, ops in self._history]
+        if history:
+            twin._history = [(move, list(ops)) for move, ops in self._history]
         return twin
 
     def face_up(self, pile: int) -> Sequence[Card]:

@@ -1,0 +1,171 @@
+"""A depth-first Scorpion solver on a compact, immutable position.
+
+Scorpion's state spaces run to a million positions, so this search trades the
+engine's general ``push``/``pop`` for positions made of seven ``bytes`` columns,
+where finding a card, cutting a group and spotting a completed suit are single
+C-level calls (``find``, slicing, ``endswith``). Column ``i`` here is column ``i``
+of the engine, so a line found here is a line of engine moves; :func:`solve`
+still replays it through the engine before reporting it.
+
+Each column is ``bytes((FACE_DOWN_BASE + hidden, *cards))``: a marker byte holding
+the number of face-down cards, then the cards bottom first. The marker makes a
+column's bytes its full description, so a canonical key is the columns joined,
+sorted where columns are interchangeable (see :mod:`server.solver.keys`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Final
+
+from server.games import Game, Move
+from server.games.cards import suit_run
+from server.games.scorpion import COLUMNS, STOCK, STOCK_COLUMNS
+from server.solver.pruning import POLL_EVERY, spent
+from server.solver.results import Budget, Result, Solved, Stats, Unknown, Unwinnable
+
+FACE_DOWN_BASE: Final = 100
+_SEPARATOR: Final = b"\xff"
+_KINGS: Final = (12, 25, 38, 51)
+#: King-to-Ace of each suit, as the cards lie in a column.
+_RUNS: Final = tuple(bytes(suit_run(suit)) for suit in range(4))
+
+Columns = tuple[bytes, ...]
+#: A fast move: (source column, index of the lead card in the column bytes, target column);
+#: the stock deal is (-1, 0, -1).
+FastMove = tuple[int, int, int]
+_DEAL: Final[FastMove] = (-1, 0, -1)
+
+
+def _encode(game: Game) -> tuple[Columns, bytes]:
+    columns = tuple(bytes((FACE_DOWN_BASE + game.hidden[i], *game.piles[i])) for i in range(COLUMNS))
+    return columns, bytes(game.piles[STOCK])
+
+
+def _key(columns: Columns, stock: bytes) -> bytes:
+    if stock:
+        return _SEPARATOR.join((*columns[:STOCK_COLUMNS], *sorted(columns[STOCK_COLUMNS:]), stock))
+    return _SEPARATOR.join(sorted(columns))
+
+
+def _settle(column: bytes) -> bytes:
+    """Turn up an exposed face-down card and send completed suits home, repeatedly."""
+    while True:
+        hidden = column[0] - FACE_DOWN_BASE
+        if hidden and len(column) == hidden + 1:
+            column = bytes((column[0] - 1,)) + column[1:]
+        if len(column) - 1 - (column[0] - FACE_DOWN_BASE) >= 13 and column.endswith(_RUNS[column[-1] // 13]):
+            column = column[:-13]
+            continue
+        return column
+
+
+def _moves(columns: Columns, stock: bytes) -> list[FastMove]:
+    """Legal moves, the most promising first (completing or uncovering moves, then builds,
+    then Kings to empty columns, the stock deal last)."""
+    first: list[FastMove] = []
+    builds: list[FastMove] = []
+    later: list[FastMove] = []
+    for t in range(COLUMNS):
+        target = columns[t]
+        if len(target) == 1:
+            continue
+        wanted = target[-1] - 1
+        if not target[-1] % 13:
+            continue  # nothing goes onto an Ace
+        for s in range(COLUMNS):
+            k = columns[s].find(wanted, 1)
+            if k > 0:
+                if s != t and k > columns[s][0] - FACE_DOWN_BASE:
+                    source = columns[s]
+                    uncovers = k - 1 == source[0] - FACE_DOWN_BASE and k > 1
+                    (first if uncovers or k == 1 else builds).append((s, k, t))
+                break
+    empty = [i for i in range(COLUMNS) if len(columns[i]) == 1]
+    if empty:
+        # One empty column per class of interchangeable ones (see Scorpion._empty_targets).
+        targets = [i for i in empty if i < STOCK_COLUMNS] + [i for i in empty if i >= STOCK_COLUMNS][:1]
+        if not stock:
+            targets = empty[:1]
+        for king in _KINGS:
+            for s in range(COLUMNS):
+                k = columns[s].find(king, 1)
+                if k > 0:
+                    if k > columns[s][0] - FACE_DOWN_BASE:
+                        for e in targets:
+                            if k == 1 and not (stock and (s < STOCK_COLUMNS or e < STOCK_COLUMNS)):
+                                continue  # a whole column onto an empty one changes nothing
+                            later.append((s, k, e))
+                    break
+    if stock:
+        later.append(_DEAL)
+    return first + builds + later
+
+
+def _play(columns: Columns, stock: bytes, move: FastMove) -> tuple[Columns, bytes]:
+    if move is _DEAL or move[0] < 0:
+        dealt = list(columns)
+        for i in range(len(stock)):
+            dealt[i] = _settle(dealt[i] + stock[-1 - i : len(stock) - i])
+        return tuple(dealt), b""
+    s, k, t = move
+    moved = list(columns)
+    source = columns[s]
+    moved[t] = _settle(columns[t] + source[k:])
+    moved[s] = _settle(source[:k])
+    return tuple(moved), stock
+
+
+def depth_first_scorpion(game: Game, budget: Budget) -> Result:
+    """Search from ``game``'s position (left unchanged) for a winning line of engine moves."""
+    start = time.perf_counter()
+    deadline = start + budget.seconds
+    columns, stock = _encode(game)
+    seen = {_key(columns, stock)}
+    nodes = 0
+    # Each frame: the position, its moves, the index of the next move to try.
+    stack: list[tuple[Columns, bytes, list[FastMove]]] = [(columns, stock, _moves(columns, stock))]
+    path: list[FastMove] = []
+    positions = [(columns, stock)]
+
+    def stats() -> Stats:
+        return Stats(nodes, time.perf_counter() - start)
+
+    if all(len(column) == 1 for column in columns) and not stock:
+        return Solved((), 0, stats())
+    while stack:
+        columns, stock, moves = stack[-1]
+        if not moves:
+            stack.pop()
+            positions.pop()
+            if path:
+                path.pop()
+            continue
+        move = moves.pop(0)
+        child, child_stock = _play(columns, stock, move)
+        key = _key(child, child_stock)
+        if key in seen:
+            continue
+        seen.add(key)
+        nodes += 1
+        path.append(move)
+        if not child_stock and all(len(column) == 1 for column in child):
+            line = _engine_line(positions, path)
+            return Solved(line, len(line), stats())
+        if nodes % POLL_EVERY == 0:
+            reason = spent(budget, nodes, deadline, len(seen))
+            if reason:
+                return Unknown(reason, stats())
+        positions.append((child, child_stock))
+        stack.append((child, child_stock, _moves(child, child_stock)))
+    return Unwinnable(stats())
+
+
+def _engine_line(positions: list[tuple[Columns, bytes]], path: list[FastMove]) -> tuple[Move, ...]:
+    line = []
+    for (columns, stock), (s, k, t) in zip(positions, path, strict=True):
+        if s < 0:
+            line.append(Move(STOCK, len(stock), STOCK))
+        else:
+            line.append(Move(s, len(columns[s]) - k, t))
+    return tuple(line)

@@ -1,0 +1,190 @@
+"""The solver's command line: ``python -m server.solver solve|survey ...``."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server.games import Antares
+from server.solver.__main__ import main, parse_seconds
+from tests.solver.test_survey import read_png
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "server.solver", *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+
+
+# -- solve ----------------------------------------------------------------------------------
+
+
+def test_solve_prints_a_solution_that_wins_when_played() -> None:
+    result = run("solve", "antares", "24", "--budget", "5s")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "antares, autoplay safe, budget 5s or 2,000,000 nodes, deal 24"
+    assert lines[1] == "verdict   solved"
+    par, found = lines[2].removeprefix("par").replace("moves (first found", "").rstrip(")").split()
+    numbered = [line for line in lines[lines.index("solution") + 1 :] if line[:5].strip().isdigit()]
+    moves = [text for line in numbered for text in line.split()[1:]]
+    assert len(moves) == int(par) <= int(found)
+    game = Antares.new(24)
+    for text in moves:
+        game.apply(game.parse_move(text))
+    assert game.is_won()
+    assert lines[-2].startswith("nodes     ")
+    assert lines[-1].startswith("time      ")
+    assert result.stderr == ""
+
+
+def test_solve_reports_an_unknown_when_the_budget_runs_out(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "antares", "1", "--nodes", "1", "--autoplay", "off"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "antares, autoplay off, budget 10s or 1 nodes, deal 1"
+    assert out[1] == "verdict   unknown (the node budget ran out)"
+    assert "solution" not in out
+
+
+def test_solve_reports_an_unwinnable_deal(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "SCORPION", "4", "--budget", "5"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "scorpion, budget 5s or 2,000,000 nodes, deal 4"  # no autoplay in Scorpion
+    assert out[1].startswith("verdict   unwinnable")
+
+
+# -- budgets ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("10s", 10.0), ("500ms", 0.5), ("2m", 120.0), ("3", 3.0), ("2.5", 2.5), (" 1.5S ", 1.5)]
+)
+def test_parse_seconds_reads_durations(text: str, seconds: float) -> None:
+    assert parse_seconds(text) == seconds
+
+
+@pytest.mark.parametrize(("text", "words"), [("10h", "not a duration"), ("", "not a duration"), ("0s", "more than 0")])
+def test_parse_seconds_rejects_other_text(text: str, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        parse_seconds(text)
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+def test_unknown_variant_exits_2_naming_the_choices() -> None:
+    result = run("solve", "klondike", "1")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "klondike" in result.stderr
+    assert "antares" in result.stderr
+    assert "scorpion" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["solve", "antares", "0"], "deal numbers start at 1"),
+        (["solve", "antares", "12x"], "'12x' is not a deal number"),
+        (["solve", "antares", "1", "--budget", "10h"], "'10h' is not a duration"),
+        (["solve", "antares", "1", "--budget", "0"], "more than 0 seconds"),
+        (["solve", "antares", "1", "--nodes", "0"], "'0' is not a positive whole number"),
+        (["solve", "antares", "1", "--autoplay", "some"], "autoplay is one of off, safe, all"),
+        (["survey", "scorpion", "5-3"], "reversed range"),
+        (["survey", "scorpion", "1-x"], "is not a list of deals"),
+        (["survey", "scorpion", "1-3", "--workers", "0"], "'0' is not a positive whole number"),
+        (["survey", "scorpion", "1-3", "--budget", "fast"], "'fast' is not a duration"),
+        (["survey"], "the following arguments are required"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(argv: list[str], words: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert words in captured.err
+
+
+def test_survey_that_cannot_write_its_csv_stops_before_solving(tmp_path: Path) -> None:
+    result = run("survey", "scorpion", "1-3", "--csv", str(tmp_path / "missing" / "out.csv"))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: cannot write ")
+    assert "No such file or directory" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# -- survey -----------------------------------------------------------------------------------
+
+
+def test_survey_prints_statistics_and_writes_csv_and_png(tmp_path: Path) -> None:
+    csv_path, png_path = tmp_path / "out.csv", tmp_path / "out.png"
+    result = run(
+        "survey", "antares", "1-4", "--budget", "5s", "--workers", "2", "--csv", str(csv_path), "--png", str(png_path)
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "antares, autoplay safe, budget 5s or 2,000,000 nodes, 2 workers"
+    assert lines[1].startswith("deals 1-4: 4 finished in ")
+    assert lines[2].split() == ["solved", "4", "100.0%"]
+    assert lines[3].split() == ["unwinnable", "0", "0.0%"]
+    assert lines[4].split() == ["unknown", "0", "0.0%"]
+    # Wilson for 4 of 4: 51.0% to 100%.
+    assert lines[5] == "winnable    100.0% of deals; 95% confidence interval 51.0% to 100.0% (Wilson)"
+    assert lines[6].startswith("time/deal   median ")
+    assert lines[7].startswith("par         mean ")
+    assert lines[7].endswith("moves (over 4 solved deals)")
+    # Not a terminal: progress comes as plain lines on stderr, the last one complete.
+    progress = result.stderr.splitlines()
+    assert progress[-1].startswith("[####################] 4/4 solved 4 unwinnable 0 unknown 0 in ")
+    assert "\r" not in result.stderr
+
+    with csv_path.open(newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    assert [row["deal"] for row in rows] == ["1", "2", "3", "4"]
+    for row in rows:
+        assert row["verdict"] == "solved"
+        assert int(row["par"]) <= int(row["found"])
+        assert float(row["seconds"]) > 0
+        assert int(row["nodes"]) > 0
+        assert float(row["par_seconds"]) >= 0
+    pars = sorted(int(row["par"]) for row in rows)
+    assert f"median {(pars[1] + pars[2]) / 2:g} moves" in lines[7]
+
+    width, height, _ = read_png(png_path.read_bytes())
+    assert (width, height) == (720, 540)
+
+
+def test_ctrl_c_stops_a_survey_and_prints_what_was_done() -> None:
+    # A new session stands for a terminal's process group: Ctrl-C reaches every process in it.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server.solver", "survey", "scorpion", "1-20", "--budget", "1s", "--workers", "2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert process.stderr is not None
+    first_progress = process.stderr.readline()  # a line each 2 deals: the survey is under way
+    assert first_progress.startswith("[##")
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert "Traceback" not in err
+    lines = out.splitlines()
+    assert lines[1].startswith("interrupted: ")
+    done = int(lines[1].split()[1])
+    assert 2 <= done < 20
+    counts = {line.split()[0]: int(line.split()[1]) for line in lines[2:5]}
+    assert sum(counts.values()) == done
