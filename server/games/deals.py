@@ -56,9 +56,12 @@ class Deal:
         cleaned = text.strip().lower()
         ms = cleaned.startswith("ms")
         digits = cleaned[2:] if ms else cleaned
-        if not digits.isascii() or not digits.isdigit() or len(digits.lstrip("0")) > 20:
-            raise InvalidDeal(f"{text!r} is not a deal number: write digits, optionally after 'ms'")
-        return cls(int(digits), ms=ms)
+        if not digits.isascii() or not digits.isdigit():
+            raise InvalidDeal(f"{text[:40]!r} is not a deal number: write digits, optionally after 'ms'")
+        significant = digits.lstrip("0") or "0"
+        if len(significant) > 20:
+            raise InvalidDeal(f"deal numbers have at most 20 digits, not {len(significant)}")
+        return cls(int(significant), ms=ms)
 
     @property
     def uses_lcrandom(self) -> bool:

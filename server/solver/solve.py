@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from server.games import Antares, Deal, Game, Move, Options
 from server.solver.best_first import best_first
@@ -57,7 +58,9 @@ def _search(game: Game, budget: Budget) -> Result:
     first = best_first(game, budget.share(_BEST_FIRST_SHARE))
     if not isinstance(first, Unknown) or first.reason in ("memory", "interrupted"):
         return first
-    second = depth_first(game, budget.share(1 - _BEST_FIRST_SHARE))
+    # The second search gets what the first left, so the whole solve keeps to the budget.
+    rest = replace(budget, nodes=max(0, budget.nodes - first.stats.nodes), seconds=budget.seconds - first.stats.seconds)
+    second = depth_first(game, rest)
     both = Stats(first.stats.nodes + second.stats.nodes, first.stats.seconds + second.stats.seconds)
     if isinstance(second, Solved):
         return Solved(second.moves, second.found, both)
