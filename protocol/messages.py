@@ -1,0 +1,452 @@
+"""Every message of the Solitaire Race protocol, as msgspec Structs.
+
+Frames are MessagePack maps, one message per websocket binary frame. Each message
+names its kind in the ``type`` field; nested unions name theirs in ``kind``. The
+decoder validates types and limits while decoding, so a message that reaches the
+server's logic is well-formed. PROTOCOL.md (beside this file) documents each one.
+
+Cards are integers 0-51: ``suit * 13 + rank - 1`` with suits Clubs, Spades,
+Hearts, Diamonds (0-3) and ranks Ace (1) to King (13). In a pile, ``None`` (nil) is
+a face-down card. Piles list their cards bottom first.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta
+
+PROTOCOL_VERSION = 1
+
+RequestId = Annotated[int, Meta(ge=0, le=2**53)]
+RoomCode = Annotated[str, Meta(min_length=1, max_length=16)]
+MoveText = Annotated[str, Meta(min_length=1, max_length=32)]
+PlayerName = Annotated[str, Meta(min_length=1, max_length=64)]
+Variant = Literal["scorpion", "antares"]
+AutoplayMode = Literal["off", "safe", "all"]
+RoomState = Literal["waiting", "countdown", "racing", "finished"]
+Role = Literal["racer", "spectator"]
+Card = Annotated[int, Meta(ge=0, le=51)]
+
+
+class _Request(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
+    """Base of client requests: every request carries a client-chosen ``id``."""
+
+    id: RequestId
+
+
+class _Reply(msgspec.Struct, tag_field="type", omit_defaults=True):
+    """Base of server messages."""
+
+
+class _Event(msgspec.Struct, tag_field="kind", omit_defaults=True):
+    """Base of room events inside an :class:`Update`."""
+
+
+# -- values ------------------------------------------------------------------------
+
+
+class RoomOptions(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
+    """How a room plays. ``deal`` is for practice rooms only (``max_racers == 1``).
+
+    ``spectator_delay`` (seconds) defaults to 0 for private rooms and 15 for public ones.
+    """
+
+    autoplay: AutoplayMode = "safe"
+    hints: bool = True
+    undo: bool = True
+    max_racers: Annotated[int, Meta(ge=1, le=8)] = 2
+    public: bool = False
+    time_limit: Annotated[int, Meta(ge=30, le=86_400)] | None = None
+    spectator_delay: Annotated[float, Meta(ge=0, le=300)] | None = None
+    deal: Annotated[str, Meta(min_length=1, max_length=24)] | None = None
+
+
+class PileInfo(msgspec.Struct, frozen=True):
+    """A pile's name (as the move notation spells it) and kind: scorpion, freecell,
+    cell, foundation or stock. Lets a client lay out a board without knowing rules."""
+
+    name: str
+    kind: str
+
+
+class Patch(msgspec.Struct, array_like=True, frozen=True):
+    """Pile ``pile`` keeps its first ``keep`` cards, then ``add`` is laid on them."""
+
+    pile: int
+    keep: int
+    add: list[Card | None]
+
+
+class Progress(msgspec.Struct, frozen=True):
+    """How far a racer is: cards home, cards built in order, moves, won."""
+
+    home: int
+    ordered: int
+    moves: int
+    won: bool = False
+
+
+class Clock(msgspec.Struct, omit_defaults=True, frozen=True):
+    """Server times in Unix milliseconds. ``now`` lets a client correct its own clock."""
+
+    now: int
+    countdown_ends: int | None = None
+    started: int | None = None
+    ends: int | None = None
+    finished: int | None = None
+
+
+class Racer(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A seat in a room. ``board`` is absent when the viewer may not see that board."""
+
+    seat: int
+    player: str
+    name: str
+    progress: Progress
+    ready: bool = False
+    connected: bool = True
+    finished_ms: int | None = None
+    resigned: bool = False
+    board: list[list[Card | None]] | None = None
+
+
+class Result(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A racer's place: finishers by time then moves, then the others by progress."""
+
+    place: int
+    seat: int
+    name: str
+    finished: bool
+    time_ms: int | None
+    moves: int
+    home: int
+
+
+class Reveal(msgspec.Struct, frozen=True):
+    """The secret behind the commitment, published when the race ends.
+
+    ``sha256(f"{variant}|{deal}|{salt}")`` in hex equals the commitment.
+    """
+
+    deal: str
+    salt: str
+
+
+class RoomView(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A whole room as one viewer may see it."""
+
+    code: str
+    variant: Variant
+    options: RoomOptions
+    state: RoomState
+    creator: str
+    piles: list[PileInfo]
+    racers: list[Racer]
+    spectators: int
+    clock: Clock
+    race: int = 1
+    commitment: str | None = None
+    reveal: Reveal | None = None
+    results: list[Result] | None = None
+
+
+class RoomSummary(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A line of the lobby."""
+
+    code: str
+    variant: Variant
+    state: RoomState
+    racers: list[str]
+    max_racers: int
+    spectators: int
+
+
+class HintItem(msgspec.Struct, frozen=True):
+    move: str
+    reason: str
+
+
+class RacerLog(msgspec.Struct, frozen=True):
+    seat: int
+    name: str
+    moves: list[str]
+
+
+# -- client requests ---------------------------------------------------------------
+
+
+class Hello(_Request, tag="hello"):
+    protocol: int
+    name: PlayerName
+    resume: Annotated[str, Meta(max_length=256)] | None = None
+
+
+class CreateRoom(_Request, tag="create_room"):
+    variant: Variant
+    options: RoomOptions = RoomOptions()
+
+
+class JoinRoom(_Request, tag="join"):
+    room: RoomCode
+
+
+class Spectate(_Request, tag="spectate"):
+    room: RoomCode
+
+
+class Leave(_Request, tag="leave"):
+    room: RoomCode
+
+
+class ListRooms(_Request, tag="list_rooms"):
+    pass
+
+
+class Ready(_Request, tag="ready"):
+    room: RoomCode
+    ready: bool = True
+
+
+class Start(_Request, tag="start"):
+    room: RoomCode
+
+
+class PlayMove(_Request, tag="move"):
+    room: RoomCode
+    move: MoveText
+
+
+class Undo(_Request, tag="undo"):
+    room: RoomCode
+
+
+class AskHint(_Request, tag="hint"):
+    room: RoomCode
+
+
+class AskLegalMoves(_Request, tag="legal_moves"):
+    room: RoomCode
+
+
+class Resign(_Request, tag="resign"):
+    room: RoomCode
+
+
+class Rematch(_Request, tag="rematch"):
+    room: RoomCode
+
+
+class AskSnapshot(_Request, tag="snapshot"):
+    room: RoomCode
+
+
+class AskRaceLog(_Request, tag="race_log"):
+    room: RoomCode
+
+
+ClientMessage = (
+    Hello
+    | CreateRoom
+    | JoinRoom
+    | Spectate
+    | Leave
+    | ListRooms
+    | Ready
+    | Start
+    | PlayMove
+    | Undo
+    | AskHint
+    | AskLegalMoves
+    | Resign
+    | Rematch
+    | AskSnapshot
+    | AskRaceLog
+)
+
+# -- room events (inside Update) -------------------------------------------------------
+
+
+class BoardChanged(_Event, tag="board"):
+    """A racer's board changed: the patches turn the old public board into the new."""
+
+    seat: int
+    patches: list[Patch]
+    progress: Progress
+
+
+class ProgressChanged(_Event, tag="progress"):
+    """A rival's progress, without cards: what a racer sees of a rival during a race."""
+
+    seat: int
+    progress: Progress
+
+
+class RacerJoined(_Event, tag="joined"):
+    racer: Racer
+
+
+class RacerLeft(_Event, tag="left"):
+    seat: int
+
+
+class RacerReady(_Event, tag="ready"):
+    seat: int
+    ready: bool
+
+
+class RacerConnection(_Event, tag="connection"):
+    seat: int
+    connected: bool
+
+
+class SpectatorsChanged(_Event, tag="spectators"):
+    count: int
+
+
+class StateChanged(_Event, tag="state"):
+    """The room moved to ``state``; a new race publishes its ``commitment`` here."""
+
+    state: RoomState
+    clock: Clock
+    race: int = 1
+    commitment: str | None = None
+
+
+class RacerFinished(_Event, tag="finished"):
+    seat: int
+    time_ms: int
+    moves: int
+
+
+class RacerResigned(_Event, tag="resigned"):
+    seat: int
+    reason: str = "resigned"
+
+
+class RaceOver(_Event, tag="race_over"):
+    results: list[Result]
+    reveal: Reveal
+
+
+class Rematched(_Event, tag="rematch"):
+    """A new race in the same room: boards reset (a snapshot follows)."""
+
+    race: int
+
+
+RoomEvent = (
+    BoardChanged
+    | ProgressChanged
+    | RacerJoined
+    | RacerLeft
+    | RacerReady
+    | RacerConnection
+    | SpectatorsChanged
+    | StateChanged
+    | RacerFinished
+    | RacerResigned
+    | RaceOver
+    | Rematched
+)
+
+# -- server messages ------------------------------------------------------------------
+
+
+class Welcome(_Reply, tag="welcome"):
+    id: int
+    player: str
+    name: str
+    resume: str
+    protocol: int = PROTOCOL_VERSION
+
+
+class Ack(_Reply, tag="ack"):
+    """Success of a request that returns nothing more; ``version`` is the room version
+    after the request, ``move`` the canonical text of a move played."""
+
+    id: int
+    room: str | None = None
+    version: int | None = None
+    move: str | None = None
+
+
+class Joined(_Reply, tag="joined"):
+    """You are in ``room`` as ``role``; a :class:`Snapshot` follows."""
+
+    id: int
+    room: str
+    role: Role
+    seat: int | None = None
+
+
+class Hints(_Reply, tag="hints"):
+    id: int
+    room: str
+    hints: list[HintItem]
+
+
+class LegalMoves(_Reply, tag="legal_moves"):
+    id: int
+    room: str
+    moves: list[str]
+
+
+class Lobby(_Reply, tag="lobby"):
+    id: int
+    rooms: list[RoomSummary]
+
+
+class RaceLog(_Reply, tag="race_log"):
+    """Everything needed to replay a finished race: the deal, options and every move."""
+
+    id: int
+    room: str
+    race: int
+    variant: Variant
+    options: RoomOptions
+    deal: str
+    salt: str
+    commitment: str
+    racers: list[RacerLog]
+
+
+class Error(_Reply, tag="error"):
+    """A request failed. ``id`` names it when it could be read; ``code`` is from the
+    table in PROTOCOL.md; ``rule`` names the broken rule of an illegal move."""
+
+    code: str
+    message: str
+    id: int | None = None
+    rule: str | None = None
+
+
+class Snapshot(_Reply, tag="snapshot"):
+    """The whole room at ``version``; ``id`` is set when it answers :class:`AskSnapshot`."""
+
+    room: str
+    version: int
+    view: RoomView
+    id: int | None = None
+
+
+class Update(_Reply, tag="update"):
+    """Events that took the room from version ``base`` to ``version``.
+
+    Apply it only when your copy is at ``base``; otherwise ask for a snapshot.
+    """
+
+    room: str
+    base: int
+    version: int
+    events: list[RoomEvent]
+
+
+class Goodbye(_Reply, tag="goodbye"):
+    """The server is going away (shutdown); reconnect later with your resume token."""
+
+    reason: str
+
+
+ServerMessage = Welcome | Ack | Joined | Hints | LegalMoves | Lobby | RaceLog | Error | Snapshot | Update | Goodbye

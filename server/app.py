@@ -1,0 +1,166 @@
+"""The server process: storage, the hub, the websocket listener, and a clean shutdown.
+
+This is thin glue: every decision lives in the hub, the rooms and the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from protocol.codec import MalformedFrame, decode_client
+from server.client_link import ClientLink
+from server.config import Config
+from server.hub import Hub
+from server.limits import Offences, TokenBucket
+from server.redis_process import EmbeddedRedis
+from server.room_channel import now_ms
+from server.store import Store
+
+logger = logging.getLogger("server")
+
+#: Frames above this close the connection (1009) before we read them; between
+#: ``Config.max_frame`` and this they get a ``frame-too-large`` error.
+HARD_FRAME_LIMIT = 256 * 1024
+
+
+class RaceServer:
+    """One running server. ``async with RaceServer(config) as server: await server.serve_until(stop)``."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.embedded: EmbeddedRedis | None = None
+        self.store: Store | None = None
+        self.hub: Hub | None = None
+        self.listener: Server | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+
+    @property
+    def port(self) -> int:
+        """The port actually listened on (useful with port 0)."""
+        assert self.listener is not None
+        return int(self.listener.sockets[0].getsockname()[1])
+
+    async def start(self) -> None:
+        config = self.config
+        url = config.redis_url
+        if url is None:
+            self.embedded = EmbeddedRedis(config.data_dir)
+            url = await self.embedded.start()
+            logger.info("embedded Redis running, data in %s", config.data_dir)
+        self.store = await Store.connect(url, prefix=config.key_prefix)
+        self.hub = Hub(config, self.store, await self.store.server_secret())
+        restored = await self.hub.restore()
+        self.listener = await serve(
+            self._connection,
+            config.host,
+            config.port,
+            compression="deflate" if config.compression else None,
+            max_size=HARD_FRAME_LIMIT,
+        )
+        self._sweeper = asyncio.create_task(self._sweep())
+        logger.info(
+            "Solitaire Race server listening on ws://%s:%d (%d rooms restored)", config.host, self.port, restored
+        )
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(60)
+            if self.hub is not None:
+                self.hub.sweep(now_ms())
+
+    async def stop(self) -> None:
+        """Close every connection with 1001 (going away), flush room writes, stop Redis."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        if self.listener is not None:
+            self.listener.close(close_connections=True)
+            await self.listener.wait_closed()
+        if self.hub is not None:
+            await self.hub.drain()
+        if self.store is not None:
+            await self.store.close()
+        if self.embedded is not None:
+            await self.embedded.stop()
+        logger.info("server stopped")
+
+    async def __aenter__(self) -> RaceServer:
+        try:
+            await self.start()
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def _connection(self, socket: ServerConnection) -> None:
+        hub = self.hub
+        assert hub is not None
+        config = self.config
+        if len(hub.links) >= config.max_connections:
+            await socket.close(1013, "the server is full; try again later")
+            return
+        link = ClientLink(
+            socket, TokenBucket(config.rate, config.burst), Offences(config.offence_limit, config.offence_window)
+        )
+        hub.links.add(link)
+        try:
+            async for frame in socket:
+                if not await self._frame(link, frame):
+                    await socket.close(1008, "too many bad or excessive requests")
+                    break
+        except ConnectionClosed:
+            pass
+        finally:
+            await hub.disconnected(link)
+
+    async def _frame(self, link: ClientLink, frame: str | bytes) -> bool:
+        """Answer one frame; False when the connection has crossed the abuse threshold."""
+        hub = self.hub
+        assert hub is not None
+        now = time.monotonic()
+        if isinstance(frame, str):
+            link.error("bad-frame", "send binary MessagePack frames, not text", None)
+            return not link.offences.record(now)
+        if len(frame) > self.config.max_frame:
+            link.error("frame-too-large", f"frames are limited to {self.config.max_frame} bytes", None)
+            return not link.offences.record(now)
+        if not link.bucket.take(now):
+            link.error("rate-limited", f"slow down: at most {self.config.rate:g} requests a second", None)
+            return not link.offences.record(now)
+        try:
+            message = decode_client(frame)
+        except MalformedFrame as error:
+            link.error(error.code, str(error), error.request_id)
+            return not link.offences.record(now)
+        try:
+            await hub.handle(link, message)
+        except Exception:
+            logger.exception("error while handling %s from %s", type(message).__name__, link.player)
+            link.error("internal-error", "the server failed on that request; it has been logged", message.id)
+        return True
+
+
+async def run(config: Config) -> None:
+    """Serve until SIGINT or SIGTERM, then shut down cleanly."""
+    loop = asyncio.get_running_loop()
+    stop: asyncio.Future[int] = loop.create_future()
+
+    def on_signal(signum: int) -> None:
+        if not stop.done():
+            stop.set_result(signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signum, on_signal, signum)
+    async with RaceServer(config):
+        received = await stop
+        logger.info("received %s: shutting down", signal.Signals(received).name)

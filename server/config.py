@@ -1,0 +1,87 @@
+"""Server settings, from command-line flags and environment variables (flags win)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    #: Redis to use; None starts the embedded one, persisting to ``data_dir``.
+    redis_url: str | None = None
+    data_dir: Path = Path("data")
+    log_level: str = "INFO"
+    #: permessage-deflate: off by default (it costs CPU and memory for our small frames).
+    compression: bool = False
+    #: Seconds a disconnected racer keeps the seat.
+    grace: float = 60.0
+    #: Seconds a finished room's record and move logs stay in Redis.
+    finished_ttl: int = 7 * 24 * 3600
+    #: Largest frame answered with an error; larger ones close the connection (1009).
+    max_frame: int = 16 * 1024
+    rate: float = 50.0
+    burst: float = 100.0
+    #: Offences (bad frames, rate-limited requests) in ``offence_window`` seconds before 1008.
+    offence_limit: int = 200
+    offence_window: float = 10.0
+    max_connections_per_player: int = 5
+    max_rooms_per_player: int = 5
+    max_connections: int = 20_000
+    key_prefix: str = "sr:"
+
+
+def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = None) -> Config:
+    """A :class:`Config` from ``argv`` and ``environ`` (``os.environ`` by default)."""
+    env = os.environ if environ is None else environ
+    default = Config()
+    parser = argparse.ArgumentParser(prog="python -m server", description="The Solitaire Race server.")
+    parser.add_argument("--host", default=env.get("HOST", default.host), help="address to listen on (HOST)")
+    parser.add_argument("--port", type=int, default=int(env.get("PORT", default.port)), help="port (PORT)")
+    parser.add_argument(
+        "--redis-url",
+        default=env.get("REDIS_URL") or None,
+        help="Redis to use (REDIS_URL); without it the server runs its own, persisting to --data-dir",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(env.get("DATA_DIR", default.data_dir)),
+        help="embedded Redis data (DATA_DIR)",
+    )
+    parser.add_argument(
+        "--log-level", default=env.get("LOG_LEVEL", default.log_level), help="DEBUG, INFO, WARNING (LOG_LEVEL)"
+    )
+    parser.add_argument(
+        "--compression",
+        action=argparse.BooleanOptionalAction,
+        default=env.get("COMPRESSION", "off").lower() in ("1", "on", "true", "yes"),
+        help="permessage-deflate (COMPRESSION=on); off by default",
+    )
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=float(env.get("GRACE", default.grace)),
+        help="seconds a dropped racer keeps the seat (GRACE)",
+    )
+    parser.add_argument(
+        "--finished-ttl",
+        type=int,
+        default=int(env.get("FINISHED_TTL", default.finished_ttl)),
+        help="seconds finished rooms are kept (FINISHED_TTL)",
+    )
+    args = parser.parse_args(argv)
+    return Config(
+        host=args.host,
+        port=args.port,
+        redis_url=args.redis_url,
+        data_dir=args.data_dir,
+        log_level=args.log_level.upper(),
+        compression=args.compression,
+        grace=args.grace,
+        finished_ttl=args.finished_ttl,
+    )

@@ -1,0 +1,51 @@
+"""What a room keeps in storage: enough, with the move logs, to rebuild it exactly."""
+
+from __future__ import annotations
+
+import msgspec
+
+from protocol.messages import RoomOptions
+
+
+class SeatRecord(msgspec.Struct, omit_defaults=True):
+    """A racer's seat. Their moves are in the seat's move log, not here."""
+
+    seat: int
+    player: str
+    name: str
+    ready: bool = False
+    finished_ms: int | None = None
+    resigned: str | None = None  # why: "resigned", "disconnected", "left"
+
+
+class RoomRecord(msgspec.Struct, omit_defaults=True):
+    """A room's stored record. ``deal`` and ``salt`` are secret until the race ends."""
+
+    code: str
+    variant: str
+    options: RoomOptions
+    creator: str
+    created: int
+    state: str
+    race: int = 1
+    version: int = 0
+    seats: list[SeatRecord] = msgspec.field(default_factory=list)
+    deal: str | None = None
+    salt: str | None = None
+    commitment: str | None = None
+    countdown_ends: int | None = None
+    started: int | None = None
+    ends: int | None = None
+    finished: int | None = None
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(RoomRecord)
+
+
+def encode_record(record: RoomRecord) -> bytes:
+    return _encoder.encode(record)
+
+
+def decode_record(data: bytes) -> RoomRecord:
+    return _decoder.decode(data)
