@@ -1,0 +1,1 @@
+"""Rooms: the sans-I/O room model, its lifecycle table, records and results."""
