@@ -15,6 +15,8 @@ sorted where columns are interchangeable (see :mod:`server.solver.keys`).
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import time
 from typing import Final
 
@@ -63,24 +65,26 @@ def _settle(column: bytes) -> bytes:
 def _moves(columns: Columns, stock: bytes) -> list[FastMove]:
     """Legal moves, the most promising first (completing or uncovering moves, then builds,
     then Kings to empty columns, the stock deal last)."""
+    # One bytes.find over all columns locates a card (marker bytes are above every card).
+    table = b"".join(columns)
+    starts = list(itertools.accumulate((len(column) for column in columns[:-1]), initial=0))
     first: list[FastMove] = []
     builds: list[FastMove] = []
     later: list[FastMove] = []
     for t in range(COLUMNS):
         target = columns[t]
-        if len(target) == 1:
-            continue
-        wanted = target[-1] - 1
-        if not target[-1] % 13:
-            continue  # nothing goes onto an Ace
-        for s in range(COLUMNS):
-            k = columns[s].find(wanted, 1)
-            if k > 0:
-                if s != t and k > columns[s][0] - FACE_DOWN_BASE:
-                    source = columns[s]
-                    uncovers = k - 1 == source[0] - FACE_DOWN_BASE and k > 1
-                    (first if uncovers or k == 1 else builds).append((s, k, t))
-                break
+        top = target[-1]
+        if len(target) == 1 or not top % 13:
+            continue  # an empty column, or an Ace: nothing goes onto either
+        at = table.find(top - 1)
+        if at < 0:
+            continue  # in the stock or at home
+        s = bisect.bisect_right(starts, at) - 1
+        k = at - starts[s]
+        source = columns[s]
+        hidden = source[0] - FACE_DOWN_BASE
+        if s != t and k > hidden:
+            (first if k == 1 or (hidden and k == hidden + 1) else builds).append((s, k, t))
     empty = [i for i in range(COLUMNS) if len(columns[i]) == 1]
     if empty:
         # One empty column per class of interchangeable ones (see Scorpion._empty_targets).
@@ -88,15 +92,17 @@ def _moves(columns: Columns, stock: bytes) -> list[FastMove]:
         if not stock:
             targets = empty[:1]
         for king in _KINGS:
-            for s in range(COLUMNS):
-                k = columns[s].find(king, 1)
-                if k > 0:
-                    if k > columns[s][0] - FACE_DOWN_BASE:
-                        for e in targets:
-                            if k == 1 and not (stock and (s < STOCK_COLUMNS or e < STOCK_COLUMNS)):
-                                continue  # a whole column onto an empty one changes nothing
-                            later.append((s, k, e))
-                    break
+            at = table.find(king)
+            if at < 0:
+                continue
+            s = bisect.bisect_right(starts, at) - 1
+            k = at - starts[s]
+            if k <= columns[s][0] - FACE_DOWN_BASE:
+                continue
+            for e in targets:
+                if k == 1 and not (stock and (s < STOCK_COLUMNS or e < STOCK_COLUMNS)):
+                    continue  # a whole column onto an empty one changes nothing
+                later.append((s, k, e))
     if stock:
         later.append(_DEAL)
     return first + builds + later
@@ -123,8 +129,8 @@ def depth_first_scorpion(game: Game, budget: Budget) -> Result:
     columns, stock = _encode(game)
     seen = {_key(columns, stock)}
     nodes = 0
-    # Each frame: the position, its moves, the index of the next move to try.
-    stack: list[tuple[Columns, bytes, list[FastMove]]] = [(columns, stock, _moves(columns, stock))]
+    # Each frame: the position and its moves still to try, the next one last.
+    stack: list[tuple[Columns, bytes, list[FastMove]]] = [(columns, stock, _moves(columns, stock)[::-1])]
     path: list[FastMove] = []
     positions = [(columns, stock)]
 
@@ -141,7 +147,7 @@ def depth_first_scorpion(game: Game, budget: Budget) -> Result:
             if path:
                 path.pop()
             continue
-        move = moves.pop(0)
+        move = moves.pop()
         child, child_stock = _play(columns, stock, move)
         key = _key(child, child_stock)
         if key in seen:
@@ -157,7 +163,7 @@ def depth_first_scorpion(game: Game, budget: Budget) -> Result:
             if reason:
                 return Unknown(reason, stats())
         positions.append((child, child_stock))
-        stack.append((child, child_stock, _moves(child, child_stock)))
+        stack.append((child, child_stock, _moves(child, child_stock)[::-1]))
     return Unwinnable(stats())
 
 
