@@ -200,7 +200,8 @@ class RaceClient:
             logger.info("server going away: %s", message.reason)
         request_id: Any = getattr(message, "id", None)
         future = self._pending.get(request_id) if isinstance(request_id, int) else None
-        if future is not None and not future.done() and not isinstance(message, Snapshot):
+        # A snapshot carries an id only when it answers AskSnapshot: then it is the reply.
+        if future is not None and not future.done():
             future.set_result(message)
         for listener in self._listeners:
             listener(room, message)

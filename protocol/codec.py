@@ -36,15 +36,29 @@ def encode(message: ClientMessage | ServerMessage) -> bytes:
 _CLIENT_TYPES = frozenset(msgspec.inspect.type_info(kind).tag for kind in ClientMessage.__args__)  # type: ignore[attr-defined]
 
 
+def _id_in(loose: object) -> int | None:
+    if isinstance(loose, dict):
+        value = loose.get("id")
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**53:
+            return value
+    return None
+
+
+def request_id_of(frame: bytes) -> int | None:
+    """The ``id`` of a frame that is a MessagePack map with an integer id, else None
+    (to answer a request that will not be served, such as a rate-limited one)."""
+    try:
+        return _id_in(_loose_decoder.decode(frame))
+    except msgspec.DecodeError:
+        return None
+
+
 def _invalid(frame: bytes, error: msgspec.ValidationError) -> MalformedFrame:
     """The error for a frame that is MessagePack but not a valid message, with its ``id``
     if it has a readable one, and ``unknown-type`` when its ``type`` names no message."""
     loose = _loose_decoder.decode(frame)
-    request_id = None
+    request_id = _id_in(loose)
     if isinstance(loose, dict):
-        value = loose.get("id")
-        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**53:
-            request_id = value
         kind = loose.get("type")
         if isinstance(kind, str) and kind not in _CLIENT_TYPES:
             return MalformedFrame("unknown-type", f"unknown message type {kind[:40]!r}", request_id)

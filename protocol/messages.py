@@ -108,7 +108,8 @@ class Racer(msgspec.Struct, omit_defaults=True, frozen=True):
     ready: bool = False
     connected: bool = True
     finished_ms: int | None = None
-    resigned: bool = False
+    #: Why the racer stopped: "resigned", "left" or "disconnected"; absent while in the race.
+    resigned: str | None = None
     board: list[list[Card | None]] | None = None
 
 
@@ -288,7 +289,11 @@ class RacerJoined(_Event, tag="joined"):
 
 
 class RacerLeft(_Event, tag="left"):
+    """The racer in ``seat`` left before the race; ``creator`` names the new creator if the
+    one who left had created the room."""
+
     seat: int
+    creator: str | None = None
 
 
 class RacerReady(_Event, tag="ready"):
@@ -331,7 +336,7 @@ class RaceOver(_Event, tag="race_over"):
 
 
 class Rematched(_Event, tag="rematch"):
-    """A new race in the same room: boards reset (a snapshot follows)."""
+    """A new race in the same room: every board and result is cleared, ready flags too."""
 
     race: int
 
@@ -359,7 +364,7 @@ class Welcome(_Reply, tag="welcome"):
     player: str
     name: str
     resume: str
-    protocol: int = PROTOCOL_VERSION
+    protocol: int
 
 
 class Ack(_Reply, tag="ack"):

@@ -84,6 +84,8 @@ class RoomMirror:
             self._racers[event.racer.seat] = event.racer
         elif isinstance(event, RacerLeft):
             self._racers.pop(event.seat, None)
+            if event.creator is not None:
+                self._view = msgspec.structs.replace(view, creator=event.creator)
         elif isinstance(event, RacerReady):
             self._racer(event.seat, ready=event.ready)
         elif isinstance(event, RacerConnection):
@@ -97,7 +99,7 @@ class RoomMirror:
         elif isinstance(event, RacerFinished):
             self._racer(event.seat, finished_ms=event.time_ms)
         elif isinstance(event, RacerResigned):
-            self._racer(event.seat, resigned=True)
+            self._racer(event.seat, resigned=event.reason)
         elif isinstance(event, RaceOver):
             self._view = msgspec.structs.replace(view, results=event.results, reveal=event.reveal)
         elif isinstance(event, Rematched):
@@ -108,6 +110,6 @@ class RoomMirror:
                     board=None,
                     ready=False,
                     finished_ms=None,
-                    resigned=False,
+                    resigned=None,
                     progress=msgspec.structs.replace(racer.progress, home=0, ordered=0, moves=0, won=False),
                 )

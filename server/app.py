@@ -14,13 +14,15 @@ import time
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from protocol.codec import MalformedFrame, decode_client
+from protocol.codec import MalformedFrame, decode_client, request_id_of
+from protocol.messages import Goodbye
 from server.client_link import ClientLink
 from server.config import Config
 from server.hub import Hub
 from server.limits import Offences, TokenBucket
 from server.redis_process import EmbeddedRedis
 from server.room_channel import now_ms
+from server.rooms.room import DealPicker, random_deal
 from server.store import Store
 
 logger = logging.getLogger("server")
@@ -31,10 +33,14 @@ HARD_FRAME_LIMIT = 256 * 1024
 
 
 class RaceServer:
-    """One running server. ``async with RaceServer(config) as server: await server.serve_until(stop)``."""
+    """One running server: ``async with RaceServer(config) as server: ...``.
 
-    def __init__(self, config: Config) -> None:
+    ``deal_picker`` chooses each race's deal (random by default; tests fix it).
+    """
+
+    def __init__(self, config: Config, deal_picker: DealPicker = random_deal) -> None:
         self.config = config
+        self.deal_picker = deal_picker
         self.embedded: EmbeddedRedis | None = None
         self.store: Store | None = None
         self.hub: Hub | None = None
@@ -55,7 +61,7 @@ class RaceServer:
             url = await self.embedded.start()
             logger.info("embedded Redis running, data in %s", config.data_dir)
         self.store = await Store.connect(url, prefix=config.key_prefix)
-        self.hub = Hub(config, self.store, await self.store.server_secret())
+        self.hub = Hub(config, self.store, await self.store.server_secret(), self.deal_picker)
         restored = await self.hub.restore()
         self.listener = await serve(
             self._connection,
@@ -80,6 +86,9 @@ class RaceServer:
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self.listener is not None:
+            if self.hub is not None:
+                for link in list(self.hub.links):
+                    link.send(Goodbye(reason="the server is shutting down; reconnect shortly with your resume token"))
             self.listener.close(close_connections=True)
             await self.listener.wait_closed()
         if self.hub is not None:
@@ -134,7 +143,8 @@ class RaceServer:
             link.error("frame-too-large", f"frames are limited to {self.config.max_frame} bytes", None)
             return not link.offences.record(now)
         if not link.bucket.take(now):
-            link.error("rate-limited", f"slow down: at most {self.config.rate:g} requests a second", None)
+            text = f"slow down: at most {self.config.rate:g} requests a second"
+            link.error("rate-limited", text, request_id_of(frame))
             return not link.offences.record(now)
         try:
             message = decode_client(frame)

@@ -44,8 +44,8 @@ from server.client_link import ClientLink
 from server.config import Config
 from server.room_channel import RoomChannel, now_ms
 from server.rooms.lifecycle import State
-from server.rooms.record import decode_record
-from server.rooms.room import Outcome, Room, RoomError
+from server.rooms.record import decode_record, encode_record
+from server.rooms.room import DealPicker, Outcome, Room, RoomError, random_deal
 from server.sessions import InvalidName, clean_name, new_player_id, sign, verify
 from server.store import Store, StoreUnavailable
 
@@ -61,12 +61,16 @@ def new_room_code() -> str:
 
 
 class Hub:
-    """Connections, rooms and request handling of one server process."""
+    """Connections, rooms and request handling of one server process.
 
-    def __init__(self, config: Config, store: Store, secret: bytes) -> None:
+    ``deal_picker`` chooses each race's deal (tests pass a fixed one to play a known deal).
+    """
+
+    def __init__(self, config: Config, store: Store, secret: bytes, deal_picker: DealPicker = random_deal) -> None:
         self.config = config
         self.store = store
         self.secret = secret
+        self.deal_picker = deal_picker
         self.rooms: dict[str, RoomChannel] = {}
         self.links: set[ClientLink] = set()
         self._by_player: dict[str, set[ClientLink]] = {}
@@ -106,12 +110,16 @@ class Hub:
         if data is None:
             return None
         record = decode_record(data)
+        if not record.seats:
+            return None  # everyone left: the room is closed
         logs = await self.store.move_logs(code, 8)
         stored_version = await self.store.log_version(code)
         if stored_version is not None and stored_version > record.version:
             # Moves append the version with their log entry; the record is saved less often.
             record.version = stored_version
-        room = Room.restore(record, dict(enumerate(logs)), now_ms(), grace_ms=int(self.config.grace * 1000))
+        room = Room.restore(
+            record, dict(enumerate(logs)), now_ms(), self.deal_picker, grace_ms=int(self.config.grace * 1000)
+        )
         channel = RoomChannel(room, self.store, self.config.finished_ttl)
         self.rooms[code] = channel
         for player in room.racers().values():
@@ -194,7 +202,8 @@ class Hub:
         await self.store.save_player(player, name)
         link.player, link.name = player, name
         self._by_player.setdefault(player, set()).add(link)
-        link.send(Welcome(id=message.id, player=player, name=name, resume=sign(player, self.secret)))
+        resume = sign(player, self.secret)
+        link.send(Welcome(id=message.id, player=player, name=name, resume=resume, protocol=PROTOCOL_VERSION))
         # Back in every room this player races in: their seat, and what they missed.
         for code in sorted(self._seated.get(player, ())):
             channel = self.rooms.get(code)
@@ -214,13 +223,7 @@ class Hub:
 
     async def _create_room(self, link: ClientLink, message: CreateRoom) -> None:
         player = self._player(link)
-        active = [
-            c
-            for c in self._seated.get(player, ())
-            if c in self.rooms and self.rooms[c].room.state is not State.FINISHED
-        ]
-        if len(active) >= self.config.max_rooms_per_player:
-            link.error("too-many-rooms", f"you are in {len(active)} rooms already; leave one first", message.id)
+        if not self._may_take_a_room(link, message.id):
             return
         code = new_room_code()
         while code in self.rooms or await self.store.room_exists(code):
@@ -232,6 +235,7 @@ class Hub:
             player,
             link.name,
             now_ms(),
+            self.deal_picker,
             grace_ms=int(self.config.grace * 1000),
         )
         channel = RoomChannel(room, self.store, self.config.finished_ttl)
@@ -255,19 +259,34 @@ class Hub:
     async def _join(self, link: ClientLink, message: JoinRoom) -> None:
         player = self._player(link)
         channel = await self._require(message.room)
-        if link.rooms.get(channel.code, -1) is None:
-            channel.unfollow(link)  # a spectator taking a seat
-            await self._spectators_changed(channel)
+        if channel.room.seat_of(player) is None and not self._may_take_a_room(link, message.id):
+            return
         ok = await channel.run(link, message.id, lambda: channel.room.join(player, link.name, now_ms()), ack=False)
         if not ok:
             return
         seat = channel.room.seat_of(player)
         assert seat is not None
         self._seated.setdefault(player, set()).add(channel.code)
-        for other in self._by_player.get(player, {link}):
-            channel.follow_as_racer(other, seat)
+        # A racer never also spectates their room, from any of their connections.
+        spectating = [other for other in channel.spectators if other.player == player]
+        for other in spectating:
+            channel.unfollow(other)
+        channel.follow_as_racer(link, seat)
         link.send(Joined(id=message.id, room=channel.code, role="racer", seat=seat))
         link.send(channel.snapshot_for(link))
+        if spectating:
+            await self._spectators_changed(channel)
+
+    def _may_take_a_room(self, link: ClientLink, request_id: int) -> bool:
+        """False (and an error sent) if the player already races in as many unfinished rooms
+        as a player may."""
+        player = self._player(link)
+        seated = [self.rooms[code] for code in self._seated.get(player, ()) if code in self.rooms]
+        active = [channel for channel in seated if channel.room.state is not State.FINISHED]
+        if len(active) >= self.config.max_rooms_per_player:
+            link.error("too-many-rooms", f"you are in {len(active)} rooms already; leave one first", request_id)
+            return False
+        return True
 
     async def _spectate(self, link: ClientLink, message: Spectate) -> None:
         player = self._player(link)
@@ -304,6 +323,9 @@ class Hub:
             if channel.room.is_empty():
                 channel.close()
                 self.rooms.pop(channel.code, None)
+                # Out of the active set and expiring: nobody can join a room nobody can start.
+                record = encode_record(channel.room.record)
+                await self.store.finish_room(channel.code, record, self.config.finished_ttl)
                 logger.info("room %s closed: everyone left", channel.code)
 
     async def _list_rooms(self, link: ClientLink, message: ListRooms) -> None:
@@ -355,7 +377,10 @@ class Hub:
 
     async def _race_log(self, link: ClientLink, message: AskRaceLog) -> None:
         channel = await self._require(message.room)
-        record, logs = channel.room.race_log()
+        record = channel.room.finished_record()
+        # The stored logs, undos and resignations included: exactly what was played.
+        stored = await self.store.move_logs(channel.code)
+        logs = {seat.seat: stored[seat.seat] for seat in record.seats}
         assert record.deal is not None
         assert record.salt is not None
         assert record.commitment is not None

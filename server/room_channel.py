@@ -20,6 +20,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+import msgspec
+
 from protocol.codec import encode
 from protocol.messages import Ack, Snapshot, StateChanged, Update
 from protocol.mirror import RoomMirror
@@ -64,7 +66,9 @@ class RoomChannel:
         seat = link.rooms.get(self.code)
         if seat is not None:
             return self._snapshot(seat, request_id)
-        return Snapshot(room=self.code, version=self._mirror.version, view=self._mirror.view(), id=request_id)
+        view = self._mirror.view()
+        view = msgspec.structs.replace(view, clock=msgspec.structs.replace(view.clock, now=now_ms()))
+        return Snapshot(room=self.code, version=self._mirror.version, view=view, id=request_id)
 
     # -- commands -------------------------------------------------------------------
 
@@ -177,6 +181,8 @@ class RoomChannel:
     # -- audience ------------------------------------------------------------------------
 
     def follow_as_racer(self, link: ClientLink, seat: int) -> None:
+        if link in self.spectators:
+            self.spectators.remove(link)
         links = self.racers.setdefault(seat, [])
         if link not in links:
             links.append(link)

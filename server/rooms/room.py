@@ -276,7 +276,7 @@ class Room:
             ready=racer.record.ready,
             connected=racer.connected,
             finished_ms=racer.record.finished_ms,
-            resigned=racer.record.resigned is not None,
+            resigned=racer.record.resigned,
             board=board,
         )
 
@@ -354,6 +354,8 @@ class Room:
         number = self.seat_of(player)
         if number is not None:
             return self.connection(player, True, now)
+        if self.state is State.FINISHED:
+            raise RoomError("race-over", "this room's race is over: spectate it, or wait for a rematch")
         if self.state is not State.WAITING:
             raise RoomError("race-in-progress", "this room's race has started: you can spectate it")
         if len(self._seats) >= self.record.options.max_racers:
@@ -381,11 +383,12 @@ class Room:
     def _remove(self, number: int, now: int, outcome: Outcome) -> None:
         racer = self._seats.pop(number)
         self.record.seats.remove(racer.record)
-        self._emit(outcome, RacerLeft(seat=number))
+        creator = None
+        if racer.record.player == self.record.creator and self._seats:
+            creator = self.record.creator = self._seats[min(self._seats)].record.player
+        self._emit(outcome, RacerLeft(seat=number, creator=creator))
         if self.state is State.COUNTDOWN:
             self._cancel_countdown(now, outcome)
-        if racer.record.player == self.record.creator and self._seats:
-            self.record.creator = self._seats[min(self._seats)].record.player
         if self.state is State.WAITING:
             self._start_if_all_ready(now, outcome)
 
@@ -582,14 +585,20 @@ class Room:
         r.race += 1
         r.deal = r.salt = r.commitment = None
         r.countdown_ends = r.started = r.ends = r.finished = None
+        gone = [n for n, seat in self._seats.items() if seat.record.resigned == "left"]
         for seat in self._seats.values():
             seat.record.ready = False
             seat.record.finished_ms = None
             seat.record.resigned = None
             seat.game = None
             seat.plays = 0
+            if not seat.connected:
+                # Away since the last race: the grace period starts again, then they leave.
+                seat.dropped_until = now + self._grace_ms
         self._emit(outcome, Rematched(race=r.race))
         self._emit(outcome, self._state_event(now))
+        for number in gone:  # racers who left during the race do not stay for the next
+            self._remove(number, now, outcome)
         return outcome
 
     def connection(self, player: str, connected: bool, now: int) -> Outcome:
@@ -607,8 +616,8 @@ class Room:
         outcome = Outcome()
         if count != self._spectators:
             self._spectators = count
+            # Saved like every event, so versions never go back after a restart.
             self._emit(outcome, SpectatorsChanged(count=count))
-            outcome.save = False
         return outcome
 
     def tick(self, now: int) -> Outcome:
@@ -630,23 +639,8 @@ class Room:
             self._finish_race(Trigger.TIME_UP, now, outcome)
         return outcome
 
-    def race_log(self) -> tuple[RoomRecord, dict[int, list[str]]]:
-        """The record and each racer's moves as played (for replays, after the race)."""
+    def finished_record(self) -> RoomRecord:
+        """The record of a finished race, deal and salt included (for its race log)."""
         if self.state is not State.FINISHED:
             raise RoomError("not-finished", "the move logs are published when the race ends")
-        logs = {}
-        for number, racer in self._seats.items():
-            game = racer.game
-            logs[number] = [] if game is None else _line_text(game)
-        return self.record, logs
-
-
-def _line_text(game: Game) -> list[str]:
-    """The current line of ``game`` in the notation, each move written in its own position."""
-    assert game.deal is not None  # a room's games are always dealt
-    replay = type(game).new(game.deal, game.options)
-    texts = []
-    for move in game.moves:
-        texts.append(replay.move_text(move))
-        replay.push(move)
-    return texts
+        return self.record
