@@ -56,7 +56,11 @@ def request_id_of(frame: bytes) -> int | None:
 def _invalid(frame: bytes, error: msgspec.ValidationError) -> MalformedFrame:
     """The error for a frame that is MessagePack but not a valid message, with its ``id``
     if it has a readable one, and ``unknown-type`` when its ``type`` names no message."""
-    loose = _loose_decoder.decode(frame)
+    try:
+        loose = _loose_decoder.decode(frame)
+    except msgspec.DecodeError:
+        # Broken further on than where validation stopped: not MessagePack after all.
+        return MalformedFrame("bad-frame", f"not a MessagePack message: {error}")
     request_id = _id_in(loose)
     if isinstance(loose, dict):
         kind = loose.get("type")

@@ -16,6 +16,8 @@ class SeatRecord(msgspec.Struct, omit_defaults=True):
     ready: bool = False
     finished_ms: int | None = None
     resigned: str | None = None  # why: "resigned", "disconnected", "left"
+    #: Left the room after their race was over: not in the next one.
+    left: bool = False
 
 
 class RoomRecord(msgspec.Struct, omit_defaults=True):

@@ -371,13 +371,14 @@ class Room:
         """``player`` leaves: in a race it counts as resigning; before it, the seat is freed."""
         number, racer = self._racer(player)
         outcome = Outcome()
-        if self.state is State.RACING:
-            if not racer.done:
-                self._resign(number, racer, "left", now, outcome)
-            return outcome
-        if self.state is State.FINISHED:
-            return outcome
-        self._remove(number, now, outcome)
+        if self.state is State.RACING and not racer.done:
+            self._resign(number, racer, "left", now, outcome)
+        elif self.state in (State.RACING, State.FINISHED):
+            # Done racing: the seat stays for the results, but not for a rematch.
+            racer.record.left = True
+            outcome.save = True
+        else:
+            self._remove(number, now, outcome)
         return outcome
 
     def _remove(self, number: int, now: int, outcome: Outcome) -> None:
@@ -528,9 +529,9 @@ class Room:
         )
 
     def undo(self, player: str, now: int) -> Outcome:
+        number, racer, game = self._racing_seat(player)
         if not self.record.options.undo:
             raise RoomError("undo-disabled", "undo is turned off in this room")
-        number, racer, game = self._racing_seat(player)
         saved = encode_record(self.record)
         taken_back = game.moves[-1:]
         try:
@@ -547,9 +548,9 @@ class Room:
         return outcome
 
     def hints(self, player: str) -> list[HintItem]:
+        _, _, game = self._racing_seat(player)
         if not self.record.options.hints:
             raise RoomError("hints-disabled", "hints are turned off in this room")
-        _, _, game = self._racing_seat(player)
         return [HintItem(game.move_text(h.move), h.reason) for h in hint(game)]
 
     def legal_moves(self, player: str) -> list[str]:
@@ -585,7 +586,7 @@ class Room:
         r.race += 1
         r.deal = r.salt = r.commitment = None
         r.countdown_ends = r.started = r.ends = r.finished = None
-        gone = [n for n, seat in self._seats.items() if seat.record.resigned == "left"]
+        gone = [n for n, seat in self._seats.items() if seat.record.resigned == "left" or seat.record.left]
         for seat in self._seats.values():
             seat.record.ready = False
             seat.record.finished_ms = None
