@@ -247,6 +247,13 @@ class AskRaceLog(_Request, tag="race_log"):
     room: RoomCode
 
 
+class AskReplay(_Request, tag="replay"):
+    """One racer's game of a finished race, step by step (see :class:`Replay`)."""
+
+    room: RoomCode
+    seat: Annotated[int, Meta(ge=0, le=7)]
+
+
 ClientMessage = (
     Hello
     | CreateRoom
@@ -264,6 +271,7 @@ ClientMessage = (
     | Rematch
     | AskSnapshot
     | AskRaceLog
+    | AskReplay
 )
 
 # -- room events (inside Update) -------------------------------------------------------
@@ -417,6 +425,27 @@ class RaceLog(_Reply, tag="race_log"):
     racers: list[RacerLog]
 
 
+class ReplayStep(msgspec.Struct, frozen=True):
+    """One entry of a racer's log (a move, ``undo``, or ``resign <why>``) and the patches it
+    made to their board (none for a resignation)."""
+
+    entry: str
+    patches: list[Patch]
+
+
+class Replay(_Reply, tag="replay"):
+    """A racer's whole game after the race: the starting board, then every step in order.
+    Applying the patches step by step shows the game as it was played, without rules."""
+
+    id: int
+    room: str
+    race: int
+    seat: int
+    name: str
+    board: list[list[Card | None]]
+    steps: list[ReplayStep]
+
+
 class Error(_Reply, tag="error"):
     """A request failed. ``id`` names it when it could be read; ``code`` is from the
     table in PROTOCOL.md; ``rule`` names the broken rule of an illegal move."""
@@ -454,4 +483,6 @@ class Goodbye(_Reply, tag="goodbye"):
     reason: str
 
 
-ServerMessage = Welcome | Ack | Joined | Hints | LegalMoves | Lobby | RaceLog | Error | Snapshot | Update | Goodbye
+ServerMessage = (
+    Welcome | Ack | Joined | Hints | LegalMoves | Lobby | RaceLog | Replay | Error | Snapshot | Update | Goodbye
+)

@@ -18,6 +18,7 @@ from protocol.messages import (
     AskHint,
     AskLegalMoves,
     AskRaceLog,
+    AskReplay,
     AskSnapshot,
     ClientMessage,
     CreateRoom,
@@ -34,6 +35,8 @@ from protocol.messages import (
     RacerLog,
     Ready,
     Rematch,
+    Replay,
+    ReplayStep,
     Resign,
     Spectate,
     Start,
@@ -92,6 +95,7 @@ class Hub:
             Rematch: self._rematch,
             AskSnapshot: self._snapshot,
             AskRaceLog: self._race_log,
+            AskReplay: self._replay,
         }
 
     # -- startup -----------------------------------------------------------------------
@@ -395,6 +399,24 @@ class Hub:
                 salt=record.salt,
                 commitment=record.commitment,
                 racers=[RacerLog(seat=s.seat, name=s.name, moves=logs.get(s.seat, [])) for s in record.seats],
+            )
+        )
+
+    async def _replay(self, link: ClientLink, message: AskReplay) -> None:
+        channel = await self._require(message.room)
+        record = channel.room.finished_record()
+        log = await self.store.move_log(channel.code, message.seat)
+        board, steps = channel.room.replay(message.seat, log)
+        name = next((seat.name for seat in record.seats if seat.seat == message.seat), "")
+        link.send(
+            Replay(
+                id=message.id,
+                room=channel.code,
+                race=record.race,
+                seat=message.seat,
+                name=name,
+                board=board,
+                steps=[ReplayStep(entry=entry, patches=patches) for entry, patches in steps],
             )
         )
 

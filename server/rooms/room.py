@@ -640,6 +640,23 @@ class Room:
             self._finish_race(Trigger.TIME_UP, now, outcome)
         return outcome
 
+    def replay(self, seat: int, log: list[str]) -> tuple[list[list[int | None]], list[tuple[str, list[Patch]]]]:
+        """The starting board of the racer in ``seat`` and, for each entry of their stored
+        ``log``, the patches it made: their game step by step, after the race."""
+        self.finished_record()
+        if seat not in self._seats:
+            raise RoomError("no-such-seat", f"nobody raced in seat {seat}")
+        game = self._new_game()
+        board = [list(pile) for pile in game.public_piles()]
+        steps: list[tuple[str, list[Patch]]] = []
+        for entry in log:
+            if entry.startswith("resign"):
+                steps.append((entry, []))
+                continue
+            patches = game.undo() if entry == "undo" else game.apply(game.parse_move(entry))
+            steps.append((entry, [Patch(p.pile, p.keep, list(p.add)) for p in patches]))
+        return board, steps
+
     def finished_record(self) -> RoomRecord:
         """The record of a finished race, deal and salt included (for its race log)."""
         if self.state is not State.FINISHED:
