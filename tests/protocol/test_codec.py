@@ -14,6 +14,7 @@ from protocol.messages import (
     AskHint,
     AskLegalMoves,
     AskRaceLog,
+    AskReplay,
     AskSnapshot,
     BoardChanged,
     ClientMessage,
@@ -48,6 +49,8 @@ from protocol.messages import (
     Ready,
     Rematch,
     Rematched,
+    Replay,
+    ReplayStep,
     Resign,
     Result,
     Reveal,
@@ -108,6 +111,7 @@ CLIENT_MESSAGES: list[ClientMessage] = [
     Rematch(id=17, room="ABCD"),
     AskSnapshot(id=18, room="ABCD"),
     AskRaceLog(id=2**53, room="ABCD"),
+    AskReplay(id=3, room="ABCD", seat=1),
 ]
 
 EVENTS: list[RoomEvent] = [
@@ -135,6 +139,15 @@ SERVER_MESSAGES: list[ServerMessage] = [
     Hints(id=6, room="ABCD", hints=[HintItem("QS>5", "builds in suit")]),
     LegalMoves(id=7, room="ABCD", moves=["deal", "QS>5"]),
     Lobby(id=8, rooms=[RoomSummary("ABCD", "scorpion", "waiting", ["Ann"], 2, 0)]),
+    Replay(
+        id=10,
+        room="ABCD",
+        race=1,
+        seat=0,
+        name="Ann",
+        board=[[None, 3], []],
+        steps=[ReplayStep(entry="QS>5", patches=[Patch(0, 1, [4])]), ReplayStep(entry="resign left", patches=[])],
+    ),
     RaceLog(
         id=9,
         room="ABCD",
