@@ -124,10 +124,8 @@ class Hub:
         room = Room.restore(
             record, dict(enumerate(logs)), now_ms(), self.deal_picker, grace_ms=int(self.config.grace * 1000)
         )
-        channel = RoomChannel(room, self.store, self.config.finished_ttl)
+        channel = RoomChannel(room, self.store, self.config.finished_ttl, self._seated, self._emptied)
         self.rooms[code] = channel
-        for player in room.racers().values():
-            self._seated.setdefault(player, set()).add(code)
         channel.schedule()
         logger.info("room %s restored (%s, version %d)", code, room.state.value, room.version)
         return channel
@@ -242,11 +240,10 @@ class Hub:
             self.deal_picker,
             grace_ms=int(self.config.grace * 1000),
         )
-        channel = RoomChannel(room, self.store, self.config.finished_ttl)
+        channel = RoomChannel(room, self.store, self.config.finished_ttl, self._seated, self._emptied)
         async with channel.lock:
             await channel._persist(outcome)
         self.rooms[code] = channel
-        self._seated.setdefault(player, set()).add(code)
         channel.follow_as_racer(link, 0)
         logger.info(
             "room %s created by %s (%s, %d racers)", code, link.name, message.variant, message.options.max_racers
@@ -270,7 +267,6 @@ class Hub:
             return
         seat = channel.room.seat_of(player)
         assert seat is not None
-        self._seated.setdefault(player, set()).add(channel.code)
         # A racer never also spectates their room, from any of their connections.
         spectating = [other for other in channel.spectators if other.player == player]
         for other in spectating:
@@ -322,15 +318,14 @@ class Hub:
         if ok:
             for other in list(self._by_player.get(player, ())):
                 channel.unfollow(other)
-            if channel.room.seat_of(player) is None:
-                self._seated.get(player, set()).discard(channel.code)
-            if channel.room.is_empty():
-                channel.close()
-                self.rooms.pop(channel.code, None)
-                # Out of the active set and expiring: nobody can join a room nobody can start.
-                record = encode_record(channel.room.record)
-                await self.store.finish_room(channel.code, record, self.config.finished_ttl)
-                logger.info("room %s closed: everyone left", channel.code)
+
+    async def _emptied(self, channel: RoomChannel) -> None:
+        """The last racer is gone (left, or dropped for good): close the room for good."""
+        channel.close()
+        self.rooms.pop(channel.code, None)
+        # Out of the active set and expiring: nobody can join a room nobody can start.
+        await self.store.finish_room(channel.code, encode_record(channel.room.record), self.config.finished_ttl)
+        logger.info("room %s closed: every racer is gone", channel.code)
 
     async def _list_rooms(self, link: ClientLink, message: ListRooms) -> None:
         summaries = [
@@ -437,7 +432,10 @@ class Hub:
             channel.close()
             del self.rooms[channel.code]
             for player in channel.room.racers().values():
-                self._seated.get(player, set()).discard(channel.code)
+                codes = self._seated.get(player, set())
+                codes.discard(channel.code)
+                if not codes:
+                    self._seated.pop(player, None)
         return len(stale)
 
     # -- shutdown ----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import msgspec
 
@@ -41,10 +41,22 @@ def now_ms() -> int:
 class RoomChannel:
     """A room and its audience. Create it, then :meth:`start` it inside the event loop."""
 
-    def __init__(self, room: Room, store: Store, finished_ttl: int) -> None:
+    def __init__(
+        self,
+        room: Room,
+        store: Store,
+        finished_ttl: int,
+        seated: dict[str, set[str]] | None = None,
+        on_empty: Callable[[RoomChannel], Awaitable[None]] | None = None,
+    ) -> None:
+        """``seated`` is the hub's index (player -> codes of the rooms they race in), kept
+        current by the channel; ``on_empty`` is called once the last racer is gone."""
         self.room = room
         self.store = store
         self.finished_ttl = finished_ttl
+        self._seated = {} if seated is None else seated
+        self._on_empty = on_empty
+        self._members: set[str] = set()
         self.lock = asyncio.Lock()
         self.racers: dict[int, list[ClientLink]] = {}
         self.spectators: list[ClientLink] = []
@@ -53,6 +65,7 @@ class RoomChannel:
         self._timer: asyncio.TimerHandle | None = None
         self._release: asyncio.TimerHandle | None = None
         self.closed = False
+        self._sync_seats()
 
     @property
     def code(self) -> str:
@@ -103,7 +116,29 @@ class RoomChannel:
             if link is not None and request_id is not None and ack:
                 link.send(Ack(id=request_id, room=self.code, version=self.room.version, move=outcome.move))
             self.deliver(outcome)
+            self._sync_seats()
+            if self.room.is_empty() and not self.closed and self._on_empty is not None:
+                await self._on_empty(self)
             return True
+
+    def _sync_seats(self) -> None:
+        """Follow the room's seats: connections of a seat whose racer left or was removed stop
+        following it, and the hub's index of who races where is brought up to date."""
+        members = self.room.members()
+        for seat, links in self.racers.items():
+            for link in [link for link in links if members.get(seat) != link.player]:
+                links.remove(link)
+                link.rooms.pop(self.code, None)
+        players = set(members.values())
+        for player in self._members - players:
+            codes = self._seated.get(player)
+            if codes is not None:
+                codes.discard(self.code)
+                if not codes:
+                    del self._seated[player]
+        for player in players - self._members:
+            self._seated.setdefault(player, set()).add(self.code)
+        self._members = players
 
     async def _persist(self, outcome: Outcome) -> None:
         room = self.room

@@ -226,6 +226,11 @@ class Room:
         """Seat number -> player id."""
         return {number: seat.record.player for number, seat in self._seats.items()}
 
+    def members(self) -> dict[int, str]:
+        """Seat number -> player id of the racers who have not left the room (a racer who
+        left keeps the seat for the race's results, until the rematch)."""
+        return {number: seat.record.player for number, seat in self._seats.items() if not seat.record.left}
+
     def is_racing(self, seat: int) -> bool:
         """Whether the racer in ``seat`` is in a race and not done: they see only their board."""
         racer = self._seats.get(seat)
@@ -353,7 +358,12 @@ class Room:
         outcome = Outcome()
         number = self.seat_of(player)
         if number is not None:
-            return self.connection(player, True, now)
+            # Back in their seat; one who had left is staying after all.
+            outcome = self.connection(player, True, now)
+            if self._seats[number].record.left:
+                self._seats[number].record.left = False
+                outcome.save = True
+            return outcome
         if self.state is State.FINISHED:
             raise RoomError("race-over", "this room's race is over: spectate it, or wait for a rematch")
         if self.state is not State.WAITING:
@@ -372,6 +382,7 @@ class Room:
         number, racer = self._racer(player)
         outcome = Outcome()
         if self.state is State.RACING and not racer.done:
+            racer.record.left = True
             self._resign(number, racer, "left", now, outcome)
         elif self.state in (State.RACING, State.FINISHED):
             # Done racing: the seat stays for the results, but not for a rematch.
@@ -586,7 +597,7 @@ class Room:
         r.race += 1
         r.deal = r.salt = r.commitment = None
         r.countdown_ends = r.started = r.ends = r.finished = None
-        gone = [n for n, seat in self._seats.items() if seat.record.resigned == "left" or seat.record.left]
+        gone = [n for n, seat in self._seats.items() if seat.record.left]
         for seat in self._seats.values():
             seat.record.ready = False
             seat.record.finished_ms = None
