@@ -124,7 +124,14 @@ class RaceServer:
         try:
             async for frame in socket:
                 if not await self._frame(link, frame):
-                    await socket.close(1008, "too many bad or excessive requests")
+                    # Read on, unanswered, while closing: the abuser's frames still in flight
+                    # would fill the receive queue, pause reading, and hold the closing
+                    # handshake (and the link) until the close timeout.
+                    closing = asyncio.create_task(socket.close(1008, "too many bad or excessive requests"))
+                    with contextlib.suppress(ConnectionClosed):
+                        async for _ in socket:
+                            pass
+                    await closing
                     break
         except ConnectionClosed:
             pass

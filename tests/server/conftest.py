@@ -1,0 +1,304 @@
+"""End-to-end fixtures: a real race server, real websocket clients, the session's real Redis.
+
+``start_server`` (function scope, async)
+    A factory: ``async with start_server(grace=1.0, deal_picker=...) as srv:`` runs a
+    :class:`server.app.RaceServer` in this process on a free port, against the session
+    Redis (``redis_url``) with a key prefix of its own, so tests never see each other's
+    rooms. ``srv.url`` is its ``ws://`` address; ``srv.connect(name)`` opens a
+    :class:`RaceClient` and ``srv.raw()`` a :class:`RawClient`, both closed before the
+    server stops.
+
+``server`` (function scope, async)
+    One such server with the default settings.
+
+Helpers for the tests of this package live here too: :class:`RawClient` (a bare client
+that keeps every frame it receives, and can send anything), :func:`eventually`, and
+:func:`start_race` (two racers from a new room to the first move).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import msgspec
+import pytest_asyncio
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from client.connection import RaceClient
+from protocol.codec import decode_server, encode
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    ClientMessage,
+    CreateRoom,
+    Error,
+    Hello,
+    Joined,
+    JoinRoom,
+    Ready,
+    RoomOptions,
+    RoomView,
+    ServerMessage,
+    Update,
+    Variant,
+    Welcome,
+)
+from protocol.mirror import RoomMirror
+from server.app import RaceServer
+from server.config import Config
+from server.games import Antares, Autoplay, Game, Options
+from server.hub import Hub
+from server.rooms.room import DealPicker, random_deal
+from server.solver import Solved, solve
+
+T = TypeVar("T")
+
+#: Seconds to wait for something the server should do at once (the countdown is 3 s).
+PATIENCE = 8.0
+
+
+async def eventually(probe: Callable[[], T | None], timeout: float = PATIENCE, what: str = "condition") -> T:
+    """Poll ``probe`` until it returns something true; return that."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.005)
+
+
+def board_lists(piles: Any) -> list[list[int | None]]:
+    """A board (engine public piles or a wire board) as lists, for comparison."""
+    return [list(pile) for pile in piles]
+
+
+def without_clock(view: RoomView) -> RoomView:
+    """A view without its clock (``clock.now`` is the time the view was made)."""
+    return msgspec.structs.replace(view, clock=msgspec.structs.replace(view.clock, now=0))
+
+
+class RawClient:
+    """A bare protocol client over a real websocket. Every frame received is kept in
+    :attr:`frames` (raw bytes) and :attr:`messages` (decoded, ``None`` for a frame that is
+    not a server message) by a background reader, so nothing the server sends is missed."""
+
+    def __init__(self, socket: ClientConnection) -> None:
+        self.socket = socket
+        self.frames: list[bytes | str] = []
+        self.messages: list[ServerMessage | None] = []
+        self._inbox: asyncio.Queue[ServerMessage | None] = asyncio.Queue()
+        self._ids = itertools.count(1)
+        self._reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def open(cls, url: str) -> RawClient:
+        return cls(await connect(url, compression=None, max_size=2**22))
+
+    async def _read(self) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            async for frame in self.socket:
+                self.frames.append(frame)
+                message = decode_server(frame) if isinstance(frame, bytes) else None
+                self.messages.append(message)
+                self._inbox.put_nowait(message)
+
+    async def send_raw(self, frame: bytes | str) -> None:
+        await self.socket.send(frame)
+
+    async def send(self, build: Callable[[int], ClientMessage]) -> int:
+        request_id = next(self._ids)
+        await self.socket.send(encode(build(request_id)))
+        return request_id
+
+    async def next(self, timeout: float = PATIENCE) -> ServerMessage | None:
+        """The next message not yet taken from the inbox."""
+        return await asyncio.wait_for(self._inbox.get(), timeout)
+
+    async def wait_for(self, predicate: Callable[[ServerMessage], bool], timeout: float = PATIENCE) -> ServerMessage:
+        """Take messages from the inbox until one fits ``predicate`` (the others stay in :attr:`messages`)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            message = await self.next(max(0.0, deadline - time.monotonic()))
+            if message is not None and predicate(message):
+                return message
+
+    async def reply(self, request_id: int | None, timeout: float = PATIENCE) -> ServerMessage:
+        """The next reply naming ``request_id`` (an error without an id counts when ``None``)."""
+        return await self.wait_for(lambda m: getattr(m, "id", "none") == request_id, timeout)
+
+    async def request(self, build: Callable[[int], ClientMessage]) -> ServerMessage:
+        return await self.reply(await self.send(build))
+
+    async def hello(self, name: str, resume: str | None = None) -> Welcome:
+        reply = await self.request(lambda i: Hello(id=i, protocol=PROTOCOL_VERSION, name=name, resume=resume))
+        assert isinstance(reply, Welcome), reply
+        return reply
+
+    async def error(self, request_id: int | None) -> Error:
+        reply = await self.reply(request_id)
+        assert isinstance(reply, Error), reply
+        return reply
+
+    async def closed(self, timeout: float = PATIENCE) -> int | None:
+        """Wait for the connection to close; its close code."""
+        await asyncio.wait_for(self.socket.wait_closed(), timeout)
+        return self.socket.close_code
+
+    @property
+    def is_open(self) -> bool:
+        return self.socket.close_code is None
+
+    async def close(self) -> None:
+        await self.socket.close()
+        await self._reader
+
+
+@dataclass
+class RunningServer:
+    """A race server running in this process, and the clients opened on it."""
+
+    server: RaceServer
+    url: str
+    _clients: list[RaceClient | RawClient] = field(default_factory=list)
+
+    @property
+    def hub(self) -> Hub:
+        assert self.server.hub is not None
+        return self.server.hub
+
+    async def connect(self, name: str, resume: str | None = None) -> RaceClient:
+        """A :class:`RaceClient` that says hello as ``name`` (no automatic reconnection)."""
+        client = await RaceClient.connect(self.url, name, resume=resume, reconnect=False)
+        self._clients.append(client)
+        return client
+
+    async def raw(self, name: str | None = None) -> RawClient:
+        """A :class:`RawClient`, already past hello if ``name`` is given."""
+        client = await RawClient.open(self.url)
+        self._clients.append(client)
+        if name is not None:
+            await client.hello(name)
+        return client
+
+    async def close_clients(self) -> None:
+        for client in self._clients:
+            with contextlib.suppress(Exception):
+                await client.close()
+
+
+ServerFactory = Callable[..., contextlib.AbstractAsyncContextManager[RunningServer]]
+
+
+@pytest_asyncio.fixture
+async def start_server(redis_url: str) -> ServerFactory:
+    @contextlib.asynccontextmanager
+    async def start(
+        grace: float = 60.0, deal_picker: DealPicker = random_deal, **settings: Any
+    ) -> AsyncIterator[RunningServer]:
+        config = Config(
+            port=0, redis_url=redis_url, key_prefix=f"test:{uuid.uuid4().hex[:12]}:", grace=grace, **settings
+        )
+        async with RaceServer(config, deal_picker) as server:
+            running = RunningServer(server, f"ws://127.0.0.1:{server.port}")
+            try:
+                yield running
+            finally:
+                await running.close_clients()
+
+    return start
+
+
+@pytest_asyncio.fixture
+async def server(start_server: ServerFactory) -> AsyncIterator[RunningServer]:
+    async with start_server() as running:
+        yield running
+
+
+def fixed_deal(deal: str) -> DealPicker:
+    """A deal picker that always deals ``deal``."""
+    return lambda variant: deal
+
+
+#: The known deal of the Antares races: the solver wins it in a fraction of a second.
+ANTARES_DEAL = 24
+
+
+def new_antares() -> Game:
+    """A local replica of a racer's board in an Antares room with the default options."""
+    return Antares.new(ANTARES_DEAL, Options(autoplay=Autoplay.SAFE))
+
+
+@functools.cache
+def winning_line() -> tuple[str, ...]:
+    """A winning line of Antares deal 24 (safe autoplay), as move texts."""
+    game = new_antares()
+    solved = solve(Antares, ANTARES_DEAL, game.options)
+    assert isinstance(solved, Solved)
+    texts = []
+    for move in solved.moves:
+        texts.append(game.move_text(move))
+        game.apply(move)
+    assert game.is_won()
+    return tuple(texts)
+
+
+# -- a race between two RaceClients ------------------------------------------------------
+
+
+@dataclass
+class Race:
+    """Two racers in room ``code``, seat 0 and seat 1, racing."""
+
+    code: str
+    racers: tuple[RaceClient, RaceClient]
+
+    def mirror(self, seat: int) -> RoomMirror:
+        return self.racers[seat].rooms[self.code]
+
+
+async def open_room(srv: RunningServer, variant: Variant, options: RoomOptions | None = None) -> Race:
+    """Ann creates a room and Bob joins it (nobody ready yet)."""
+    ann = await srv.connect("Ann")
+    created = await ann.request(lambda i: CreateRoom(id=i, variant=variant, options=options or RoomOptions()))
+    assert isinstance(created, Joined)
+    assert created.seat == 0
+    bob = await srv.connect("Bob")
+    joined = await bob.request(lambda i: JoinRoom(id=i, room=created.room))
+    assert isinstance(joined, Joined)
+    assert joined.seat == 1
+    return Race(created.room, (ann, bob))
+
+
+async def ready_and_race(race: Race) -> None:
+    """Both racers say ready; return once both see their own board dealt (after the 3 s countdown)."""
+    for racer in race.racers:
+        await racer.request(lambda i: Ready(id=i, room=race.code))
+    for seat, racer in enumerate(race.racers):
+        await eventually(
+            lambda seat=seat, racer=racer: (
+                race.code in racer.rooms
+                and racer.rooms[race.code].view().state == "racing"
+                and racer.rooms[race.code].board(seat) is not None
+            ),
+            what=f"seat {seat} racing",
+        )
+
+
+async def start_race(srv: RunningServer, variant: Variant, options: RoomOptions | None = None) -> Race:
+    race = await open_room(srv, variant, options)
+    await ready_and_race(race)
+    return race
+
+
+def updates_of(messages: list[ServerMessage | None]) -> list[Update]:
+    return [m for m in messages if isinstance(m, Update)]
