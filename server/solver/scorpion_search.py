@@ -117,8 +117,14 @@ def _play(columns: Columns, stock: bytes, move: FastMove) -> tuple[Columns, byte
     s, k, t = move
     moved = list(columns)
     source = columns[s]
-    moved[t] = _settle(columns[t] + source[k:])
-    moved[s] = _settle(source[:k])
+    target = columns[t] + source[k:]
+    # Only an Ace on top can complete a suit, and only an emptied face-up part turns a card:
+    # most moves need no settling at all.
+    moved[t] = _settle(target) if target[-1] % 13 == 0 else target
+    rest = source[:k]
+    if k > 1 and (rest[-1] % 13 == 0 or k - 1 == rest[0] - FACE_DOWN_BASE):
+        rest = _settle(rest)
+    moved[s] = rest
     return tuple(moved), stock
 
 
