@@ -7,6 +7,13 @@ reconnects by itself (with backoff, presenting its resume token) when the
 connection drops. The terminal UI, the load-generating bots and the tests all
 build on it.
 
+After a reconnection the server gives back every seat the player races in (a
+``joined`` and a ``snapshot`` each); the client itself spectates again the rooms it
+was spectating, checks each racer room with a ``snapshot`` request, and drops the
+copies of rooms it no longer follows (a seat lost after the grace period). Then it
+tells the connection listeners. Updates that arrive for a room whose snapshot is on
+its way are ignored, as PROTOCOL.md asks.
+
     async with await RaceClient.connect("ws://127.0.0.1:8765", "Ann") as client:
         joined = await client.request(lambda i: CreateRoom(id=i, variant="scorpion"))
 """
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import random
@@ -33,8 +41,10 @@ from protocol.messages import (
     Goodbye,
     Hello,
     Joined,
+    Leave,
     ServerMessage,
     Snapshot,
+    Spectate,
     Update,
     Welcome,
 )
@@ -43,6 +53,14 @@ from protocol.mirror import RoomMirror
 logger = logging.getLogger("client")
 
 Listener = Callable[[str, ServerMessage], None]
+#: Called with False when the connection drops and True once it is back (rooms restored).
+ConnectionListener = Callable[[bool], None]
+
+#: First pause before sending again a request the server dropped as rate-limited (it doubles).
+RATE_LIMIT_PAUSE = 0.1
+
+#: Seconds to wait for the server's welcome before giving up on a connection attempt.
+HELLO_TIMEOUT = 10.0
 
 
 class ServerError(Exception):
@@ -68,6 +86,15 @@ class RaceClient:
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[ServerMessage]] = {}
         self._listeners: list[Listener] = []
+        self._connection_listeners: list[ConnectionListener] = []
+        #: Rooms whose snapshot was asked for (a gap): their updates wait for it.
+        self._resyncing: set[str] = set()
+        #: Rooms left on purpose: stray updates for them are not a reason to ask for a snapshot.
+        self._forgotten: set[str] = set()
+        #: The reason of the last ``goodbye`` (the server is going away), until reconnected.
+        self.goodbye: str | None = None
+        #: Set (and replaced) whenever a room copy changes: what :meth:`wait_room` waits on.
+        self._changed = asyncio.Event()
         self._socket: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
         self._reconnecting: asyncio.Task[None] | None = None
@@ -92,24 +119,70 @@ class RaceClient:
         local copy changed (room is ``""`` for messages that belong to no room)."""
         self._listeners.append(listener)
 
+    def listen_connection(self, listener: ConnectionListener) -> None:
+        """Call ``listener(False)`` when the connection drops and ``listener(True)`` when an
+        automatic reconnection has succeeded and the followed rooms are restored."""
+        self._connection_listeners.append(listener)
+
+    async def wait_room(
+        self, room: str, predicate: Callable[[RoomMirror], object], timeout: float = 10.0
+    ) -> RoomMirror:
+        """Wait until the copy of ``room`` exists and ``predicate(copy)`` is true; return the
+        copy. Raises TimeoutError after ``timeout`` seconds."""
+        async with asyncio.timeout(timeout):
+            while True:
+                changed = self._changed
+                mirror = self.rooms.get(room)
+                if mirror is not None and predicate(mirror):
+                    return mirror
+                await changed.wait()
+
+    def forget(self, room: str) -> None:
+        """Drop the local copy of ``room`` (after leaving it): later stray updates are ignored."""
+        self.rooms.pop(room, None)
+        self.roles.pop(room, None)
+        self._resyncing.discard(room)
+        self._forgotten.add(room)
+
+    async def leave(self, room: str) -> None:
+        """Leave ``room`` and forget its copy; a room already gone is simply forgotten."""
+        try:
+            await self.request(lambda i: Leave(id=i, room=room))
+        except ServerError as error:
+            if error.code not in ("not-in-room", "no-such-room"):
+                raise
+        finally:
+            self.forget(room)
+
     async def _open(self) -> None:
-        socket = await connect(self.url, compression=None, max_size=2**22)
-        self._socket = socket
+        socket = await connect(self.url, compression=None, max_size=2**22, open_timeout=HELLO_TIMEOUT)
         hello_id = next(self._ids)
-        await socket.send(encode(Hello(id=hello_id, protocol=PROTOCOL_VERSION, name=self.name, resume=self.resume)))
-        while True:
-            reply = decode_server(await socket.recv(decode=False))
-            if isinstance(reply, Error) and reply.id == hello_id:
-                await socket.close()
-                raise ServerError(reply)
-            if isinstance(reply, Welcome):
-                break
+        try:
+            async with asyncio.timeout(HELLO_TIMEOUT):
+                await socket.send(
+                    encode(Hello(id=hello_id, protocol=PROTOCOL_VERSION, name=self.name, resume=self.resume))
+                )
+                while True:
+                    reply = decode_server(await socket.recv(decode=False))
+                    if isinstance(reply, Error) and reply.id == hello_id:
+                        raise ServerError(reply)
+                    if isinstance(reply, Welcome):
+                        break
+        except BaseException:
+            await socket.close()
+            raise
+        self._socket = socket
         self.player, self.resume, self.name = reply.player, reply.resume, reply.name
+        self.goodbye = None
         self._reader = asyncio.create_task(self._read(socket))
         self.connected.set()
 
     async def close(self) -> None:
         self._closing = True
+        if self._reconnecting is not None:
+            self._reconnecting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reconnecting
         if self._socket is not None:
             await self._socket.close()
         if self._reader is not None:
@@ -120,7 +193,8 @@ class RaceClient:
                 future.set_exception(ConnectionError("the client was closed"))
 
     async def send(self, build: Callable[[int], ClientMessage]) -> int:
-        """Send ``build(id)`` without waiting for the reply; return the id."""
+        """Send ``build(id)`` without waiting for the reply; return the id. Waits while the
+        client is reconnecting; raises ConnectionError if the connection drops meanwhile."""
         await self.connected.wait()
         request_id = next(self._ids)
         assert self._socket is not None
@@ -129,20 +203,36 @@ class RaceClient:
 
     async def request(self, build: Callable[[int], ClientMessage], timeout: float = 10.0) -> ServerMessage:
         """Send ``build(id)`` and return the server's reply naming that id (Ack, Joined, Hints,
-        ...); raise :class:`ServerError` if it is an error."""
+        ...); raise :class:`ServerError` if it is an error, ConnectionError if the connection
+        drops before the reply, TimeoutError after ``timeout`` seconds (waiting for a
+        reconnection included). A request the server dropped unread for going too fast
+        (``rate-limited``) is sent again after a short pause."""
+        async with asyncio.timeout(timeout):
+            pause = RATE_LIMIT_PAUSE
+            while True:
+                reply = await self._round_trip(build)
+                if not (isinstance(reply, Error) and reply.code == "rate-limited"):
+                    break
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 2.0)
+        if isinstance(reply, Error):
+            raise ServerError(reply)
+        return reply
+
+    async def _round_trip(self, build: Callable[[int], ClientMessage]) -> ServerMessage:
         await self.connected.wait()
         request_id = next(self._ids)
         future: asyncio.Future[ServerMessage] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
             assert self._socket is not None
-            await self._socket.send(encode(build(request_id)))
-            reply = await asyncio.wait_for(future, timeout)
+            try:
+                await self._socket.send(encode(build(request_id)))
+            except ConnectionClosed as error:
+                raise ConnectionError("the connection dropped before the request was sent") from error
+            return await future
         finally:
             self._pending.pop(request_id, None)
-        if isinstance(reply, Error):
-            raise ServerError(reply)
-        return reply
 
     async def _read(self, socket: ClientConnection) -> None:
         try:
@@ -158,28 +248,74 @@ class RaceClient:
         except ConnectionClosed:
             pass
         self.connected.clear()
+        # Every copy is stale until a snapshot arrives (after the reconnection).
+        self._resyncing = set(self.rooms)
         # Replies to requests in flight will never come: say so now rather than at the timeout.
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(ConnectionError("the connection dropped before the reply"))
-        if not self._closing and self.reconnect:
+        if self._closing:
+            return
+        self._notify_connection(False)
+        if self.reconnect:
             self._reconnecting = asyncio.create_task(self._reconnect())
+
+    def _notify_connection(self, up: bool) -> None:
+        for listener in self._connection_listeners:
+            try:
+                listener(up)
+            except Exception:
+                logger.exception("a connection listener failed")
 
     async def _reconnect(self) -> None:
         delay = 0.2
         while not self._closing:
+            # Jittered, so that a restarted server is not hit by every client at once.
+            await asyncio.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 10.0)
             try:
                 await self._open()
-                logger.info("reconnected to %s", self.url)
-                return
+            except ServerError as error:
+                if error.code == "invalid-token":
+                    # The server no longer knows us (its secret changed): start as a new player.
+                    logger.warning("resume token refused; reconnecting as a new player")
+                    self.resume = None
+                continue
             except (TimeoutError, OSError, InvalidHandshake, ConnectionClosed):
-                await asyncio.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 10.0)
+                continue
+            logger.info("reconnected to %s", self.url)
+            try:
+                await self._restore_rooms()
+            except (ConnectionError, TimeoutError):
+                continue  # dropped again; the reader has started another reconnection
+            self._notify_connection(True)
+            return
+
+    async def _restore_rooms(self) -> None:
+        """Follow again every room followed before the drop, or drop its copy."""
+        for room, role in list(self.roles.items()):
+            # The server restored our seats right after the welcome, before the reply to this
+            # request: a racer room it did not restore answers not-in-room.
+            kind: type[Spectate] | type[AskSnapshot] = Spectate if role == "spectator" else AskSnapshot
+            try:
+                await self.request(functools.partial(_build_for_room, kind, room))
+            except ServerError as error:
+                logger.info("no longer in room %s: %s", room, error)
+                self.forget(room)
+
+    async def _resync(self, room: str) -> None:
+        """Ask once for a snapshot of ``room``; its updates are ignored until it arrives."""
+        if room in self._resyncing:
+            return
+        self._resyncing.add(room)
+        await self.send(lambda i: AskSnapshot(id=i, room=room))
 
     async def _dispatch(self, message: ServerMessage) -> None:
         room = ""
         if isinstance(message, Snapshot):
             room = message.room
+            self._resyncing.discard(room)
+            self._forgotten.discard(room)
             mirror = self.rooms.get(room)
             if mirror is None:
                 self.rooms[room] = RoomMirror(message)
@@ -187,21 +323,38 @@ class RaceClient:
                 mirror.reset(message)
         elif isinstance(message, Update):
             room = message.room
+            if room in self._resyncing or room in self._forgotten:
+                return
             mirror = self.rooms.get(room)
             if mirror is None:
-                return
+                return  # its snapshot follows the joined
             if not mirror.apply(message):
                 # A gap: something was missed. The snapshot replaces the copy.
-                await self.send(lambda i: AskSnapshot(id=i, room=room))
+                await self._resync(room)
                 return
         elif isinstance(message, Joined):
             self.roles[message.room] = message.role
+            self._forgotten.discard(message.room)
         elif isinstance(message, Goodbye):
             logger.info("server going away: %s", message.reason)
+            self.goodbye = message.reason
+        elif isinstance(message, Error) and message.id is None:
+            logger.warning("server error without a request: %s %s", message.code, message.message)
+        if room:
+            self._changed.set()
+            self._changed = asyncio.Event()
         request_id: Any = getattr(message, "id", None)
         future = self._pending.get(request_id) if isinstance(request_id, int) else None
         # A snapshot carries an id only when it answers AskSnapshot: then it is the reply.
         if future is not None and not future.done():
             future.set_result(message)
         for listener in self._listeners:
-            listener(room, message)
+            try:
+                listener(room, message)
+            except Exception:
+                # A failing listener must not stop the reader (and with it the connection).
+                logger.exception("a listener failed on %s", type(message).__name__)
+
+
+def _build_for_room(kind: type[Spectate] | type[AskSnapshot], room: str, request_id: int) -> ClientMessage:
+    return kind(id=request_id, room=room)

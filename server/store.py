@@ -40,6 +40,7 @@ are replaced transparently on the next command.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import secrets
 from collections.abc import Iterator
@@ -47,7 +48,7 @@ from typing import Self
 from urllib.parse import urlsplit, urlunsplit
 
 from redis import exceptions as redis_errors
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
@@ -62,6 +63,8 @@ MAX_SEATS = 8
 # Seconds before a connection attempt or a reply counts as "storage unavailable".
 _CONNECT_TIMEOUT = 5.0
 _REPLY_TIMEOUT = 5.0
+# Connections to Redis at most; more concurrent commands wait for one (up to _REPLY_TIMEOUT).
+_POOL_SIZE = 50
 
 
 class StoreUnavailable(Exception):
@@ -80,6 +83,9 @@ class Store:
         self._redis = client
         self._prefix = prefix
         self._where = where
+        # Moves waiting to be written together (see append_move), and the task writing them.
+        self._queued_moves: list[tuple[str, str, str, str, int, asyncio.Future[None]]] = []
+        self._move_writer: asyncio.Task[None] | None = None
 
     @classmethod
     async def connect(cls, url: str, prefix: str = "sr:") -> Self:
@@ -87,12 +93,17 @@ class Store:
 
         ``prefix`` starts every key, so several servers or test runs can share one Redis.
         """
-        client = Redis.from_url(
+        # A blocking pool: past its size, a command waits for a connection instead of
+        # failing at once ("too many connections") under a burst of requests.
+        pool = BlockingConnectionPool.from_url(
             url,
+            max_connections=_POOL_SIZE,
+            timeout=_REPLY_TIMEOUT,
             retry=Retry(NoBackoff(), 0),  # see "Durability and retries" in the module docstring
             socket_connect_timeout=_CONNECT_TIMEOUT,
             socket_timeout=_REPLY_TIMEOUT,
         )
+        client = Redis.from_pool(pool)
         store = cls(client, prefix, _without_credentials(url))
         try:
             await store.ping()
@@ -106,7 +117,9 @@ class Store:
         return self._prefix
 
     async def close(self) -> None:
-        """Close every connection; the store is unusable afterwards."""
+        """Finish writing queued moves, then close every connection; the store is unusable afterwards."""
+        if self._move_writer is not None:
+            await asyncio.gather(self._move_writer, return_exceptions=True)
         await self._redis.aclose()
 
     async def ping(self) -> None:
@@ -172,15 +185,38 @@ class Store:
     async def append_move(self, code: str, seat: int, entry: str, version: int) -> None:
         """Append ``entry`` to the seat's move log and record ``version`` as the room's; return once stored.
 
-        One round trip (a non-transactional pipeline). The caller appends one move of a room at
-        a time, so entries and versions arrive in its order. On :class:`StoreUnavailable` the
+        One round trip, shared with every move queued meanwhile (a non-transactional pipeline).
+        The caller appends one move of a room at a time, so entries and versions arrive in its
+        order. On :class:`StoreUnavailable` the
         entry may or may not have been stored (see the module docstring).
         """
-        with self._unavailable(f"save a move in room {code}"):
-            async with self._redis.pipeline(transaction=False) as pipe:
-                pipe.rpush(self._log_key(code, seat), entry)
-                pipe.set(self._version_key(code), version)
-                await pipe.execute()
+        # Keys first: they validate code and seat before anything is queued.
+        log, version_key = self._log_key(code, seat), self._version_key(code)
+        # Group commit: every move queued while a write is on its way goes in the next single
+        # pipeline, so a busy server makes one round trip for many moves, not one per move.
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queued_moves.append((code, log, version_key, entry, version, done))
+        if self._move_writer is None or self._move_writer.done():
+            self._move_writer = asyncio.create_task(self._write_moves())
+        await asyncio.shield(done)
+
+    async def _write_moves(self) -> None:
+        while self._queued_moves:
+            batch, self._queued_moves = self._queued_moves, []
+            try:
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    for _, log, version_key, entry, version, _ in batch:
+                        pipe.rpush(log, entry)
+                        pipe.set(version_key, version)
+                    await pipe.execute()
+            except (redis_errors.RedisError, OSError) as error:
+                for code, *_, done in batch:
+                    if not done.done():
+                        done.set_exception(self._failure(f"save a move in room {code}", error))
+            else:
+                for *_, done in batch:
+                    if not done.done():
+                        done.set_result(None)
 
     async def log_version(self, code: str) -> int | None:
         """The version recorded with the room's last appended move, or None if there is none."""
@@ -255,14 +291,18 @@ class Store:
         """Turn redis-py's errors into :class:`StoreUnavailable` saying what could not be done."""
         try:
             yield
-        except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
-            raise StoreUnavailable(
-                f"storage unavailable: cannot {action}: no answer from Redis at {self._where} ({error})"
-            ) from error
-        except redis_errors.RedisError as error:
-            raise StoreUnavailable(
-                f"storage unavailable: cannot {action}: Redis at {self._where} refused it ({error})"
-            ) from error
+        except (redis_errors.RedisError, OSError) as error:
+            raise self._failure(action, error) from error
+
+    def _failure(self, action: str, error: Exception) -> StoreUnavailable:
+        """The :class:`StoreUnavailable` for ``action`` failing with redis-py's ``error``."""
+        if isinstance(error, (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)):
+            why = f"no answer from Redis at {self._where} ({error})"
+        else:
+            why = f"Redis at {self._where} refused it ({error})"
+        failure = StoreUnavailable(f"storage unavailable: cannot {action}: {why}")
+        failure.__cause__ = error
+        return failure
 
 
 def _seat_count(seats: int) -> int:

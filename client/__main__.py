@@ -1,0 +1,92 @@
+"""``python -m client``: the terminal UI, or one of the script commands.
+
+python -m client [--server URL]             the terminal UI
+python -m client rooms                      public rooms, one a line
+python -m client watch CODE [--plain]       spectate (UI, or a line per event)
+python -m client bot [--rooms N] [--join CODE]   bots racing by the server's hints
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+
+from websockets.exceptions import InvalidHandshake, InvalidURI
+
+from client.connection import ServerError
+
+DEFAULT_SERVER = "ws://127.0.0.1:8765"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m client", description="Solitaire Race: the terminal client.")
+    parser.add_argument("--server", default=DEFAULT_SERVER, help=f"server address (default {DEFAULT_SERVER})")
+    parser.add_argument("--config-dir", default=None, help="where to keep the name and resume token")
+    commands = parser.add_subparsers(dest="command")
+    commands.add_parser("rooms", help="list the public rooms")
+    watch = commands.add_parser("watch", help="spectate a room")
+    watch.add_argument("code", help="the room code")
+    watch.add_argument("--plain", action="store_true", help="print a line per event instead of the UI")
+    watch.add_argument("--follow", action="store_true", help="(--plain) keep watching across rematches")
+    bot = commands.add_parser("bot", help="bots that race using the server's hints")
+    bot.add_argument("--rooms", type=int, default=1, help="rooms of bots to open (default 1)")
+    bot.add_argument("--racers", type=int, default=2, help="bots in each room (default 2)")
+    bot.add_argument("--variant", choices=("scorpion", "antares"), default="scorpion")
+    bot.add_argument("--private", action="store_true", help="rooms not listed in the lobby")
+    bot.add_argument("--delay", type=float, default=0.3, help="seconds between a bot's moves (default 0.3)")
+    bot.add_argument("--races", type=int, default=1, help="races per room, rematching in between (default 1)")
+    bot.add_argument("--max-moves", type=int, default=600, help="a bot resigns after this many moves (default 600)")
+    bot.add_argument("--join", metavar="CODE", help="instead: one bot joins room CODE (race it yourself)")
+    return parser.parse_args(argv)
+
+
+async def _script(args: argparse.Namespace) -> int:
+    from client import commands
+
+    if args.command == "rooms":
+        return await commands.list_rooms(args.server)
+    if args.command == "watch":
+        return await commands.watch_plain(args.server, args.code, follow=args.follow)
+    return await commands.run_bots(
+        args.server,
+        rooms=args.rooms,
+        racers=args.racers,
+        variant=args.variant,
+        public=not args.private,
+        delay=args.delay,
+        races=args.races,
+        join=args.join,
+        max_moves=args.max_moves,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.command is None or (args.command == "watch" and not args.plain):
+        from client.tui.app import RaceApp
+
+        app = RaceApp(args.server, config_dir=args.config_dir, watch=getattr(args, "code", None))
+        app.run()
+        return app.return_code or 0
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return asyncio.run(_script(args))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # Output piped into a command that stopped reading: not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as error:
+        print(f"cannot reach the server at {args.server}: {error}", file=sys.stderr)
+        return 2
+    except ServerError as error:
+        print(f"the server refused: {error} ({error.code})", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

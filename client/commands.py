@@ -1,0 +1,167 @@
+"""The non-interactive commands of ``python -m client``: ``rooms``, ``watch CODE --plain``
+and ``bot``. Each connects as a throwaway player (no saved name or token), prints lines
+to ``out`` and returns an exit status."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from typing import TextIO
+
+from client.bot import Bot, BotResult
+from client.connection import RaceClient, ServerError
+from client.describe import count, event_line, results_lines, summary_line
+from protocol.messages import (
+    CreateRoom,
+    Joined,
+    JoinRoom,
+    ListRooms,
+    Lobby,
+    Rematch,
+    RoomOptions,
+    ServerMessage,
+    Snapshot,
+    Spectate,
+    Update,
+    Variant,
+)
+
+
+async def list_rooms(url: str, out: TextIO = sys.stdout) -> int:
+    """Print the public rooms that are not finished, one a line."""
+    async with await RaceClient.connect(url, "lobby", reconnect=False) as client:
+        lobby = await client.request(lambda i: ListRooms(id=i))
+    assert isinstance(lobby, Lobby)
+    if not lobby.rooms:
+        print("no public rooms right now", file=out)
+    for room in lobby.rooms:
+        names = ", ".join(room.racers) or "-"
+        print(
+            f"{room.code}  {room.variant:<8}  {room.state:<9}  {len(room.racers)}/{room.max_racers} racers"
+            f"  {room.spectators} watching  {names}",
+            file=out,
+        )
+    return 0
+
+
+async def watch_plain(url: str, code: str, follow: bool = False, out: TextIO = sys.stdout) -> int:
+    """Spectate ``code`` and print a line per event until the race is over (with ``follow``,
+    across rematches until interrupted)."""
+    done = asyncio.Event()
+    names: dict[int, str] = {}
+
+    def on_message(room: str, message: ServerMessage) -> None:
+        try:
+            show(room, message)
+        except BrokenPipeError:
+            done.set()  # the reader went away (``| head``): stop watching
+
+    def show(room: str, message: ServerMessage) -> None:
+        mirror = client.rooms.get(room)
+        if mirror is None or room != code:
+            return
+        view = mirror.view()
+        names.update({racer.seat: racer.name for racer in view.racers})
+        if isinstance(message, Snapshot):
+            print(summary_line(view), file=out)
+            if view.state == "finished" and view.results is not None:
+                print("race over:", *results_lines(view.results), sep="\n", file=out)
+                if not follow:
+                    done.set()
+        elif isinstance(message, Update):
+            for event in message.events:
+                line = event_line(view, names, event)
+                if line is not None:
+                    print(f"[v{message.version}] {line}", file=out)
+            if view.state == "finished" and not follow:
+                done.set()
+        out.flush()
+
+    async with await RaceClient.connect(url, "watcher") as client:
+        client.listen(on_message)
+        try:
+            joined = await client.request(lambda i: Spectate(id=i, room=code))
+        except ServerError as error:
+            print(f"cannot watch {code}: {error}", file=sys.stderr)
+            return 1
+        assert isinstance(joined, Joined)
+        code = joined.room
+        await done.wait()
+    return 0
+
+
+async def _bot_room(
+    url: str,
+    index: int,
+    racers: int,
+    variant: Variant,
+    public: bool,
+    delay: float,
+    races: int,
+    max_moves: int,
+    out: TextIO,
+) -> None:
+    """One room of bots: the first creates it, the others join; they race ``races`` times."""
+    clients = [await RaceClient.connect(url, f"Bot-{index}-{seat + 1}") for seat in range(racers)]
+    try:
+        options = RoomOptions(max_racers=racers, public=public)
+        created = await clients[0].request(lambda i: CreateRoom(id=i, variant=variant, options=options))
+        assert isinstance(created, Joined)
+        code = created.room
+        for client in clients[1:]:
+            await client.request(lambda i: JoinRoom(id=i, room=code))
+        print(f"room {code}: {racers} bots racing {variant}", file=out, flush=True)
+        for race in range(races):
+            bots = [
+                Bot(client, code, delay=delay, max_moves=max_moves, seed=index * 100 + seat)
+                for seat, client in enumerate(clients)
+            ]
+            for bot in bots:
+                await bot.ready()
+            outcomes: list[BotResult] = await asyncio.gather(*(bot.play() for bot in bots))
+            mirror = await clients[0].wait_room(code, lambda m: m.view().results is not None, timeout=30)
+            results = mirror.view().results or []
+            won = sum(outcome.won for outcome in outcomes)
+            print(f"room {code} race {race + 1}: {won} of {racers} won", *results_lines(results), sep="\n", file=out)
+            out.flush()
+            if race + 1 < races:
+                await clients[0].request(lambda i: Rematch(id=i, room=code))
+                await clients[0].wait_room(code, lambda m: m.view().state == "waiting")
+    finally:
+        for client in clients:
+            await client.close()
+
+
+async def run_bots(
+    url: str,
+    rooms: int = 1,
+    racers: int = 2,
+    variant: Variant = "scorpion",
+    public: bool = True,
+    delay: float = 0.3,
+    races: int = 1,
+    join: str | None = None,
+    max_moves: int = 600,
+    out: TextIO = sys.stdout,
+) -> int:
+    """``rooms`` rooms of ``racers`` bots each, or (``join``) one bot in an existing room."""
+    if join is not None:
+        async with await RaceClient.connect(url, "Bot") as client:
+            try:
+                joined = await client.request(lambda i: JoinRoom(id=i, room=join))
+            except ServerError as error:
+                print(f"cannot join {join}: {error}", file=sys.stderr)
+                return 1
+            assert isinstance(joined, Joined)
+            bot = Bot(client, joined.room, delay=delay, max_moves=max_moves)
+            await bot.ready()
+            print(f"bot ready in room {joined.room}", file=out, flush=True)
+            outcome = await bot.play(start_timeout=3600)
+            verdict = "won" if outcome.won else "resigned" if outcome.resigned else "did not win"
+            print(f"bot {verdict} after {count(outcome.moves, 'move')}", file=out)
+        return 0
+    tasks = [_bot_room(url, n + 1, racers, variant, public, delay, races, max_moves, out) for n in range(rooms)]
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.gather(*tasks)
+    return 0

@@ -1,0 +1,433 @@
+"""The race screen: the room before the race (who is ready), the countdown, the player's
+board with rivals' progress beside it, and the way to results.
+
+Moves are chosen with the keyboard cursor (or the mouse) on the board, or typed in
+notation; either way they go to the server, which answers with the canonical move or
+the reason it is illegal (shown on the message line). Nothing here knows a rule.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Digits, Footer, Input, Static
+
+from client.cursor import hint_marks
+from client.describe import count, duration, elapsed_ms
+from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
+from client.tui.widgets import BoardView, clock_text, racer_lines
+from protocol.messages import (
+    Ack,
+    AskHint,
+    HintItem,
+    Hints,
+    PlayMove,
+    Racer,
+    Ready,
+    Resign,
+    RoomView,
+    ServerMessage,
+    Snapshot,
+    Start,
+    StateChanged,
+    Undo,
+    Update,
+)
+from protocol.mirror import RoomMirror
+
+#: Seconds within which a second press confirms resigning or leaving a race.
+CONFIRM_SECONDS = 3.0
+
+
+def variant_title(view: RoomView) -> str:
+    return view.variant.capitalize()
+
+
+def options_text(view: RoomView) -> str:
+    options = view.options
+    parts = ["practice" if options.max_racers == 1 else f"{options.max_racers} seats"]
+    if options.deal is not None:
+        parts.append(f"deal {options.deal}")
+    parts.append("public" if options.public else "private")
+    if view.variant == "antares":
+        parts.append(f"autoplay {options.autoplay}")
+    parts.append("hints" if options.hints else "no hints")
+    parts.append("undo" if options.undo else "no undo")
+    if options.time_limit:
+        parts.append(f"{options.time_limit // 60} min limit")
+    return " · ".join(parts)
+
+
+class GameScreen(ClientScreen):
+    """Room ``code``, where the player has a seat."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "ready", "Ready"),
+        Binding("s", "start", "Start now"),
+        Binding("u", "undo", "Undo"),
+        Binding("h,question_mark", "hint", "Hint"),
+        Binding("d", "deal", "Deal"),
+        Binding("colon,slash", "type_move", "Type"),
+        Binding("R", "resign", "Resign"),
+        Binding("b", "next_board", "Next board"),
+        Binding("o", "results", "Results"),
+        Binding("escape", "cancel", "Cancel", show=False, priority=True),
+        Binding("q", "leave", "Leave"),
+    ]
+
+    DEFAULT_CSS = """
+    #topbar { height: 1; background: $primary-background; padding: 0 1; }
+    #main { height: 1fr; }
+    #play { width: 1fr; }
+    #side { width: 30; border-left: solid $primary; padding: 0 1; }
+    #clock { text-style: bold; height: 1; }
+    #waiting { padding: 1 2; }
+    #countdown { width: auto; margin: 1 4; }
+    #countdown-label { padding: 1 4 0 4; text-style: bold; }
+    #notation { margin: 0 1; }
+    """
+
+    def __init__(self, code: str, seat: int | None = None) -> None:
+        super().__init__()
+        self.code = code
+        self.seat = seat
+        self.shown_seat: int | None = seat
+        self.offset_ms = 0.0  # server clock minus ours
+        self.hints: list[HintItem] = []
+        self.hint_index = 0
+        self._confirm: tuple[str, float] | None = None
+        self._results_race: int | None = None
+        self._finished_seen: int | None = None
+        self._state: str | None = None
+
+    def body(self) -> ComposeResult:
+        yield Static(id="topbar")
+        with Horizontal(id="main"):
+            with VerticalScroll(id="play"):
+                yield Static(id="waiting")
+                yield Static(id="countdown-label")
+                yield Digits(id="countdown")
+                yield BoardView(interactive=True, id="board")
+            with Vertical(id="side"):
+                yield Static(id="clock")
+                yield Static(id="racers")
+        yield Static(id="message", classes="message")
+        yield Input(placeholder="type a move (QS>5, deal, c2>h), Enter · ':' to come here", compact=True, id="notation")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(0.1, self.tick)
+        self.refresh_view()
+        self.query_one("#board", BoardView).focus()
+
+    # -- the room as the server sends it ------------------------------------------------------
+
+    @property
+    def mirror(self) -> RoomMirror | None:
+        client = self.client
+        return None if client is None else client.rooms.get(self.code)
+
+    def me(self, view: RoomView) -> Racer | None:
+        client = self.client
+        player = None if client is None else client.player
+        return next((racer for racer in view.racers if racer.player == player), None)
+
+    def on_server_event(self, event: ServerEvent) -> None:
+        if event.room != self.code:
+            return
+        message = event.message
+        if isinstance(message, Snapshot):
+            self._clock_sample(message.view.clock.now)
+        elif isinstance(message, Update):
+            for room_event in message.events:
+                if isinstance(room_event, StateChanged):
+                    self._clock_sample(room_event.clock.now)
+        self.refresh_view()
+
+    def on_connection_changed(self, event: ConnectionChanged) -> None:
+        client = self.client
+        if event.up and client is not None and self.code not in client.rooms:
+            self.app.notify(f"You are no longer in room {self.code}.", severity="warning")
+            self.go_home()
+        else:
+            self.refresh_view()
+
+    def _clock_sample(self, server_now: int) -> None:
+        self.offset_ms = server_now - time.time() * 1000
+
+    def server_now(self) -> float:
+        return time.time() * 1000 + self.offset_ms
+
+    def refresh_view(self) -> None:
+        mirror = self.mirror
+        topbar = self.query_one("#topbar", Static)
+        if mirror is None:
+            topbar.update(f"Room {self.code} · loading…")
+            return
+        view = mirror.view()
+        me = self.me(view)
+        self.seat = None if me is None else me.seat
+        if self.shown_seat is None or all(r.seat != self.shown_seat for r in view.racers):
+            self.shown_seat = self.seat
+        state = view.state
+        racing = state == "racing" and me is not None and me.finished_ms is None and not me.resigned
+        phase = f"{state}:{racing}:{sum(r.board is not None for r in view.racers)}"
+        if phase != self._state:
+            # What the keys do depends on the phase: the footer shows only what works now.
+            self._state = phase
+            self.refresh_bindings()
+            self.query_one("#notation", Input).display = racing
+        label = {"waiting": "waiting for racers", "countdown": "get ready", "racing": "racing", "finished": "finished"}
+        deal = f" · deal {view.options.deal}" if view.options.deal else ""
+        whose = ""
+        if state in ("racing", "finished") and self.shown_seat is not None and self.shown_seat != self.seat:
+            whose = " · " + next(r.name for r in view.racers if r.seat == self.shown_seat) + "'s board"
+        topbar.update(
+            f"[b]Room {view.code}[/b] · {variant_title(view)}{deal} · race {view.race} · {label[state]}"
+            f" · {view.spectators} watching{whose}"
+        )
+
+        waiting = self.query_one("#waiting", Static)
+        countdown = self.query_one("#countdown", Digits)
+        countdown_label = self.query_one("#countdown-label", Static)
+        board = self.query_one("#board", BoardView)
+        waiting.display = state == "waiting"
+        countdown.display = countdown_label.display = state == "countdown"
+        board.display = state in ("racing", "finished")
+        if state == "waiting":
+            waiting.update(self._waiting_text(view))
+        if state == "countdown":
+            countdown_label.update("The race starts in…")
+        if state in ("racing", "finished"):
+            shown = self.shown_seat
+            board.interactive = racing and shown == self.seat
+            board.show(view.piles, None if shown is None else mirror.board(shown))
+        self.query_one("#racers", Static).update(racer_lines(view.racers, self.seat, view.clock.started))
+        self._announce(view, me)
+        self.tick()
+
+    def _waiting_text(self, view: RoomView) -> str:
+        client = self.client
+        lines = [
+            f"[b]Room {view.code}[/b]: give this code to the racers you invite.",
+            options_text(view),
+            "",
+        ]
+        for racer in view.racers:
+            mark = "[green]✓ ready[/green]" if racer.ready else "[dim]· not ready[/dim]"
+            if not racer.connected:
+                mark += " [red](disconnected)[/red]"
+            you = " (you)" if racer.seat == self.seat else ""
+            lines.append(f"  {racer.name}{you}  {mark}")
+        free = view.options.max_racers - len(view.racers)
+        if free > 0:
+            lines.append(f"  [dim]{free} seat{'s' if free > 1 else ''} free[/dim]")
+        lines.append("")
+        lines.append("r: ready / not ready · q: leave")
+        if client is not None and view.creator == client.player:
+            lines.append("s: start now, without waiting for every seat (you created the room)")
+        lines.append("The race starts when every seat is taken and everyone is ready.")
+        return "\n".join(lines)
+
+    def _announce(self, view: RoomView, me: Racer | None) -> None:
+        if me is not None and me.finished_ms is not None and self._finished_seen != view.race:
+            self._finished_seen = view.race
+            others = [r for r in view.racers if r.seat != me.seat and r.finished_ms is None and not r.resigned]
+            tail = " Waiting for the others (b: look at their boards)." if others and view.state == "racing" else ""
+            moves = count(me.progress.moves, "move")
+            self.say(f"🏁 You won in {duration(me.finished_ms)} with {moves}!{tail}", "good")
+        if view.state == "finished" and view.results is not None and self._results_race != view.race:
+            self._results_race = view.race
+            from client.tui.results import ResultsScreen
+
+            self.app.push_screen(ResultsScreen(self.code))
+
+    def tick(self) -> None:
+        mirror = self.mirror
+        if mirror is None:
+            return
+        view = mirror.view()
+        clock = view.clock
+        now = self.server_now()
+        if view.state == "countdown" and clock.countdown_ends is not None:
+            self.query_one("#countdown", Digits).update(str(max(1, math.ceil((clock.countdown_ends - now) / 1000))))
+        ends_in = None if clock.ends is None or clock.finished is not None else max(0.0, clock.ends - now)
+        me = self.me(view)
+        elapsed = elapsed_ms(clock, now)
+        if me is not None and me.finished_ms is not None:
+            elapsed = me.finished_ms
+        self.query_one("#clock", Static).update(clock_text(elapsed, ends_in))
+
+    # -- messages --------------------------------------------------------------------------
+
+    def say(self, text: str, kind: str = "") -> None:
+        message = self.query_one("#message", Static)
+        message.update(text)
+        message.set_class(kind == "error", "error")
+        message.set_class(kind == "good", "good")
+
+    def show_error(self, text: str) -> None:
+        self.say(f"✗ {text}", "error")
+
+    def on_board_view_notice(self, event: BoardView.Notice) -> None:
+        self.say(event.text, "error")
+
+    # -- actions --------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        mirror = self.mirror
+        if mirror is None:
+            return action in ("leave", "cancel")
+        view = mirror.view()
+        me = self.me(view)
+        racing = view.state == "racing" and me is not None and me.finished_ms is None and not me.resigned
+        if action in ("ready", "start"):
+            client = self.client
+            creator = client is not None and view.creator == client.player
+            return view.state == "waiting" and (action == "ready" or creator)
+        if action in ("undo", "deal", "resign", "type_move"):
+            return racing and (action != "undo" or view.options.undo)
+        if action == "hint":
+            return racing and view.options.hints
+        if action == "next_board":
+            return view.state in ("racing", "finished") and sum(r.board is not None for r in view.racers) > 1
+        if action == "results":
+            return view.state == "finished"
+        return True
+
+    def on_board_view_move_chosen(self, event: BoardView.MoveChosen) -> None:
+        self.send_move(event.move)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if text:
+            self.send_move(text, from_input=True)
+
+    def send_move(self, text: str, from_input: bool = False) -> None:
+        code = self.code
+
+        def played(reply: ServerMessage) -> None:
+            if isinstance(reply, Ack):
+                self.say(f"✓ {reply.move or text}", "good")
+                if from_input:
+                    self.query_one("#notation", Input).value = ""
+
+        self.request(lambda i: PlayMove(id=i, room=code, move=text), played, what=text)
+
+    def action_deal(self) -> None:
+        self.send_move("deal")
+
+    def action_undo(self) -> None:
+        code = self.code
+        self.request(lambda i: Undo(id=i, room=code), lambda reply: self.say("↶ move taken back", "good"), "undo")
+
+    def action_hint(self) -> None:
+        """Ask the server for hints; pressing again shows the next one."""
+        board = self.query_one("#board", BoardView)
+        if self.hints and board.hint:
+            self.hint_index = (self.hint_index + 1) % len(self.hints)
+            self._show_hint()
+            return
+        code = self.code
+
+        def hinted(reply: ServerMessage) -> None:
+            if not isinstance(reply, Hints):
+                return
+            self.hints, self.hint_index = list(reply.hints), 0
+            if not self.hints:
+                self.say("No hint here: deal, undo, or resign.")
+                return
+            self._show_hint()
+
+        self.request(lambda i: AskHint(id=i, room=code), hinted, "hint")
+
+    def _show_hint(self) -> None:
+        board = self.query_one("#board", BoardView)
+        hint = self.hints[self.hint_index]
+        cards, target = hint_marks(board.piles, board.board, hint.move)
+        board.mark_hint(cards, target)
+        more = f" ({self.hint_index + 1}/{len(self.hints)}, h: next)" if len(self.hints) > 1 else ""
+        self.say(f"Hint: {hint.move}: {hint.reason}{more}")
+
+    def _confirmed(self, action: str, prompt: str) -> bool:
+        """True on the second press of ``action`` within a few seconds."""
+        now = time.monotonic()
+        if self._confirm is not None and self._confirm[0] == action and now - self._confirm[1] < CONFIRM_SECONDS:
+            self._confirm = None
+            return True
+        self._confirm = (action, now)
+        self.say(prompt, "error")
+        return False
+
+    def action_resign(self) -> None:
+        if not self._confirmed("resign", "Press R again to resign this race."):
+            return
+        code = self.code
+        self.request(lambda i: Resign(id=i, room=code), lambda reply: self.say("You resigned."), "resign")
+
+    def action_ready(self) -> None:
+        mirror = self.mirror
+        me = None if mirror is None else self.me(mirror.view())
+        ready = not (me is not None and me.ready)
+        code = self.code
+        self.request(lambda i: Ready(id=i, room=code, ready=ready), None, "ready")
+
+    def action_start(self) -> None:
+        code = self.code
+        self.request(lambda i: Start(id=i, room=code), None, "start")
+
+    def action_type_move(self) -> None:
+        self.query_one("#notation", Input).focus()
+
+    def action_cancel(self) -> None:
+        board = self.query_one("#board", BoardView)
+        if board.selected is not None:
+            board.clear_selection()
+            self.say("")
+        else:
+            board.focus()
+
+    def action_next_board(self) -> None:
+        mirror = self.mirror
+        if mirror is None:
+            return
+        seats = [racer.seat for racer in mirror.view().racers if racer.board is not None]
+        if not seats:
+            return
+        current = seats.index(self.shown_seat) if self.shown_seat in seats else -1
+        self.shown_seat = seats[(current + 1) % len(seats)]
+        name = next(r.name for r in mirror.view().racers if r.seat == self.shown_seat)
+        self.say(f"Showing {'your' if self.shown_seat == self.seat else name + chr(39) + 's'} board.")
+        self.refresh_view()
+
+    def action_results(self) -> None:
+        from client.tui.results import ResultsScreen
+
+        self.app.push_screen(ResultsScreen(self.code))
+
+    def action_leave(self) -> None:
+        mirror = self.mirror
+        if mirror is not None:
+            view = mirror.view()
+            me = self.me(view)
+            racing = view.state == "racing" and me is not None and me.finished_ms is None and not me.resigned
+            if racing and not self._confirmed("leave", "Leaving now resigns the race: press q again to leave."):
+                return
+        code = self.code
+
+        async def leave() -> None:
+            client = self.client
+            if client is not None:
+                try:
+                    await client.leave(code)
+                except (ConnectionError, TimeoutError):
+                    client.forget(code)
+            self.go_home()
+
+        self.call(lambda client: leave())

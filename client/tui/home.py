@@ -1,0 +1,317 @@
+"""The first screens: the name prompt, the home menu, the room and practice forms,
+and joining by code."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, Checkbox, Footer, Input, Label, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+from client.connection import ServerError
+from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent, explain
+from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, RoomOptions, ServerMessage, Variant
+
+NOT_OFFERED = "  (not offered by this server yet)"
+
+
+class NameScreen(ClientScreen):
+    """Asks for the player's name (once: it is remembered)."""
+
+    DEFAULT_CSS = """
+    NameScreen { align: center middle; }
+    NameScreen > Vertical { width: 60; height: auto; border: round $accent; padding: 1 2; }
+    """
+
+    def __init__(self, error: str | None = None) -> None:
+        super().__init__()
+        self.error = error
+
+    def body(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Welcome to Solitaire Race!", classes="title")
+            yield Label("What name should other racers see? (1-24 characters)")
+            yield Input(value=self.race_app.settings.name or "", placeholder="your name", max_length=24, id="name")
+            yield Static(self.error or "", id="name-error", classes="message error")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#name", Input).focus()
+
+    @on(Input.Submitted, "#name")
+    def submitted(self, event: Input.Submitted) -> None:
+        name = event.value.strip()
+        if not name:
+            self.query_one("#name-error", Static).update("Type a name first.")
+            return
+        self.dismiss()
+        self.race_app.set_name(name)
+
+
+class HomeScreen(ClientScreen):
+    """The main menu."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "app.quit", "Quit")]
+
+    DEFAULT_CSS = """
+    HomeScreen OptionList { height: auto; max-height: 16; margin: 1 2; }
+    #who { padding: 0 1; }
+    """
+
+    def body(self) -> ComposeResult:
+        yield Label("♠ ♥ Solitaire Race ♣ ♦", classes="title")
+        yield Static(id="who")
+        yield OptionList(id="menu")
+        yield Static("Arrows and Enter to choose; q to quit.", classes="hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.refresh_menu()
+        self.query_one("#menu", OptionList).focus()
+
+    def on_screen_resume(self) -> None:
+        super().on_screen_resume()
+        self.refresh_menu()
+
+    def on_connection_changed(self, event: ConnectionChanged) -> None:
+        self.refresh_menu()
+
+    def on_server_event(self, event: ServerEvent) -> None:
+        if isinstance(event.message, Joined):
+            self.refresh_menu()  # a seat restored at reconnection
+
+    def refresh_menu(self) -> None:
+        app = self.race_app
+        client = app.client
+        who = self.query_one("#who", Static)
+        if client is None:
+            who.update(f"Connecting to {app.url}…")
+        else:
+            who.update(f"Playing as [b]{client.name}[/b] on {app.url}")
+        ready = client is not None
+        options = [Option("Quick race" + NOT_OFFERED, id="quick", disabled=True)]
+        if client is not None:
+            for code, mirror in sorted(client.rooms.items()):
+                if client.roles.get(code) == "racer" and mirror.view().state != "finished":
+                    options.append(Option(f"Back to your race in room {code}", id=f"room:{code}"))
+        options += [
+            Option("Create a room", id="create", disabled=not ready),
+            Option("Join a room by code", id="join", disabled=not ready),
+            Option("Spectate a live public room", id="lobby", disabled=not ready),
+            Option("Practice a deal", id="practice", disabled=not ready),
+            Option("Leaderboards" + NOT_OFFERED, id="leaderboards", disabled=True),
+            Option("Your statistics" + NOT_OFFERED, id="stats", disabled=True),
+            Option("Change your name", id="name"),
+            Option("Quit", id="quit"),
+        ]
+        menu = self.query_one("#menu", OptionList)
+        before = menu.highlighted_option
+        # Keep the highlight on the same choice (by id: rows move as rooms come and go).
+        enabled = [i for i, option in enumerate(options) if not option.disabled]
+        keep = [i for i in enabled if before is not None and options[i].id == before.id and before.id != "name"]
+        menu.clear_options()
+        menu.add_options(options)
+        menu.highlighted = keep[0] if keep else enabled[0]
+
+    @on(OptionList.OptionSelected, "#menu")
+    def chosen(self, event: OptionList.OptionSelected) -> None:
+        from client.tui.game import GameScreen
+        from client.tui.lobby import LobbyScreen
+
+        choice = event.option.id or ""
+        if choice.startswith("room:"):
+            self.app.push_screen(GameScreen(choice[5:]))
+        elif choice == "create":
+            self.app.push_screen(CreateScreen(practice=False))
+        elif choice == "practice":
+            self.app.push_screen(CreateScreen(practice=True))
+        elif choice == "join":
+            self.app.push_screen(JoinScreen())
+        elif choice == "lobby":
+            self.app.push_screen(LobbyScreen())
+        elif choice == "name":
+            self.app.push_screen(NameScreen())
+        elif choice == "quit":
+            self.app.exit(0)
+
+
+class CreateScreen(ClientScreen):
+    """A form for a new room, or (``practice``) a one-seat room on a chosen deal."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back", priority=True)]
+
+    DEFAULT_CSS = """
+    CreateScreen VerticalScroll { padding: 0 2; }
+    CreateScreen Horizontal { height: auto; margin: 0 0 1 0; }
+    CreateScreen Horizontal > Label { width: 22; padding: 0 1 0 0; }
+    CreateScreen Select { width: 24; }
+    CreateScreen Input { width: 24; }
+    """
+
+    def __init__(self, practice: bool) -> None:
+        super().__init__()
+        self.practice = practice
+
+    def body(self) -> ComposeResult:
+        title = "Practice a deal" if self.practice else "Create a room"
+        yield Label(title, classes="title")
+        with VerticalScroll():
+            with Horizontal():
+                yield Label("Game")
+                yield Select[str](
+                    [("Scorpion", "scorpion"), ("Antares", "antares")],
+                    value="scorpion",
+                    allow_blank=False,
+                    compact=True,
+                    id="variant",
+                )
+            if self.practice:
+                with Horizontal():
+                    yield Label("Deal number")
+                    yield Input(placeholder="e.g. 617 or ms617 (blank: random)", compact=True, id="deal")
+            else:
+                with Horizontal():
+                    yield Label("Racers")
+                    yield Select[int](
+                        [(str(n), n) for n in range(2, 9)], value=2, allow_blank=False, compact=True, id="racers"
+                    )
+                with Horizontal():
+                    yield Label("Time limit (minutes)")
+                    yield Input(placeholder="none", type="integer", compact=True, id="limit")
+                yield Checkbox("Public (listed for spectators)", value=False, compact=True, id="public")
+            with Horizontal():
+                yield Label("Autoplay (Antares)")
+                yield Select[str](
+                    [("safe", "safe"), ("off", "off"), ("all", "all")],
+                    value="safe",
+                    allow_blank=False,
+                    compact=True,
+                    id="autoplay",
+                )
+            yield Checkbox("Hints allowed", value=True, compact=True, id="hints")
+            yield Checkbox("Undo allowed", value=True, compact=True, id="undo")
+            yield Button("Start practice" if self.practice else "Create", id="create", compact=True, variant="primary")
+            yield Static(id="create-error", classes="message error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#variant", Select).focus()
+
+    def show_error(self, text: str) -> None:
+        self.query_one("#create-error", Static).update(text)
+
+    def action_back(self) -> None:
+        """Close an open list first; otherwise leave the form."""
+        for select in self.query(Select):
+            if select.expanded:
+                select.expanded = False
+                select.focus()
+                return
+        self.app.pop_screen()
+
+    def options(self) -> RoomOptions | None:
+        autoplay = self.query_one("#autoplay", Select).value
+        common = {
+            "autoplay": autoplay if autoplay in ("off", "safe", "all") else "safe",
+            "hints": self.query_one("#hints", Checkbox).value,
+            "undo": self.query_one("#undo", Checkbox).value,
+        }
+        if self.practice:
+            deal = self.query_one("#deal", Input).value.strip() or None
+            return RoomOptions(max_racers=1, deal=deal, **common)  # type: ignore[arg-type]
+        racers = self.query_one("#racers", Select).value
+        limit_text = self.query_one("#limit", Input).value.strip()
+        limit = int(limit_text) * 60 if limit_text else None
+        if limit is not None and not 30 <= limit <= 86_400:
+            self.show_error("The time limit is 1 to 1440 minutes.")
+            return None
+        return RoomOptions(
+            max_racers=racers if isinstance(racers, int) else 2,
+            public=self.query_one("#public", Checkbox).value,
+            time_limit=limit,
+            **common,  # type: ignore[arg-type]
+        )
+
+    @on(Button.Pressed, "#create")
+    @on(Input.Submitted)
+    def create(self) -> None:
+        options = self.options()
+        if options is None:
+            return
+        value = self.query_one("#variant", Select).value
+        variant: Variant = "antares" if value == "antares" else "scorpion"
+        practice = self.practice
+
+        def opened(reply: ServerMessage) -> None:
+            from client.tui.game import GameScreen
+
+            if not isinstance(reply, Joined):
+                return
+            self.app.switch_screen(GameScreen(reply.room, seat=reply.seat))
+            if practice:
+                # A practice room starts as soon as its only racer is ready.
+                client = self.client
+                if client is not None:
+                    self.app.run_worker(client.request(lambda i: Ready(id=i, room=reply.room)), exit_on_error=False)
+
+        self.request(lambda i: CreateRoom(id=i, variant=variant, options=options), opened)
+
+
+class JoinScreen(ClientScreen):
+    """Join a room by its code; a race already running can be spectated instead."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "Back", priority=True)]
+
+    DEFAULT_CSS = """
+    JoinScreen Input { width: 30; margin: 1 2; }
+    """
+
+    def body(self) -> ComposeResult:
+        yield Label("Join a room", classes="title")
+        yield Label("Type the room code you were given (8 characters), then Enter.", classes="hint")
+        yield Input(placeholder="room code", max_length=16, id="code")
+        yield Static(id="join-error", classes="message error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#code", Input).focus()
+
+    def show_error(self, text: str) -> None:
+        self.query_one("#join-error", Static).update(text)
+
+    @on(Input.Submitted, "#code")
+    def join(self, event: Input.Submitted) -> None:
+        code = event.value.strip().upper()
+        if not code:
+            return
+        from client.tui.game import GameScreen
+        from client.tui.spectate import SpectateScreen
+
+        async def attempt() -> None:
+            client = self.client
+            if client is None:
+                self.show_error("not connected to the server yet")
+                return
+            try:
+                reply = await client.request(lambda i: JoinRoom(id=i, room=code))
+            except ServerError as error:
+                if error.code in ("race-in-progress", "race-over"):
+                    self.app.switch_screen(SpectateScreen(code))
+                    self.app.notify(f"Room {code} is already racing: you are watching it.")
+                    return
+                self.show_error(explain(error))
+                return
+            except (ConnectionError, TimeoutError) as error:
+                self.show_error(explain(error))
+                return
+            if isinstance(reply, Joined):
+                self.app.switch_screen(GameScreen(reply.room, seat=reply.seat))
+
+        self.run_worker(attempt(), exit_on_error=False)

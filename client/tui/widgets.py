@@ -1,0 +1,202 @@
+"""Widgets drawing what the server sends: a board (with the keyboard and mouse
+selection of the player's own board) and the racers' progress."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widget import Widget
+
+from client.board import Board, Layout, Marks, layout_for, pile_at, render_board
+from client.cursor import Cursor, Position, card_at, home_text, move_text
+from client.describe import CARDS, bar, count, duration, racer_status
+from protocol.messages import PileInfo, Racer
+
+
+class BoardView(Widget):
+    """One board. With ``interactive``, a cursor walks the piles: pick a card up, put it
+    down on another pile, and the widget posts :class:`BoardView.MoveChosen` with the move
+    in notation (the server decides whether it is legal)."""
+
+    can_focus = True
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "cursor('left')", "Left", show=False),
+        Binding("right", "cursor('right')", "Right", show=False),
+        Binding("up", "cursor('up')", "Up", show=False),
+        Binding("down", "cursor('down')", "Down", show=False),
+        Binding("enter,space", "pick", "Pick"),
+        Binding("f", "home", "Home"),
+        *(Binding(str(n), f"jump({n})", f"Pile {n}", show=False) for n in range(1, 10)),
+    ]
+
+    DEFAULT_CSS = """
+    BoardView { width: auto; height: auto; padding: 0 1; }
+    BoardView:focus { background: $boost; }
+    """
+
+    class MoveChosen(Message):
+        def __init__(self, move: str) -> None:
+            super().__init__()
+            self.move = move
+
+    class Notice(Message):
+        """Something the player should read (nothing to pick up there, ...)."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, interactive: bool = False, cell: int = 5, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.interactive = interactive
+        self.cell = cell
+        self.piles: list[PileInfo] = []
+        self.board: list[list[int | None]] = []
+        self.layout_: Layout | None = None
+        self.cursor: Cursor | None = None
+        self.hint: frozenset[Position] = frozenset()
+        self.target: int | None = None
+        self.can_focus = interactive
+
+    def show(self, piles: Sequence[PileInfo], board: Board | None) -> None:
+        """Draw ``board`` (None: no board) with piles ``piles``; keeps the cursor on it."""
+        piles = list(piles)
+        changed = board is None or [list(p) for p in board] != self.board
+        if piles != self.piles or self.layout_ is None:
+            self.piles = piles
+            self.layout_ = layout_for(piles)
+            self.cursor = None
+        self.board = [list(pile) for pile in board] if board is not None else []
+        if self.interactive and self.board and len(self.board) == len(piles):
+            if self.cursor is None:
+                self.cursor = Cursor.start(self.layout_, self.board)
+            self.cursor.clamp(self.board)
+        elif not self.interactive:
+            self.cursor = None
+        if changed:
+            self.hint, self.target = frozenset(), None
+        self.refresh(layout=True)
+
+    def mark_hint(self, cards: frozenset[Position], target: int | None) -> None:
+        self.hint, self.target = cards, target
+        self.refresh()
+
+    def clear_selection(self) -> None:
+        if self.cursor is not None:
+            self.cursor.selected = None
+            self.refresh()
+
+    @property
+    def selected(self) -> Position | None:
+        return None if self.cursor is None else self.cursor.selected
+
+    def render(self) -> Text:
+        if not self.board or len(self.board) != len(self.piles):
+            return Text("(no board yet)", style="dim")
+        cursor = self.cursor
+        marks = Marks(
+            cursor=cursor.position if cursor is not None and self.has_focus else None,
+            selected=cursor.selected if cursor is not None else None,
+            hint=self.hint,
+            target=self.target,
+        )
+        return render_board(self.piles, self.board, self.layout_, marks, self.cell)
+
+    # -- the player's selection ---------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Picking, moving and jumping only on the player's own board during their race."""
+        if action in ("pick", "home", "cursor", "jump"):
+            return self.interactive and self.cursor is not None
+        return True
+
+    def action_cursor(self, direction: str) -> None:
+        if self.cursor is not None:
+            self.cursor.move(direction, self.board)
+            self.refresh()
+
+    def action_jump(self, number: int) -> None:
+        if self.cursor is not None:
+            self.cursor.jump(number, self.board)
+            self.refresh()
+
+    def action_pick(self) -> None:
+        """Pick up the card under the cursor, or put the picked card on the cursor's pile."""
+        cursor = self.cursor
+        if cursor is None:
+            return
+        pile, index = cursor.position
+        if cursor.selected is None:
+            if self.piles[pile].kind == "stock":
+                self.post_message(self.MoveChosen("deal"))
+            elif card_at(self.board, cursor.position) is None:
+                self.post_message(self.Notice("nothing to pick up there"))
+            else:
+                cursor.selected = (pile, index)
+            self.refresh()
+            return
+        if cursor.selected[0] == pile:
+            cursor.selected = None  # put it back
+            self.refresh()
+            return
+        text = move_text(self.piles, self.board, cursor.selected, pile)
+        cursor.selected = None
+        self.refresh()
+        if text is not None:
+            self.post_message(self.MoveChosen(text))
+
+    def action_home(self) -> None:
+        """Send the picked card (or the one under the cursor) to its foundation."""
+        cursor = self.cursor
+        if cursor is None:
+            return
+        text = home_text(self.board, cursor.selected or cursor.position)
+        cursor.selected = None
+        self.refresh()
+        if text is None:
+            self.post_message(self.Notice("no card there to send home"))
+        else:
+            self.post_message(self.MoveChosen(text))
+
+    def on_click(self, event: events.Click) -> None:
+        """A click puts the cursor on a card and picks it (or drops the picked card there)."""
+        if self.cursor is None or self.layout_ is None:
+            return
+        hit = pile_at(self.layout_, self.board, event.x - 1, event.y, self.cell)
+        if hit is None:
+            return
+        pile, index = hit
+        cards = self.board[pile]
+        self.cursor.position = (pile, index if 0 <= index < len(cards) and cards[index] is not None else len(cards) - 1)
+        self.focus()
+        self.action_pick()
+
+
+def racer_lines(racers: Sequence[Racer], me: int | None, started: int | None) -> Text:
+    """Every racer: name, a bar of cards home, moves and what they are doing."""
+    text = Text()
+    for racer in racers:
+        progress = racer.progress
+        name = racer.name + (" (you)" if racer.seat == me else "")
+        style = "bold" if racer.seat == me else ""
+        text.append(f"{name[:18]:<18}", style)
+        text.append(f" {progress.home:>2}/{CARDS}\n")
+        text.append(bar(progress.home, width=24), "green" if progress.won else "cyan")
+        status = racer_status(racer) or ("racing" if started is not None else ("ready" if racer.ready else "not ready"))
+        text.append(f"\n{count(progress.moves, 'move')} · {status}\n", "dim" if racer.resigned else "")
+    return text
+
+
+def clock_text(elapsed: float | None, ends_in: float | None) -> str:
+    if elapsed is None:
+        return ""
+    text = f"⏱ {duration(elapsed)}"
+    if ends_in is not None:
+        text += f"  (ends in {duration(ends_in)})"
+    return text

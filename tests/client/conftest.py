@@ -1,0 +1,130 @@
+"""Fixtures for the client tests: a real race server in this process, on the session's
+real Redis, and helpers to race on it.
+
+``serve`` (function scope, async)
+    A factory: ``async with serve(deal="24") as srv:`` runs a :class:`RaceServer` on a free
+    loopback port (or ``port=``) with a key prefix of its own (``prefix=`` to share one
+    with an earlier server, as a restart does); ``srv.url`` is its address and
+    ``srv.connect(name)`` opens a :class:`RaceClient`, closed before the server stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import msgspec
+import pytest_asyncio
+
+from client.connection import RaceClient
+from protocol.messages import RoomView
+from server.app import RaceServer
+from server.config import Config
+from server.games import Antares, Autoplay, Game, Options
+from server.hub import Hub
+from server.rooms.room import random_deal
+from server.solver import Solved, solve
+
+T = TypeVar("T")
+
+#: Seconds to wait for something the server does at once (the countdown takes 3 s).
+PATIENCE = 10.0
+
+#: A deal the solver wins in a fraction of a second (Antares, safe autoplay: the default).
+ANTARES_DEAL = 24
+
+
+async def eventually(probe: Callable[[], T | None], timeout: float = PATIENCE, what: str = "condition") -> T:
+    """Poll ``probe`` until it returns something true; return that."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+def without_now(view: RoomView) -> RoomView:
+    """A view without ``clock.now`` (the moment the view was made)."""
+    return msgspec.structs.replace(view, clock=msgspec.structs.replace(view.clock, now=0))
+
+
+def new_antares() -> Game:
+    """A local replica of a racer's board in an Antares room on :data:`ANTARES_DEAL`."""
+    return Antares.new(ANTARES_DEAL, Options(autoplay=Autoplay.SAFE))
+
+
+@functools.cache
+def winning_line() -> tuple[str, ...]:
+    """A winning line of :data:`ANTARES_DEAL`, as canonical move texts."""
+    game = new_antares()
+    solved = solve(Antares, ANTARES_DEAL, game.options)
+    assert isinstance(solved, Solved)
+    texts = []
+    for move in solved.moves:
+        texts.append(game.move_text(move))
+        game.apply(move)
+    assert game.is_won()
+    return tuple(texts)
+
+
+@dataclass
+class Running:
+    server: RaceServer
+    url: str
+    prefix: str
+    clients: list[RaceClient] = field(default_factory=list)
+
+    @property
+    def hub(self) -> Hub:
+        assert self.server.hub is not None
+        return self.server.hub
+
+    def view(self, code: str, seat: int | None) -> RoomView:
+        """The room as the server shows it to ``seat`` (None: a spectator), now."""
+        return self.hub.rooms[code].room.view(seat, int(time.time() * 1000))
+
+    async def connect(self, name: str, resume: str | None = None, reconnect: bool = False) -> RaceClient:
+        client = await RaceClient.connect(self.url, name, resume=resume, reconnect=reconnect)
+        self.clients.append(client)
+        return client
+
+
+Serve = Callable[..., contextlib.AbstractAsyncContextManager[Running]]
+
+
+@pytest_asyncio.fixture
+async def serve(redis_url: str) -> AsyncIterator[Serve]:
+    opened: list[Running] = []
+
+    @contextlib.asynccontextmanager
+    async def start(
+        deal: str | None = None, port: int = 0, prefix: str | None = None, close_clients: bool = True, **settings: Any
+    ) -> AsyncIterator[Running]:
+        prefix = prefix or f"test:{uuid.uuid4().hex[:12]}:"
+        config = Config(host="127.0.0.1", port=port, redis_url=redis_url, key_prefix=prefix, **settings)
+        picker = random_deal if deal is None else (lambda variant: deal)
+        async with RaceServer(config, picker) as server:
+            running = Running(server, f"ws://127.0.0.1:{server.port}", prefix)
+            opened.append(running)
+            try:
+                yield running
+            finally:
+                if close_clients:
+                    for client in running.clients:
+                        with contextlib.suppress(Exception):
+                            await client.close()
+
+    yield start
+    for running in opened:
+        for client in running.clients:
+            with contextlib.suppress(Exception):
+                await client.close()

@@ -1,0 +1,119 @@
+"""End to end in a real terminal: ``python -m client`` under tmux against a real server,
+driven by keys, checked on the captured screen."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import shutil
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.client.conftest import ANTARES_DEAL, Serve
+
+pytestmark = [
+    pytest.mark.asyncio,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+#: A tmux server of our own (``-L``), so the test never touches the user's sessions.
+SOCKET = f"solitaire-race-test-{uuid.uuid4().hex[:8]}"
+
+
+async def tmux(*args: str) -> str:
+    process = await asyncio.create_subprocess_exec(
+        "tmux", "-L", SOCKET, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await process.communicate()
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
+
+class Terminal:
+    """An 80x24 tmux session running one command."""
+
+    def __init__(self, session: str) -> None:
+        self.session = session
+
+    async def screen(self) -> str:
+        return await tmux("capture-pane", "-p", "-t", self.session)
+
+    async def keys(self, *keys: str) -> None:
+        await tmux("send-keys", "-t", self.session, *keys)
+
+    async def type(self, text: str) -> None:
+        await tmux("send-keys", "-t", self.session, "-l", text)
+
+    async def shows(self, text: str, timeout: float = 10.0) -> str:
+        """Wait until the screen shows ``text``; return the screen."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = await self.screen()
+            if text in screen:
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the screen never showed {text!r}; it shows:\n{screen}")
+            await asyncio.sleep(0.1)
+
+
+async def test_a_practice_race_in_a_real_terminal(serve: Serve, tmp_path: Path) -> None:
+    async with serve() as srv:
+        session = "client"
+        command = " ".join(
+            shlex.quote(part)
+            for part in (sys.executable, "-m", "client", "--server", srv.url, "--config-dir", str(tmp_path))
+        )
+        await tmux(
+            "-u", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", str(ROOT),
+            "-e", "LANG=C.UTF-8", "-e", "TERM=xterm-256color", command,
+        )  # fmt: skip
+        terminal = Terminal(session)
+        try:
+            await terminal.shows("What name should other racers see?")
+            await terminal.type("Ann")
+            await terminal.keys("Enter")
+            await terminal.shows("Playing as Ann")
+            await terminal.keys("Down", "Down", "Down", "Enter")
+            await terminal.shows("Practice a deal")
+            await terminal.keys("Enter")  # open the game list
+            await terminal.shows("Antares")
+            await terminal.keys("Down")
+            await terminal.keys("Enter")
+            await terminal.shows("Antares    ")  # chosen
+            await terminal.keys("Tab")
+            await terminal.type(str(ANTARES_DEAL))
+            await terminal.shows(f"Deal number           {ANTARES_DEAL}")
+            await terminal.keys("Enter")
+            screen = await terminal.shows(" s1 ", timeout=10)  # the board, after the countdown
+            lines = screen.splitlines()
+            assert lines[0].split()[:9] == ["Room", lines[0].split()[1], "·", "Antares", "·", "deal", "24", "·", "race"]
+            assert lines[1].split()[:8] == ["c1", "c2", "c3", "c4", "hc", "hs", "hh", "hd"]
+            assert lines[4].split()[:9] == ["s1", "s2", "s3", "s4", "│", "f1", "f2", "f3", "f4"]
+            assert lines[5].split()[:9] == ["2♦", "7♥", "A♥", "7♠", "│", "4♣", "5♥", "Q♣", "5♦"]
+            assert "Ann (you)" in screen
+
+            await terminal.type(":")  # to the move line
+            await asyncio.sleep(0.3)
+            await terminal.type("JD>c1")
+            await terminal.keys("Enter")
+            screen = await terminal.shows("✓ JD>c1")
+            assert screen.splitlines()[2].split()[0] == "J♦"  # now in the first cell
+            await terminal.type("QD>s2")
+            await terminal.keys("Enter")
+            await terminal.shows("✗ QD>s2: on a Scorpion pile, QD needs")
+
+            await terminal.keys("Escape")  # back to the board (then a pause: Escape and q at once read as Alt-q)
+            await asyncio.sleep(0.3)
+            await terminal.type("q")  # leaving a race resigns: asked twice
+            await terminal.shows("press q again to leave")
+            await terminal.type("q")
+            await terminal.shows("Playing as Ann")
+        finally:
+            await tmux("kill-server")
