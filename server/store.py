@@ -116,6 +116,16 @@ class Store:
     def prefix(self) -> str:
         return self._prefix
 
+    @property
+    def redis(self) -> Redis:
+        """The underlying client, for the stores of other features (leaderboards, daily
+        challenges) that keep their keys under the same prefix. Wrap its errors the same way."""
+        return self._redis
+
+    def failure(self, action: str, error: Exception) -> StoreUnavailable:
+        """The :class:`StoreUnavailable` for ``action`` failing with redis-py's ``error``."""
+        return self._failure(action, error)
+
     async def close(self) -> None:
         """Finish writing queued moves, then close every connection; the store is unusable afterwards."""
         if self._move_writer is not None:
