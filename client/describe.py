@@ -116,7 +116,8 @@ def event_line(view: RoomView, names: dict[int, str], event: RoomEvent) -> str |
     if isinstance(event, RacerResigned):
         return f"{who(event.seat)} resigned ({event.reason})"
     if isinstance(event, RaceOver):
-        return "\n".join(["race over:", *results_lines(event.results), f"  deal {event.reveal.deal}"])
+        deal = f"  deal {event.reveal.deal}" if event.reveal is not None else "  deal revealed when the day ends"
+        return "\n".join(["race over:", *results_lines(event.results), deal])
     if isinstance(event, Rematched):
         return f"rematch: race {event.race}"
     return None

@@ -61,6 +61,8 @@ class RoomOptions(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True
     time_limit: Annotated[int, Meta(ge=30, le=86_400)] | None = None
     spectator_delay: Annotated[float, Meta(ge=0, le=300)] | None = None
     deal: Annotated[str, Meta(min_length=1, max_length=24)] | None = None
+    #: Deal only solver-certified winnable deals; by default on for Scorpion, off for Antares.
+    winnable: bool | None = None
 
 
 class PileInfo(msgspec.Struct, frozen=True):
@@ -114,7 +116,8 @@ class Racer(msgspec.Struct, omit_defaults=True, frozen=True):
 
 
 class Result(msgspec.Struct, omit_defaults=True, frozen=True):
-    """A racer's place: finishers by time then moves, then the others by progress."""
+    """A racer's place: finishers by time then moves, then the others by progress.
+    ``rating`` is the racer's new rating after a rated race, ``rating_change`` the change."""
 
     place: int
     seat: int
@@ -123,6 +126,8 @@ class Result(msgspec.Struct, omit_defaults=True, frozen=True):
     time_ms: int | None
     moves: int
     home: int
+    rating: float | None = None
+    rating_change: float | None = None
 
 
 class Reveal(msgspec.Struct, frozen=True):
@@ -133,6 +138,13 @@ class Reveal(msgspec.Struct, frozen=True):
 
     deal: str
     salt: str
+
+
+class DailyTag(msgspec.Struct, frozen=True):
+    """A daily-challenge room: the day (UTC, YYYY-MM-DD) and whether the attempt is ranked."""
+
+    date: str
+    ranked: bool
 
 
 class RoomView(msgspec.Struct, omit_defaults=True, frozen=True):
@@ -151,6 +163,7 @@ class RoomView(msgspec.Struct, omit_defaults=True, frozen=True):
     commitment: str | None = None
     reveal: Reveal | None = None
     results: list[Result] | None = None
+    daily: DailyTag | None = None
 
 
 class RoomSummary(msgspec.Struct, omit_defaults=True, frozen=True):
@@ -247,6 +260,51 @@ class AskRaceLog(_Request, tag="race_log"):
     room: RoomCode
 
 
+class QuickMatch(_Request, tag="quick_match"):
+    """Wait in the quick-match line of ``variant``: an Ack now, then Joined and a Snapshot
+    (with this request's id) when a race forms; its countdown starts by itself."""
+
+    variant: Variant
+
+
+class LeaveQueue(_Request, tag="leave_queue"):
+    variant: Variant
+
+
+class AskDaily(_Request, tag="daily"):
+    """Today's daily challenge of ``variant`` (answered by :class:`DailyInfo`)."""
+
+    variant: Variant
+
+
+class StartDaily(_Request, tag="start_daily"):
+    """Play today's daily challenge: the first attempt of the day is ranked, later ones are
+    practice. Answered by Joined and a Snapshot of a one-racer room."""
+
+    variant: Variant
+
+
+LeaderboardName = Literal["daily", "best-time", "wins", "streak", "rating"]
+
+
+class AskLeaderboard(_Request, tag="leaderboard"):
+    """A leaderboard: the top ``limit`` entries, or with ``around`` the entries around you.
+    ``date`` (YYYY-MM-DD) picks the day of a daily board; today by default."""
+
+    variant: Variant
+    board: LeaderboardName = "daily"
+    date: Annotated[str, Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None = None
+    limit: Annotated[int, Meta(ge=1, le=100)] = 10
+    around: bool = False
+
+
+class AskStats(_Request, tag="stats"):
+    """A player's statistics in ``variant`` (yours by default)."""
+
+    variant: Variant
+    player: Annotated[str, Meta(max_length=32)] | None = None
+
+
 class AskReplay(_Request, tag="replay"):
     """One racer's game of a finished race, step by step (see :class:`Replay`)."""
 
@@ -272,6 +330,12 @@ ClientMessage = (
     | AskSnapshot
     | AskRaceLog
     | AskReplay
+    | QuickMatch
+    | LeaveQueue
+    | AskDaily
+    | StartDaily
+    | AskLeaderboard
+    | AskStats
 )
 
 # -- room events (inside Update) -------------------------------------------------------
@@ -339,8 +403,11 @@ class RacerResigned(_Event, tag="resigned"):
 
 
 class RaceOver(_Event, tag="race_over"):
+    """The race is over. ``reveal`` is absent for a daily challenge, whose deal stays secret
+    until the day ends."""
+
     results: list[Result]
-    reveal: Reveal
+    reveal: Reveal | None = None
 
 
 class Rematched(_Event, tag="rematch"):
@@ -446,6 +513,67 @@ class Replay(_Reply, tag="replay"):
     steps: list[ReplayStep]
 
 
+class DailyReveal(msgspec.Struct, frozen=True):
+    """A finished day's challenge: its deal, salt (for the commitment) and the solver's line."""
+
+    date: str
+    deal: str
+    salt: str
+    commitment: str
+    solution: list[str]
+
+
+class DailyInfo(_Reply, tag="daily"):
+    """Today's challenge of ``variant``: its commitment and par; whether you have used your
+    ranked attempt; when the day ends (Unix ms); and yesterday's challenge revealed."""
+
+    id: int
+    variant: Variant
+    date: str
+    commitment: str
+    par: int
+    attempted: bool
+    ends: int
+    yesterday: DailyReveal | None = None
+
+
+class LeaderboardEntry(msgspec.Struct, omit_defaults=True, frozen=True):
+    rank: int
+    player: str
+    name: str
+    #: The figure the board ranks by: time in ms, wins, days of streak, or rating.
+    value: float
+    finished: bool | None = None
+    moves: int | None = None
+    home: int | None = None
+
+
+class Leaderboard(_Reply, tag="leaderboard"):
+    id: int
+    variant: Variant
+    board: LeaderboardName
+    entries: list[LeaderboardEntry]
+    date: str | None = None
+    me: LeaderboardEntry | None = None
+
+
+class PlayerStats(_Reply, tag="stats"):
+    id: int
+    variant: Variant
+    player: str
+    name: str
+    races_started: int
+    races_won: int
+    races_finished: int
+    daily_attempts: int
+    daily_wins: int
+    best_time_ms: int | None
+    current_streak: int
+    longest_streak: int
+    rating: float
+    rating_deviation: float
+
+
 class Error(_Reply, tag="error"):
     """A request failed. ``id`` names it when it could be read; ``code`` is from the
     table in PROTOCOL.md; ``rule`` names the broken rule of an illegal move."""
@@ -484,5 +612,19 @@ class Goodbye(_Reply, tag="goodbye"):
 
 
 ServerMessage = (
-    Welcome | Ack | Joined | Hints | LegalMoves | Lobby | RaceLog | Replay | Error | Snapshot | Update | Goodbye
+    Welcome
+    | Ack
+    | Joined
+    | Hints
+    | LegalMoves
+    | Lobby
+    | RaceLog
+    | Replay
+    | DailyInfo
+    | Leaderboard
+    | PlayerStats
+    | Error
+    | Snapshot
+    | Update
+    | Goodbye
 )

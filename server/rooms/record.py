@@ -33,6 +33,14 @@ class RoomRecord(msgspec.Struct, omit_defaults=True):
     version: int = 0
     seats: list[SeatRecord] = msgspec.field(default_factory=list)
     deal: str | None = None
+    #: The deal the next countdown will use (a certified winnable one, or the daily deal);
+    #: secret like ``deal``. Without it the countdown draws a random deal.
+    next_deal: str | None = None
+    #: A daily-challenge room: the day (YYYY-MM-DD) and whether the attempt is ranked.
+    daily: str | None = None
+    ranked: bool = False
+    #: Rating after the race and its change, by seat (set when a rated race ends).
+    ratings: dict[int, tuple[float, float]] = msgspec.field(default_factory=dict)
     salt: str | None = None
     commitment: str | None = None
     countdown_ends: int | None = None

@@ -25,6 +25,7 @@ from protocol.fairness import commitment, new_salt
 from protocol.messages import (
     BoardChanged,
     Clock,
+    DailyTag,
     HintItem,
     Patch,
     PileInfo,
@@ -266,6 +267,7 @@ class Room:
             commitment=self.record.commitment,
             reveal=self._reveal() if finished else None,
             results=self._results() if finished else None,
+            daily=None if self.record.daily is None else DailyTag(self.record.daily, self.record.ranked),
         )
 
     def _public_options(self) -> RoomOptions:
@@ -296,7 +298,9 @@ class Room:
         return Clock(now=now, countdown_ends=r.countdown_ends, started=r.started, ends=r.ends, finished=r.finished)
 
     def _reveal(self) -> Reveal | None:
-        if self.record.deal is None or self.record.salt is None:
+        """The deal and salt, once the race is over; a daily challenge keeps its deal secret
+        until the day ends (the day's reveal then comes with the daily information)."""
+        if self.record.deal is None or self.record.salt is None or self.record.daily is not None:
             return None
         return Reveal(deal=self.record.deal, salt=self.record.salt)
 
@@ -309,7 +313,26 @@ class Room:
                     number, racer.record.name, racer.record.finished_ms, racer.plays, progress.home, progress.ordered
                 )
             )
-        return rank(standings)
+        results = rank(standings)
+        ratings = self.record.ratings
+        return [
+            msgspec.structs.replace(result, rating=ratings[result.seat][0], rating_change=ratings[result.seat][1])
+            if result.seat in ratings
+            else result
+            for result in results
+        ]
+
+    def results(self) -> list[Result]:
+        """The race's results (places, and ratings once :meth:`rate` gave them)."""
+        return self._results()
+
+    def rate(self, ratings: dict[int, tuple[float, float]]) -> None:
+        """Record each seat's new rating and its change, shown in the results from now on."""
+        self.record.ratings = dict(ratings)
+
+    def prepare_deal(self, deal: str) -> None:
+        """Use ``deal`` at the next countdown (a certified winnable deal, or the daily deal)."""
+        self.record.next_deal = deal
 
     def summary(self) -> RoomSummary:
         return RoomSummary(
@@ -445,8 +468,8 @@ class Room:
     def _begin_countdown(self, trigger: Trigger, now: int, outcome: Outcome) -> None:
         self._set_state(trigger)
         r = self.record
-        r.deal = r.options.deal or self._pick_deal(r.variant)
-        r.deal = str(Deal.parse(r.deal))
+        r.deal = str(Deal.parse(r.options.deal or r.next_deal or self._pick_deal(r.variant)))
+        r.next_deal = None
         r.salt = new_salt()
         r.commitment = commitment(r.variant, r.deal, r.salt)
         r.countdown_ends = now + COUNTDOWN_MS
@@ -482,9 +505,7 @@ class Room:
         self._set_state(trigger)
         self.record.finished = now
         self._emit(outcome, self._state_event(now))
-        reveal = self._reveal()
-        assert reveal is not None
-        self._emit(outcome, RaceOver(results=self._results(), reveal=reveal))
+        self._emit(outcome, RaceOver(results=self._results(), reveal=self._reveal()))
         outcome.finished = True
         outcome.refresh.update(self._seats)
 
@@ -591,11 +612,14 @@ class Room:
         self._racer(player)
         if self.state is not State.FINISHED:
             raise RoomError("not-finished", "a rematch can start only after the race")
+        if self.record.daily is not None:
+            raise RoomError("not-allowed", "a daily challenge is one attempt: start another from the daily menu")
         self._set_state(Trigger.REMATCH)
         r = self.record
         outcome = Outcome(reset_logs=8)
         r.race += 1
         r.deal = r.salt = r.commitment = None
+        r.ratings = {}
         r.countdown_ends = r.started = r.ends = r.finished = None
         gone = [n for n, seat in self._seats.items() if seat.record.left]
         for seat in self._seats.values():
