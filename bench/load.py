@@ -200,7 +200,9 @@ def spawn_server(profile: Path | None = None, log_level: str = "WARNING") -> Spa
     command = [sys.executable]
     if profile is not None:
         command += ["-m", "cProfile", "-o", str(profile)]
+    # Solver workers off: the pool and daily deals would fill in the background and skew the figures.
     command += ["-m", "server", "--port", str(port), "--data-dir", str(Path(data_dir.name) / "redis")]
+    command += ["--solver-workers", "0"]
     command += ["--log-level", log_level]
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=raise_nofile_limit)

@@ -11,6 +11,8 @@ import gc
 import logging
 import signal
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -19,6 +21,7 @@ from protocol.codec import MalformedFrame, decode_client, request_id_of
 from protocol.messages import Goodbye
 from server.client_link import ClientLink
 from server.config import Config
+from server.deal_supply import DailyDeals, WinnablePool
 from server.hub import Hub
 from server.limits import Offences, TokenBucket
 from server.redis_process import EmbeddedRedis
@@ -46,7 +49,10 @@ class RaceServer:
         self.store: Store | None = None
         self.hub: Hub | None = None
         self.listener: Server | None = None
-        self._sweeper: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._executor: ProcessPoolExecutor | None = None
+        self._daily: DailyDeals | None = None
+        self._pool: WinnablePool | None = None
 
     @property
     def port(self) -> int:
@@ -62,7 +68,13 @@ class RaceServer:
             url = await self.embedded.start()
             logger.info("embedded Redis running, data in %s", config.data_dir)
         self.store = await Store.connect(url, prefix=config.key_prefix)
-        self.hub = Hub(config, self.store, await self.store.server_secret(), self.deal_picker)
+        secret = await self.store.server_secret()
+        if config.solver_workers > 0:
+            # Solving is CPU-bound: it runs in worker processes, never on the event loop.
+            self._executor = ProcessPoolExecutor(config.solver_workers, mp_context=get_context("spawn"))
+            self._daily = DailyDeals(self.store, secret, config.solver_budget, self._executor)
+            self._pool = WinnablePool(self.store, config.solver_budget, config.pool_size, self._executor)
+        self.hub = Hub(config, self.store, secret, self.deal_picker, self._daily, self._pool)
         restored = await self.hub.restore()
         self.listener = await serve(
             self._connection,
@@ -71,10 +83,22 @@ class RaceServer:
             compression="deflate" if config.compression else None,
             max_size=HARD_FRAME_LIMIT,
         )
-        self._sweeper = asyncio.create_task(self._sweep())
+        self._tasks = [asyncio.create_task(self._sweep()), asyncio.create_task(self._match())]
+        if self._daily is not None and self._pool is not None:
+            self._tasks += [asyncio.create_task(self._daily.run_ahead()), asyncio.create_task(self._pool.run())]
         logger.info(
             "Solitaire Race server listening on ws://%s:%d (%d rooms restored)", config.host, self.port, restored
         )
+
+    async def _match(self) -> None:
+        """Form quick-match races every quarter of a second."""
+        while True:
+            await asyncio.sleep(0.25)
+            if self.hub is not None:
+                try:
+                    await self.hub.match(time.monotonic())
+                except Exception:
+                    logger.exception("quick match failed")
 
     async def _sweep(self) -> None:
         while True:
@@ -84,8 +108,14 @@ class RaceServer:
 
     async def stop(self) -> None:
         """Close every connection with 1001 (going away), flush room writes, stop Redis."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for supply in (self._daily, self._pool):
+            if supply is not None:
+                await supply.close()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
         if self.listener is not None:
             if self.hub is not None:
                 for link in list(self.hub.links):

@@ -33,6 +33,13 @@ class Config:
     max_rooms_per_player: int = 5
     max_connections: int = 20_000
     key_prefix: str = "sr:"
+    #: Worker processes for the solver (daily deals, the pool of winnable race deals);
+    #: 0 turns both off (no daily challenge; races use random deals).
+    solver_workers: int = 1
+    #: Seconds the solver may spend certifying one deal.
+    solver_budget: float = 10.0
+    #: Certified winnable deals kept ready per game.
+    pool_size: int = 20
 
 
 def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = None) -> Config:
@@ -74,6 +81,12 @@ def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = N
         default=int(env.get("FINISHED_TTL", default.finished_ttl)),
         help="seconds finished rooms are kept (FINISHED_TTL)",
     )
+    parser.add_argument(
+        "--solver-workers",
+        type=int,
+        default=int(env.get("SOLVER_WORKERS", default.solver_workers)),
+        help="solver processes for daily deals and winnable race deals; 0 turns both off (SOLVER_WORKERS)",
+    )
     args = parser.parse_args(argv)
     return Config(
         host=args.host,
@@ -84,4 +97,5 @@ def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = N
         compression=args.compression,
         grace=args.grace,
         finished_ttl=args.finished_ttl,
+        solver_workers=args.solver_workers,
     )

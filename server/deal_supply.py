@@ -86,6 +86,10 @@ class DailyDeals:
         """
         return await self._work.shared(self._key(game, date), lambda: self._load_or_pick(game_name(game), date))
 
+    async def stored(self, game: str, date: str) -> DailyDeal | None:
+        """The deal of ``game`` on ``date`` if it was picked already; never picks one."""
+        return await self._load(self._key(game, date), game_name(game), date)
+
     async def prepare(self, game: str, date: str) -> None:
         """Start :meth:`get` in the background and return at once; failures are logged."""
         self._work.background(self._key(game, date), lambda: self._load_or_pick(game_name(game), date))

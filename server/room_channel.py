@@ -48,14 +48,17 @@ class RoomChannel:
         finished_ttl: int,
         seated: dict[str, set[str]] | None = None,
         on_empty: Callable[[RoomChannel], Awaitable[None]] | None = None,
+        on_outcome: Callable[[RoomChannel, Outcome], Awaitable[None]] | None = None,
     ) -> None:
         """``seated`` is the hub's index (player -> codes of the rooms they race in), kept
-        current by the channel; ``on_empty`` is called once the last racer is gone."""
+        current by the channel; ``on_empty`` is called once the last racer is gone;
+        ``on_outcome`` sees every stored outcome before it is sent (statistics, ratings)."""
         self.room = room
         self.store = store
         self.finished_ttl = finished_ttl
         self._seated = {} if seated is None else seated
         self._on_empty = on_empty
+        self._on_outcome = on_outcome
         self._members: set[str] = set()
         self.lock = asyncio.Lock()
         self.racers: dict[int, list[ClientLink]] = {}
@@ -113,6 +116,11 @@ class RoomChannel:
                         link.error("storage-unavailable", "storage is unavailable; try again", request_id)
                     return False
                 # Not a move: the room goes on in memory; the record is saved with the next write.
+            if self._on_outcome is not None:
+                try:
+                    await self._on_outcome(self, outcome)
+                except StoreUnavailable as error:
+                    logger.error("room %s: statistics or ratings not recorded: %s", self.code, error)
             if link is not None and request_id is not None and ack:
                 link.send(Ack(id=request_id, room=self.code, version=self.room.version, move=outcome.move))
             self.deliver(outcome)

@@ -110,6 +110,7 @@ async def serve(redis_url: str) -> AsyncIterator[Serve]:
         deal: str | None = None, port: int = 0, prefix: str | None = None, close_clients: bool = True, **settings: Any
     ) -> AsyncIterator[Running]:
         prefix = prefix or f"test:{uuid.uuid4().hex[:12]}:"
+        settings.setdefault("solver_workers", 0)  # no solver processes unless a test asks
         config = Config(host="127.0.0.1", port=port, redis_url=redis_url, key_prefix=prefix, **settings)
         picker = random_deal if deal is None else (lambda variant: deal)
         async with RaceServer(config, picker) as server:

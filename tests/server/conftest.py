@@ -205,6 +205,7 @@ async def start_server(redis_url: str) -> ServerFactory:
     async def start(
         grace: float = 60.0, deal_picker: DealPicker = random_deal, **settings: Any
     ) -> AsyncIterator[RunningServer]:
+        settings.setdefault("solver_workers", 0)  # no solver processes unless a test asks
         config = Config(
             port=0, redis_url=redis_url, key_prefix=f"test:{uuid.uuid4().hex[:12]}:", grace=grace, **settings
         )

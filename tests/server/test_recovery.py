@@ -58,6 +58,8 @@ async def launch(port: int, data_dir: Path, log: Path) -> asyncio.subprocess.Pro
             str(port),
             "--data-dir",
             str(data_dir),
+            "--solver-workers",
+            "0",
             cwd=ROOT,
             env=env,
             stdout=out,
