@@ -4,6 +4,8 @@ python -m client [--server URL]             the terminal UI
 python -m client rooms                      public rooms, one a line
 python -m client watch CODE [--plain]       spectate (UI, or a line per event)
 python -m client bot [--rooms N] [--join CODE]   bots racing by the server's hints
+python -m client leaderboard GAME [--board B] [--around]   a leaderboard (as your saved player)
+python -m client stats GAME                 your statistics in a game
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 from websockets.exceptions import InvalidHandshake, InvalidURI
 
 from client.connection import ServerError
+from client.standings import BOARDS, GAMES
 
 DEFAULT_SERVER = "ws://127.0.0.1:8765"
 
@@ -40,6 +43,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     bot.add_argument("--races", type=int, default=1, help="races per room, rematching in between (default 1)")
     bot.add_argument("--max-moves", type=int, default=600, help="a bot resigns after this many moves (default 600)")
     bot.add_argument("--join", metavar="CODE", help="instead: one bot joins room CODE (race it yourself)")
+    board = commands.add_parser("leaderboard", help="a leaderboard, with your line marked (you)")
+    board.add_argument("game", choices=GAMES)
+    board.add_argument("--board", choices=tuple(BOARDS), default="daily", help="which board (default: today's daily)")
+    board.add_argument("--around", action="store_true", help="the entries around you instead of the top")
+    board.add_argument("--limit", type=int, default=10, choices=range(1, 101), metavar="N", help="entries (1-100)")
+    stats = commands.add_parser("stats", help="your statistics in a game")
+    stats.add_argument("game", choices=GAMES)
     return parser.parse_args(argv)
 
 
@@ -50,6 +60,12 @@ async def _script(args: argparse.Namespace) -> int:
         return await commands.list_rooms(args.server)
     if args.command == "watch":
         return await commands.watch_plain(args.server, args.code, follow=args.follow)
+    if args.command == "leaderboard":
+        return await commands.show_leaderboard(
+            args.server, args.game, args.board, around=args.around, limit=args.limit, directory=args.config_dir
+        )
+    if args.command == "stats":
+        return await commands.show_stats(args.server, args.game, directory=args.config_dir)
     return await commands.run_bots(
         args.server,
         rooms=args.rooms,

@@ -1,23 +1,33 @@
-"""The non-interactive commands of ``python -m client``: ``rooms``, ``watch CODE --plain``
-and ``bot``. Each connects as a throwaway player (no saved name or token), prints lines
-to ``out`` and returns an exit status."""
+"""The non-interactive commands of ``python -m client``: ``rooms``, ``watch CODE --plain``,
+``bot``, ``leaderboard GAME`` and ``stats GAME``. Each prints lines to ``out`` and returns
+an exit status. Most connect as a throwaway player (no saved name or token); ``stats``
+and ``leaderboard`` connect as the player the UI saved for that server, since they are
+about that player (their statistics, their line on a board)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from client.bot import Bot, BotResult
 from client.connection import RaceClient, ServerError
 from client.describe import count, event_line, results_lines, summary_line
+from client.settings import Settings, config_dir
+from client.standings import leaderboard_lines, stats_lines
 from protocol.messages import (
+    AskLeaderboard,
+    AskStats,
     CreateRoom,
     Joined,
     JoinRoom,
+    Leaderboard,
+    LeaderboardName,
     ListRooms,
     Lobby,
+    PlayerStats,
     Rematch,
     RoomOptions,
     ServerMessage,
@@ -42,6 +52,59 @@ async def list_rooms(url: str, out: TextIO = sys.stdout) -> int:
             f"  {room.spectators} watching  {names}",
             file=out,
         )
+    return 0
+
+
+async def _as_saved_player(url: str, directory: str | Path | None) -> RaceClient | None:
+    """Connect as the player the UI saved for ``url`` (name and resume token); None, after
+    saying why on stderr, when there is none."""
+    settings = Settings.load(config_dir(directory))
+    token = settings.tokens.get(url)
+    if token is None or settings.name is None:
+        print(
+            f"no player saved for {url} in {settings.directory}: play once with `python -m client` first",
+            file=sys.stderr,
+        )
+        return None
+    client = await RaceClient.connect(url, settings.name, resume=token, reconnect=False)
+    if client.resume is not None and client.resume != token:
+        settings.tokens[url] = client.resume
+        settings.save()
+    return client
+
+
+async def show_leaderboard(
+    url: str,
+    variant: Variant,
+    board: LeaderboardName = "daily",
+    around: bool = False,
+    limit: int = 10,
+    directory: str | Path | None = None,
+    out: TextIO = sys.stdout,
+) -> int:
+    """Print a leaderboard of ``variant``: its top ``limit``, or (``around``) the entries
+    around the saved player; the saved player's line ends with ``(you)``."""
+    client = await _as_saved_player(url, directory)
+    if client is None:
+        return 1
+    async with client:
+        reply = await client.request(
+            lambda i: AskLeaderboard(id=i, variant=variant, board=board, limit=limit, around=around)
+        )
+    assert isinstance(reply, Leaderboard)
+    print(*leaderboard_lines(reply, around), sep="\n", file=out)
+    return 0
+
+
+async def show_stats(url: str, variant: Variant, directory: str | Path | None = None, out: TextIO = sys.stdout) -> int:
+    """Print the saved player's statistics in ``variant``."""
+    client = await _as_saved_player(url, directory)
+    if client is None:
+        return 1
+    async with client:
+        reply = await client.request(lambda i: AskStats(id=i, variant=variant))
+    assert isinstance(reply, PlayerStats)
+    print(*stats_lines(reply), sep="\n", file=out)
     return 0
 
 

@@ -16,6 +16,10 @@ its way are ignored, as PROTOCOL.md asks.
 
     async with await RaceClient.connect("ws://127.0.0.1:8765", "Ann") as client:
         joined = await client.request(lambda i: CreateRoom(id=i, variant="scorpion"))
+
+A quick match answers twice: an ``ack`` when the player is in the line, and much later
+a ``joined`` with the same request id when a race forms. :meth:`RaceClient.quick_match`
+returns a :class:`QueueTicket` whose ``joined`` future receives that second answer.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import itertools
 import logging
 import random
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Self
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -42,10 +47,13 @@ from protocol.messages import (
     Hello,
     Joined,
     Leave,
+    LeaveQueue,
+    QuickMatch,
     ServerMessage,
     Snapshot,
     Spectate,
     Update,
+    Variant,
     Welcome,
 )
 from protocol.mirror import RoomMirror
@@ -72,6 +80,17 @@ class ServerError(Exception):
         self.rule = error.rule
 
 
+@dataclass(eq=False)
+class QueueTicket:
+    """A place in the quick-match line of ``variant``. ``joined`` receives the server's
+    ``joined`` when a race forms (the room's snapshot follows it; the countdown starts by
+    itself); it fails with ConnectionError if the connection drops first, since the server
+    drops a disconnected player from the line."""
+
+    variant: Variant
+    joined: asyncio.Future[Joined] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
 class RaceClient:
     """A live connection to a race server. Build with :meth:`connect`."""
 
@@ -93,6 +112,8 @@ class RaceClient:
         self._forgotten: set[str] = set()
         #: The reason of the last ``goodbye`` (the server is going away), until reconnected.
         self.goodbye: str | None = None
+        #: Quick-match tickets by the id of their request (a retried request adds its new id).
+        self._tickets: dict[int, QueueTicket] = {}
         #: Set (and replaced) whenever a room copy changes: what :meth:`wait_room` waits on.
         self._changed = asyncio.Event()
         self._socket: ClientConnection | None = None
@@ -154,6 +175,48 @@ class RaceClient:
         finally:
             self.forget(room)
 
+    async def quick_match(self, variant: Variant) -> QueueTicket:
+        """Wait in the quick-match line of ``variant``: returns once the server has put the
+        player in the line; ``await ticket.joined`` for the race. Raises like :meth:`request`."""
+        ticket = QueueTicket(variant)
+
+        def build(request_id: int) -> QuickMatch:
+            self._tickets[request_id] = ticket
+            return QuickMatch(id=request_id, variant=variant)
+
+        try:
+            await self.request(build)
+        except BaseException:
+            self._drop_ticket(ticket)
+            raise
+        return ticket
+
+    async def leave_queue(self, ticket: QueueTicket) -> bool:
+        """Leave the line of ``ticket``. False when it is too late: a race has formed and
+        ``ticket.joined`` has (or is about to get) the room. Raises like :meth:`request`."""
+        if ticket.joined.done():
+            return False
+        try:
+            await self.request(lambda i: LeaveQueue(id=i, variant=ticket.variant))
+        except ServerError as error:
+            if error.code == "not-in-queue":
+                return False
+            raise
+        self._drop_ticket(ticket)
+        ticket.joined.cancel()
+        return True
+
+    def _drop_ticket(self, ticket: QueueTicket) -> None:
+        for request_id in [i for i, held in self._tickets.items() if held is ticket]:
+            del self._tickets[request_id]
+
+    def _fail_tickets(self, reason: str) -> None:
+        tickets, self._tickets = set(self._tickets.values()), {}
+        for ticket in tickets:
+            if not ticket.joined.done():
+                ticket.joined.set_exception(ConnectionError(reason))
+                ticket.joined.exception()  # retrieved: nobody may be waiting on it any more
+
     async def _open(self) -> None:
         socket = await connect(self.url, compression=None, max_size=2**22, open_timeout=HELLO_TIMEOUT)
         hello_id = next(self._ids)
@@ -191,6 +254,7 @@ class RaceClient:
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(ConnectionError("the client was closed"))
+        self._fail_tickets("the client was closed")
 
     async def send(self, build: Callable[[int], ClientMessage]) -> int:
         """Send ``build(id)`` without waiting for the reply; return the id. Waits while the
@@ -254,6 +318,8 @@ class RaceClient:
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(ConnectionError("the connection dropped before the reply"))
+        # The server drops a disconnected player from the quick-match lines.
+        self._fail_tickets("the connection dropped, and with it the place in the quick-match line")
         if self._closing:
             return
         self._notify_connection(False)
@@ -335,6 +401,11 @@ class RaceClient:
         elif isinstance(message, Joined):
             self.roles[message.room] = message.role
             self._forgotten.discard(message.room)
+            ticket = self._tickets.get(message.id)
+            if ticket is not None:
+                self._drop_ticket(ticket)
+                if not ticket.joined.done():
+                    ticket.joined.set_result(message)
         elif isinstance(message, Goodbye):
             logger.info("server going away: %s", message.reason)
             self.goodbye = message.reason

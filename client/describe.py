@@ -40,6 +40,26 @@ def duration(ms: int | float | None) -> str:
     return f"{minutes}:{seconds:02}.{tenths}"
 
 
+def precise_duration(ms: int | float | None) -> str:
+    """``m:ss.cc`` (hundredths; hours add to the minutes) for a duration in milliseconds, as
+    leaderboards show times; ``-`` for None."""
+    if ms is None:
+        return "-"
+    hundredths = max(0, int(ms)) // 10
+    seconds, hundredths = divmod(hundredths, 100)
+    minutes, seconds = divmod(seconds, 60)
+    return f"{minutes}:{seconds:02}.{hundredths:02}"
+
+
+def rating_text(rating: float, change: float | None = None) -> str:
+    """A rating rounded to a whole number, with the change of the race: ``1523 (+23)``."""
+    text = f"{round(rating)}"
+    if change is not None:
+        rounded = round(change)
+        text += f" ({rounded:+d})" if rounded else " (±0)"
+    return text
+
+
 def count(number: int, noun: str) -> str:
     """``1 move``, ``2 moves``."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
@@ -78,7 +98,8 @@ def results_lines(results: list[Result]) -> list[str]:
     lines = []
     for result in results:
         how = f"finished in {duration(result.time_ms)}" if result.finished else f"{result.home}/{CARDS} home"
-        lines.append(f"  {result.place}. {result.name}: {how}, {count(result.moves, 'move')}")
+        rated = "" if result.rating is None else f", rating {rating_text(result.rating, result.rating_change)}"
+        lines.append(f"  {result.place}. {result.name}: {how}, {count(result.moves, 'move')}{rated}")
     return lines
 
 

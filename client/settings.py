@@ -1,5 +1,7 @@
 """What the terminal client remembers between runs: the player's name and, per server,
-the resume token (which *is* the player there, so the file is private to the user).
+the resume token (which *is* the player there, so the file is private to the user); and
+the daily challenges' commitments it has seen, so that the deal revealed after the day can
+be checked against the commitment published before it, not one sent along with the deal.
 
 Kept as JSON in the user's config directory (``platformdirs``), or in the directory
 given with ``--config-dir`` or ``SOLITAIRE_RACE_CONFIG_DIR``.
@@ -17,6 +19,9 @@ import platformdirs
 FILE_NAME = "client.json"
 ENV_DIR = "SOLITAIRE_RACE_CONFIG_DIR"
 
+#: Daily commitments kept (the oldest are forgotten first): a few days of every game and server.
+KEPT_COMMITMENTS = 64
+
 
 def config_dir(override: str | Path | None = None) -> Path:
     if override is not None:
@@ -29,11 +34,22 @@ def config_dir(override: str | Path | None = None) -> Path:
 
 @dataclass
 class Settings:
-    """The name (None until asked) and the resume token for each server URL."""
+    """The name (None until asked), the resume token for each server URL, and the daily
+    commitments seen (by :func:`commitment_key`)."""
 
     directory: Path
     name: str | None = None
     tokens: dict[str, str] = field(default_factory=dict)
+    commitments: dict[str, str] = field(default_factory=dict)
+
+    def seen_commitment(self, key: str, commitment: str) -> str:
+        """The commitment first seen under ``key``, remembering ``commitment`` if none was
+        (the caller saves). A server that published another one for the same day is caught
+        by comparing the two."""
+        first = self.commitments.setdefault(key, commitment)
+        while len(self.commitments) > KEPT_COMMITMENTS:
+            del self.commitments[next(iter(self.commitments))]
+        return first
 
     @classmethod
     def load(cls, directory: Path) -> Settings:
@@ -45,13 +61,11 @@ class Settings:
         if not isinstance(data, dict):
             return cls(directory)
         name = data.get("name")
-        tokens = data.get("tokens")
         return cls(
             directory,
             name if isinstance(name, str) and name.strip() else None,
-            {k: v for k, v in tokens.items() if isinstance(k, str) and isinstance(v, str)}
-            if isinstance(tokens, dict)
-            else {},
+            _strings(data.get("tokens")),
+            _strings(data.get("commitments")),
         )
 
     def save(self) -> None:
@@ -59,8 +73,20 @@ class Settings:
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / FILE_NAME
         temporary = path.with_suffix(".tmp")
-        text = json.dumps({"name": self.name, "tokens": self.tokens}, indent=2)
+        text = json.dumps({"name": self.name, "tokens": self.tokens, "commitments": self.commitments}, indent=2)
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(descriptor, "w", encoding="utf-8") as file:
             file.write(text)
         os.replace(temporary, path)
+
+
+def commitment_key(url: str, variant: str, date: str) -> str:
+    """Where :attr:`Settings.commitments` keeps the commitment of a server's daily deal."""
+    return f"{url} {variant} {date}"
+
+
+def _strings(value: object) -> dict[str, str]:
+    """The str-to-str entries of ``value`` if it is a dict (a hand-edited file may hold anything)."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}

@@ -111,11 +111,18 @@ class RaceServer:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._executor is not None:
+            # A worker finishes the solve it is running before it exits, and the process
+            # waits for it at exit: a daily pick tries deal after deal, for up to the budget
+            # each. Nothing it would return is wanted any more (stores happen here), so stop
+            # it first: the supplies' pending picks then fail at once instead of finishing.
+            workers = list((self._executor._processes or {}).values())
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            for worker in workers:
+                worker.terminate()
         for supply in (self._daily, self._pool):
             if supply is not None:
                 await supply.close()
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
         if self.listener is not None:
             if self.hub is not None:
                 for link in list(self.hub.links):

@@ -85,6 +85,10 @@ _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 _CODE_LENGTH = 8
 
 
+#: How long a player dropped from a daily attempt keeps it (at least), in seconds.
+DAILY_GRACE_SECONDS = 900.0
+
+
 def new_room_code() -> str:
     return "".join(secrets.choice(_CODE_ALPHABET) for _ in range(_CODE_LENGTH))
 
@@ -168,9 +172,8 @@ class Hub:
         if stored_version is not None and stored_version > record.version:
             # Moves append the version with their log entry; the record is saved less often.
             record.version = stored_version
-        room = Room.restore(
-            record, dict(enumerate(logs)), now_ms(), self.deal_picker, grace_ms=int(self.config.grace * 1000)
-        )
+        grace = self.config.grace if record.daily is None else max(self.config.grace, DAILY_GRACE_SECONDS)
+        room = Room.restore(record, dict(enumerate(logs)), now_ms(), self.deal_picker, grace_ms=int(grace * 1000))
         channel = self._channel_for(room)
         self.rooms[code] = channel
         channel.schedule()
@@ -306,12 +309,16 @@ class Hub:
         code = new_room_code()
         while code in self.rooms or await self.store.room_exists(code):
             code = new_room_code()
+        grace = self.config.grace
+        if daily is not None:
+            # A daily attempt is one a day: a dropped player has a quarter of an hour to come back.
+            grace = max(grace, DAILY_GRACE_SECONDS)
         room, outcome = Room.create(
-            code, variant, options, player, name, now_ms(), self.deal_picker, grace_ms=int(self.config.grace * 1000)
+            code, variant, options, player, name, now_ms(), self.deal_picker, grace_ms=int(grace * 1000)
         )
         if daily is not None:
             room.record.daily, room.record.ranked = daily.date, ranked
-            room.prepare_deal(daily.deal)
+            room.prepare_deal(daily.deal, daily.salt)  # the day's commitment, the same for every attempt
         else:
             await self._prepare_certified_deal(room)
         channel = self._channel_for(room)
@@ -424,7 +431,7 @@ class Hub:
         # Live daily attempts, for those who may watch them (they used their ranked attempt).
         today = self._today()
         for variant in VARIANTS:
-            if not await self._attempted(variant, today, player):
+            if not await self._used_ranked_attempt(variant, today, player):
                 continue
             summaries += [
                 channel.room.summary()
@@ -554,6 +561,13 @@ class Hub:
         return started
 
     async def _start_quick_race(self, variant: str, race: list[Waiting]) -> None:
+        # A player may have dropped while an earlier race of this round was being set up.
+        present = [waiting for waiting in race if (variant, waiting.player) in self._queued]
+        if len(present) < 2:
+            for waiting in present:  # back in line, in their old place
+                self.queues[variant].join(waiting.player, waiting.name, waiting.rating, waiting.since)
+            return
+        race = present
         entries = [(waiting, *self._queued.pop((variant, waiting.player))) for waiting in race]
         first = race[0]
         channel = await self._open_room(variant, RoomOptions(max_racers=len(race)), first.player, first.name)
@@ -569,6 +583,8 @@ class Hub:
             channel.follow_as_racer(link, seat)
             link.send(Joined(id=request_id, room=channel.code, role="racer", seat=seat))
             link.send(channel.snapshot_for(link))
+            if link not in self.links:  # gone while the room was set up: the grace period starts
+                await channel.run(None, None, _connection_command(channel.room, waiting.player, False))
         logger.info("quick match: %s race in room %s for %s", variant, channel.code, ", ".join(w.name for w in race))
 
     # -- statistics, ratings and daily results ---------------------------------------------
@@ -704,7 +720,24 @@ class Hub:
         date = room.record.daily
         if date is None or date < self._today():
             return True
-        return await self._attempted(room.variant.VARIANT, date, player)
+        return await self._used_ranked_attempt(room.variant.VARIANT, date, player)
+
+    async def _used_ranked_attempt(self, variant: str, date: str, player: str) -> bool:
+        """Whether ``player``'s ranked attempt at ``variant`` on ``date`` is started and over:
+        one still playing it would copy the moves they watch."""
+        for code in self._seated.get(player, ()):
+            channel = self.rooms.get(code)
+            if channel is None:
+                continue
+            room = channel.room
+            if (
+                room.record.ranked
+                and room.record.daily == date
+                and variant == room.variant.VARIANT
+                and room.state is not State.FINISHED
+            ):
+                return False
+        return await self._attempted(variant, date, player)
 
     # -- leaderboards and statistics ------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from client.tui.widgets import BoardView, clock_text, racer_lines
 from protocol.messages import (
     Ack,
     AskHint,
+    DailyTag,
     HintItem,
     Hints,
     PlayMove,
@@ -46,6 +47,11 @@ CONFIRM_SECONDS = 3.0
 
 def variant_title(view: RoomView) -> str:
     return view.variant.capitalize()
+
+
+def daily_label(tag: DailyTag) -> str:
+    """``Daily — ranked`` or ``Daily — practice``: what a daily-challenge attempt counts for."""
+    return f"Daily — {'ranked' if tag.ranked else 'practice'}"
 
 
 def options_text(view: RoomView) -> str:
@@ -185,11 +191,14 @@ class GameScreen(ClientScreen):
             self.query_one("#notation", Input).display = racing
         label = {"waiting": "waiting for racers", "countdown": "get ready", "racing": "racing", "finished": "finished"}
         deal = f" · deal {view.options.deal}" if view.options.deal else ""
+        race = f" · race {view.race}"
+        if view.daily is not None:
+            deal, race = f" · {daily_label(view.daily)}", ""  # one attempt: no race number
         whose = ""
         if state in ("racing", "finished") and self.shown_seat is not None and self.shown_seat != self.seat:
             whose = " · " + next(r.name for r in view.racers if r.seat == self.shown_seat) + "'s board"
         topbar.update(
-            f"[b]Room {view.code}[/b] · {variant_title(view)}{deal} · race {view.race} · {label[state]}"
+            f"[b]Room {view.code}[/b] · {variant_title(view)}{deal}{race} · {label[state]}"
             f" · {view.spectators} watching{whose}"
         )
 

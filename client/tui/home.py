@@ -1,5 +1,6 @@
 """The first screens: the name prompt, the home menu, the room and practice forms,
-and joining by code."""
+and joining by code. Quick races, daily challenges, leaderboards and statistics have
+screens of their own (quick.py, daily.py, standings.py)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ from textual.widgets import Button, Checkbox, Footer, Input, Label, OptionList, 
 from textual.widgets.option_list import Option
 
 from client.connection import ServerError
+from client.standings import GAMES
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent, explain
 from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, RoomOptions, ServerMessage, Variant
-
-NOT_OFFERED = "  (not offered by this server yet)"
 
 
 class NameScreen(ClientScreen):
@@ -94,18 +94,22 @@ class HomeScreen(ClientScreen):
         else:
             who.update(f"Playing as [b]{client.name}[/b] on {app.url}")
         ready = client is not None
-        options = [Option("Quick race" + NOT_OFFERED, id="quick", disabled=True)]
+        options = [Option("Quick race: race whoever is waiting", id="quick", disabled=not ready)]
         if client is not None:
             for code, mirror in sorted(client.rooms.items()):
                 if client.roles.get(code) == "racer" and mirror.view().state != "finished":
                     options.append(Option(f"Back to your race in room {code}", id=f"room:{code}"))
         options += [
+            *(
+                Option(f"Daily challenge: {variant.capitalize()}", id=f"daily:{variant}", disabled=not ready)
+                for variant in GAMES
+            ),
             Option("Create a room", id="create", disabled=not ready),
             Option("Join a room by code", id="join", disabled=not ready),
             Option("Spectate a live public room", id="lobby", disabled=not ready),
             Option("Practice a deal", id="practice", disabled=not ready),
-            Option("Leaderboards" + NOT_OFFERED, id="leaderboards", disabled=True),
-            Option("Your statistics" + NOT_OFFERED, id="stats", disabled=True),
+            Option("Leaderboards", id="leaderboards", disabled=not ready),
+            Option("Your statistics", id="stats", disabled=not ready),
             Option("Change your name", id="name"),
             Option("Quit", id="quit"),
         ]
@@ -120,12 +124,23 @@ class HomeScreen(ClientScreen):
 
     @on(OptionList.OptionSelected, "#menu")
     def chosen(self, event: OptionList.OptionSelected) -> None:
+        from client.tui.daily import DailyScreen
         from client.tui.game import GameScreen
         from client.tui.lobby import LobbyScreen
+        from client.tui.quick import QuickScreen
+        from client.tui.standings import LeaderboardScreen, StatsScreen
 
         choice = event.option.id or ""
         if choice.startswith("room:"):
             self.app.push_screen(GameScreen(choice[5:]))
+        elif choice == "quick":
+            self.app.push_screen(QuickScreen())
+        elif choice.startswith("daily:"):
+            self.app.push_screen(DailyScreen("antares" if choice == "daily:antares" else "scorpion"))
+        elif choice == "leaderboards":
+            self.app.push_screen(LeaderboardScreen())
+        elif choice == "stats":
+            self.app.push_screen(StatsScreen())
         elif choice == "create":
             self.app.push_screen(CreateScreen(practice=False))
         elif choice == "practice":

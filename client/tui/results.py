@@ -3,6 +3,7 @@ step-by-step replay of any racer's game (boards rebuilt from the server's patche
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -10,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Label, Static
 
-from client.describe import duration
+from client.describe import duration, rating_text
 from client.replay import BoardList, replay_boards
 from client.tui.base import ClientScreen, ServerEvent
 from client.tui.widgets import BoardView
@@ -19,8 +20,15 @@ from protocol.messages import AskReplay, PileInfo, Rematch, Replay, RoomView, Se
 
 
 def fairness_text(view: RoomView) -> str:
-    """Whether the revealed deal and salt hash to the commitment published at the start."""
+    """Whether the revealed deal and salt hash to the commitment published at the start
+    (a daily challenge's deal stays secret until the day ends)."""
     reveal, commitment = view.reveal, view.commitment
+    if view.daily is not None and reveal is None:
+        return (
+            f"Daily challenge of {view.daily.date}: everyone plays this deal all day, so it is revealed "
+            "when the day ends, with the solver's solution. The daily challenge screen then checks it "
+            "against the day's commitment."
+        )
     if reveal is None or commitment is None:
         return "Fairness: the deal is not revealed yet."
     if verify(view.variant, reveal.deal, reveal.salt, commitment):
@@ -32,6 +40,12 @@ def fairness_text(view: RoomView) -> str:
         f"[red]✗ NOT FAIR:[/red] deal {reveal.deal} with salt {reveal.salt} does not hash to "
         f"the commitment {commitment[:16]}… published before the start."
     )
+
+
+def replay_open(view: RoomView) -> bool:
+    """Whether the server shows the race's replays: a daily attempt's only once its day has
+    ended (UTC), since everyone plays that deal all day."""
+    return view.daily is None or view.daily.date < dt.datetime.now(dt.UTC).date().isoformat()
 
 
 class ResultsScreen(ClientScreen):
@@ -58,10 +72,7 @@ class ResultsScreen(ClientScreen):
         yield Label("Results", id="results-title", classes="title")
         yield DataTable(id="results", cursor_type="row")
         yield Static(id="fairness")
-        yield Static(
-            "Enter or p: replay the selected racer's game · m: rematch · b: back to the boards · q: home",
-            classes="hint",
-        )
+        yield Static(id="results-hint", classes="hint")
         yield Static(id="results-message", classes="message")
         yield Footer()
 
@@ -72,9 +83,7 @@ class ResultsScreen(ClientScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        table = self.query_one("#results", DataTable)
-        table.add_columns("Place", "Racer", "Time", "Moves", "Home")
-        table.focus()
+        self.query_one("#results", DataTable).focus()
         self.refresh_view()
 
     def on_server_event(self, event: ServerEvent) -> None:
@@ -90,16 +99,32 @@ class ResultsScreen(ClientScreen):
             if self.app.screen is self:
                 self.dismiss()
             return
-        self.query_one("#results-title", Label).update(f"Results of race {view.race} in room {view.code}")
+        if view.daily is not None:
+            kind = "ranked" if view.daily.ranked else "practice"
+            title = f"Daily challenge of {view.daily.date} · {kind} attempt"
+        else:
+            title = f"Results of race {view.race} in room {view.code}"
+        self.query_one("#results-title", Label).update(title)
         table = self.query_one("#results", DataTable)
         row = table.cursor_row
-        table.clear()
-        for result in view.results or []:
+        results = view.results or []
+        rated = any(result.rating is not None for result in results)
+        table.clear(columns=True)
+        table.add_columns("Place", "Racer", "Time", "Moves", "Home", *(["Rating"] if rated else []))
+        for result in results:
             time_text = duration(result.time_ms) if result.finished else "did not finish"
-            table.add_row(str(result.place), result.name, time_text, str(result.moves), f"{result.home}/52")
+            rating = [] if not rated else [rating_text(result.rating, result.rating_change) if result.rating else "-"]
+            table.add_row(str(result.place), result.name, time_text, str(result.moves), f"{result.home}/52", *rating)
         if 0 <= row < table.row_count:
             table.move_cursor(row=row)
         self.query_one("#fairness", Static).update(fairness_text(view))
+        self.refresh_bindings()
+        keys = [
+            "Enter or p: replay the selected racer's game" if replay_open(view) else "replays open when the day ends"
+        ]
+        if view.daily is None:
+            keys.append("m: rematch")
+        self.query_one("#results-hint", Static).update(" · ".join([*keys, "b: back to the boards", "q: home"]))
 
     def show_error(self, text: str) -> None:
         message = self.query_one("#results-message", Static)
@@ -108,8 +133,13 @@ class ResultsScreen(ClientScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "rematch":
-            client = self.client
-            return client is not None and client.roles.get(self.code) == "racer"
+            # A daily challenge is one attempt: another starts from the daily screen.
+            client, view = self.client, self.view()
+            in_daily = view is not None and view.daily is not None
+            return client is not None and client.roles.get(self.code) == "racer" and not in_daily
+        if action == "replay":
+            view = self.view()
+            return view is None or replay_open(view)
         return True
 
     def action_rematch(self) -> None:
@@ -121,7 +151,7 @@ class ResultsScreen(ClientScreen):
 
     def action_replay(self) -> None:
         view = self.view()
-        if view is None or not view.results:
+        if view is None or not view.results or not replay_open(view):
             return
         row = self.query_one("#results", DataTable).cursor_row
         result = view.results[max(0, min(row, len(view.results) - 1))]

@@ -36,6 +36,9 @@ class RoomRecord(msgspec.Struct, omit_defaults=True):
     #: The deal the next countdown will use (a certified winnable one, or the daily deal);
     #: secret like ``deal``. Without it the countdown draws a random deal.
     next_deal: str | None = None
+    #: The salt that goes with ``next_deal`` when its commitment was published beforehand
+    #: (a daily deal's); otherwise each race draws a new salt.
+    next_salt: str | None = None
     #: A daily-challenge room: the day (YYYY-MM-DD) and whether the attempt is ranked.
     daily: str | None = None
     ranked: bool = False

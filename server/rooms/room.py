@@ -330,9 +330,11 @@ class Room:
         """Record each seat's new rating and its change, shown in the results from now on."""
         self.record.ratings = dict(ratings)
 
-    def prepare_deal(self, deal: str) -> None:
-        """Use ``deal`` at the next countdown (a certified winnable deal, or the daily deal)."""
+    def prepare_deal(self, deal: str, salt: str | None = None) -> None:
+        """Use ``deal`` at the next countdown (a certified winnable deal, or the daily deal),
+        with ``salt`` if its commitment is already published (the daily deal's)."""
         self.record.next_deal = deal
+        self.record.next_salt = salt
 
     def summary(self) -> RoomSummary:
         return RoomSummary(
@@ -469,8 +471,8 @@ class Room:
         self._set_state(trigger)
         r = self.record
         r.deal = str(Deal.parse(r.options.deal or r.next_deal or self._pick_deal(r.variant)))
-        r.next_deal = None
-        r.salt = new_salt()
+        r.salt = r.next_salt or new_salt()
+        r.next_deal = r.next_salt = None
         r.commitment = commitment(r.variant, r.deal, r.salt)
         r.countdown_ends = now + COUNTDOWN_MS
         self._emit(outcome, self._state_event(now))

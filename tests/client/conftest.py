@@ -6,6 +6,13 @@ real Redis, and helpers to race on it.
     loopback port (or ``port=``) with a key prefix of its own (``prefix=`` to share one
     with an earlier server, as a restart does); ``srv.url`` is its address and
     ``srv.connect(name)`` opens a :class:`RaceClient`, closed before the server stops.
+
+``serve_daily`` (function scope, async)
+    A factory like ``serve`` for a server that offers daily challenges (one solver
+    worker, a 2 s budget): ``async with serve_daily() as (srv, deal):`` where ``deal`` is
+    today's Antares :class:`~server.daily.DailyDeal`, picked and stored before the server
+    starts, so that it is ready at once (the server's worker picks the Scorpion deal first,
+    which can take a while).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import functools
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -26,10 +34,13 @@ from client.connection import RaceClient
 from protocol.messages import RoomView
 from server.app import RaceServer
 from server.config import Config
+from server.daily import DailyDeal, utc_date
+from server.deal_supply import DailyDeals
 from server.games import Antares, Autoplay, Game, Options
 from server.hub import Hub
 from server.rooms.room import random_deal
 from server.solver import Solved, solve
+from server.store import Store
 
 T = TypeVar("T")
 
@@ -129,3 +140,33 @@ async def serve(redis_url: str) -> AsyncIterator[Serve]:
         for client in running.clients:
             with contextlib.suppress(Exception):
                 await client.close()
+
+
+ServeDaily = Callable[..., contextlib.AbstractAsyncContextManager[tuple[Running, DailyDeal]]]
+
+#: The solver's budget per deal for servers with daily challenges (the Antares deal takes well under it).
+DAILY_BUDGET = 2.0
+
+
+@pytest_asyncio.fixture
+async def serve_daily(serve: Serve, redis_url: str) -> ServeDaily:
+    @contextlib.asynccontextmanager
+    async def start(**settings: Any) -> AsyncIterator[tuple[Running, DailyDeal]]:
+        prefix = f"test:{uuid.uuid4().hex[:12]}:"
+        store = await Store.connect(redis_url, prefix=prefix)
+        try:
+            # Picked the server's way, under the server's secret and keys, in a thread of ours.
+            with ThreadPoolExecutor(1) as pool:
+                supply = DailyDeals(store, await store.server_secret(), DAILY_BUDGET, pool)
+                await supply.get("antares", utc_date(int(time.time() * 1000)))
+                await supply.close()
+        finally:
+            await store.close()
+        settings = {"solver_workers": 1, "solver_budget": DAILY_BUDGET, "pool_size": 1, **settings}
+        async with serve(prefix=prefix, **settings) as srv:
+            assert srv.hub.daily is not None
+            # The deal the running server serves today (it reads the one stored above).
+            deal = await srv.hub.daily.get("antares", utc_date(int(time.time() * 1000)))
+            yield srv, deal
+
+    return start

@@ -1,17 +1,28 @@
-"""The script commands: the lobby listing, a plain event log of a room, bots."""
+"""The script commands: the lobby listing, a plain event log of a room, bots, and a
+player's leaderboards and statistics."""
 
 from __future__ import annotations
 
 import asyncio
 import io
+import re
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
-from client.commands import list_rooms, run_bots, watch_plain
-from protocol.messages import CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions
-from tests.client.conftest import ANTARES_DEAL, Serve, winning_line
+from client.commands import list_rooms, run_bots, show_leaderboard, show_stats, watch_plain
+from client.connection import RaceClient
+from client.describe import precise_duration
+from client.settings import Settings
+from protocol.messages import CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions, StartDaily
+from server.daily import utc_date
+from tests.client.conftest import ANTARES_DEAL, PATIENCE, Serve, ServeDaily, winning_line
 
 pytestmark = pytest.mark.asyncio
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_rooms_lists_the_public_rooms(serve: Serve) -> None:
@@ -53,12 +64,20 @@ async def test_watch_plain_prints_a_line_per_event_until_the_race_is_over(serve:
     assert any(line.endswith("state racing (race 1)") for line in lines)
     assert any(line.endswith("Bob resigned (resigned)") for line in lines)
     assert any(line.endswith(f"Ann: 52/52 home, {len(moves)} moves") for line in lines)
+    # Two racers: a rated race. Each new rating shows with its change.
+    finished = lines[-3].split("finished in ")[1].split(",")[0]
     assert lines[-4:] == [
         lines[-4][: lines[-4].index("]") + 1] + " race over:",
-        f"  1. Ann: finished in {lines[-3].split('finished in ')[1]}",
-        "  2. Bob: 0/52 home, 0 moves",
+        f"  1. Ann: finished in {finished}, {len(moves)} moves, rating {lines[-3].split('rating ')[1]}",
+        f"  2. Bob: 0/52 home, 0 moves, rating {lines[-2].split('rating ')[1]}",
         f"  deal {ANTARES_DEAL}",
     ]
+    ann_rating = re.fullmatch(r"(\d+) \(\+(\d+)\)", lines[-3].split("rating ")[1])
+    bob_rating = re.fullmatch(r"(\d+) \(-(\d+)\)", lines[-2].split("rating ")[1])
+    # The winner gains, the other loses.
+    assert ann_rating is not None
+    assert bob_rating is not None
+    assert int(ann_rating[1]) == 1500 + int(ann_rating[2])
 
 
 async def test_bots_race_each_other_by_the_servers_hints(serve: Serve) -> None:
@@ -85,3 +104,66 @@ async def test_a_bot_can_join_a_persons_room_and_race_them(serve: Serve) -> None
         mirror = await ann.wait_room(created.room, lambda m: m.view().racers[1].resigned)
         assert mirror.view().racers[1].progress.moves <= 10
         assert out.getvalue().splitlines()[-1].startswith("bot resigned after ")
+
+
+async def play_daily(client: RaceClient, solution: tuple[str, ...]) -> str:
+    """Start today's Antares daily challenge and play ``solution`` to the end; the room code."""
+    joined = await client.request(lambda i: StartDaily(id=i, variant="antares"))
+    assert isinstance(joined, Joined)
+    code = joined.room
+    await client.wait_room(code, lambda m: m.view().state == "racing", timeout=PATIENCE)
+    for text in solution:
+        await client.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+    await client.wait_room(code, lambda m: m.view().state == "finished")
+    return code
+
+
+async def test_leaderboard_and_stats_print_the_saved_players_lines(serve_daily: ServeDaily, tmp_path: Path) -> None:
+    async with serve_daily() as (srv, deal):
+        ann = await srv.connect("Ann")
+        await play_daily(ann, deal.solution)
+        assert ann.resume is not None
+        Settings(tmp_path, name="Ann", tokens={srv.url: ann.resume}).save()
+        mirror_time = next(iter(ann.rooms.values())).view().racers[0].finished_ms
+        assert mirror_time is not None
+        time_text = precise_duration(mirror_time)
+        assert re.fullmatch(r"\d+:\d\d\.\d\d", time_text)
+
+        out = io.StringIO()
+        assert await show_leaderboard(srv.url, "antares", directory=tmp_path, out=out) == 0
+        today = utc_date(int(time.time() * 1000))
+        assert out.getvalue().splitlines() == [
+            f"Antares · Today's daily ({today}) · top 1:",
+            f"  1. Ann  {time_text}  {deal.par} moves  (you)",
+        ]
+
+        out = io.StringIO()
+        assert await show_leaderboard(srv.url, "antares", "wins", around=True, directory=tmp_path, out=out) == 0
+        assert out.getvalue().splitlines() == ["Antares · Daily wins · around you:", "  1. Ann  1  (you)"]
+
+        out = io.StringIO()
+        assert await show_leaderboard(srv.url, "scorpion", "best-time", directory=tmp_path, out=out) == 0
+        assert out.getvalue().splitlines() == ["Scorpion · Best daily time · top:", "  nobody is on this board yet"]
+
+        out = io.StringIO()
+        assert await show_stats(srv.url, "antares", directory=tmp_path, out=out) == 0
+        lines = out.getvalue().splitlines()
+        assert lines[0] == "Ann · Antares:"
+        assert "  Daily attempts: 1" in lines
+        assert "  Daily wins:     1" in lines
+        assert f"  Best time:      {time_text}" in lines
+        assert "  Daily streak:   1 day" in lines
+        assert lines[-1].startswith("  Rating:         1500 ± ")
+
+        # The command line itself, as a user types it.
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "client", "--server", srv.url, "--config-dir", str(tmp_path),
+            "leaderboard", "antares", "--board", "streak", "--around",
+            stdout=asyncio.subprocess.PIPE, cwd=ROOT,
+        )  # fmt: skip
+        printed, _ = await asyncio.wait_for(process.communicate(), PATIENCE)
+        assert process.returncode == 0
+        assert printed.decode().splitlines() == ["Antares · Longest streak · around you:", "  1. Ann  1 day  (you)"]
+
+        # Without a saved player there is nobody to show: a message, and a failure status.
+        assert await show_stats(srv.url, "antares", directory=tmp_path / "nobody", out=io.StringIO()) == 1

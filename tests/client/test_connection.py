@@ -23,7 +23,16 @@ from protocol.messages import (
     Snapshot,
     Spectate,
 )
-from tests.client.conftest import ANTARES_DEAL, Running, Serve, eventually, new_antares, winning_line, without_now
+from tests.client.conftest import (
+    ANTARES_DEAL,
+    PATIENCE,
+    Running,
+    Serve,
+    eventually,
+    new_antares,
+    winning_line,
+    without_now,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -156,3 +165,27 @@ async def test_requests_dropped_for_going_too_fast_are_sent_again(serve: Serve) 
         ann = await srv.connect("Ann")
         replies = await asyncio.gather(*(ann.request(lambda i: ListRooms(id=i)) for _ in range(8)))
         assert all(isinstance(reply, Lobby) for reply in replies)
+
+
+async def test_a_quick_match_puts_two_waiting_players_in_one_room_that_counts_down(serve: Serve) -> None:
+    async with serve() as srv:
+        ann, bob = await srv.connect("Ann"), await srv.connect("Bob")
+        first = await ann.quick_match("antares")
+        second = await bob.quick_match("antares")
+        a, b = await asyncio.wait_for(asyncio.gather(first.joined, second.joined), PATIENCE)
+        assert a.room == b.room
+        assert {a.seat, b.seat} == {0, 1}
+        for client in (ann, bob):
+            mirror = await client.wait_room(a.room, lambda m: m.view().state == "countdown")
+            assert sorted(racer.name for racer in mirror.view().racers) == ["Ann", "Bob"]
+        assert await ann.leave_queue(first) is False  # too late: the race has formed
+
+
+async def test_leaving_the_quick_match_line_before_a_race_forms(serve: Serve) -> None:
+    async with serve() as srv:
+        ann = await srv.connect("Ann")
+        ticket = await ann.quick_match("scorpion")
+        assert ann.player in srv.hub.queues["scorpion"]
+        assert await ann.leave_queue(ticket) is True
+        assert ann.player not in srv.hub.queues["scorpion"]
+        assert ticket.joined.cancelled()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from rich.text import Text
-from textual.widgets import DataTable, Input, Static
+from textual.css.query import NoMatches
+from textual.widgets import DataTable, Input, OptionList, Static
 
 from client.board import render_board
 from client.cards import card_code, card_label
@@ -16,14 +18,18 @@ from client.tui.base import ClientScreen
 from client.tui.game import GameScreen
 from client.tui.home import HomeScreen, NameScreen
 from client.tui.lobby import LobbyScreen
+from client.tui.quick import QuickScreen
 from client.tui.results import ReplayScreen, ResultsScreen
 from client.tui.spectate import SpectateScreen
+from client.tui.standings import LeaderboardScreen, StatsScreen
 from client.tui.widgets import BoardView
 from protocol.messages import CreateRoom, Joined, JoinRoom, PlayMove, Ready, RoomOptions
 from tests.client.conftest import (
     ANTARES_DEAL,
+    PATIENCE,
     Running,
     Serve,
+    ServeDaily,
     eventually,
     new_antares,
     winning_line,
@@ -39,7 +45,11 @@ def plain(widget: Static) -> str:
 
 
 def text_of(app: RaceApp, selector: str) -> str:
-    return plain(app.screen.query_one(selector, Static))
+    """What the current screen's widget ``selector`` shows ("" while the screen is still being built)."""
+    try:
+        return plain(app.screen.query_one(selector, Static))
+    except NoMatches:
+        return ""
 
 
 def saved(tmp_path: Path, name: str) -> Path:
@@ -76,17 +86,13 @@ async def test_the_first_run_asks_a_name_once_and_remembers_it(serve: Serve, tmp
             assert client_of(again).player == player
 
 
-async def test_the_home_screen_shows_what_this_server_does_not_offer(serve: Serve, tmp_path: Path) -> None:
-    async with serve() as srv:
-        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
-        async with app.run_test(size=(80, 24)):
-            await home(app)
-            menu = app.screen.query_one("#menu")
-            options = {option.id: option for option in menu.options}  # type: ignore[attr-defined]
-            for unavailable in ("quick", "leaderboards", "stats"):
-                assert options[unavailable].disabled
-                assert "not offered" in str(options[unavailable].prompt)
-            assert not options["practice"].disabled
+async def choose(app: RaceApp, pilot, choice: str) -> None:
+    """Highlight the home menu's entry ``choice`` (by id) with the arrow keys, then Enter."""
+    menu = app.screen.query_one("#menu", OptionList)
+    target = next(index for index, option in enumerate(menu.options) if option.id == choice)
+    while menu.highlighted != target:
+        await pilot.press("down" if (menu.highlighted or 0) < target else "up")
+    await pilot.press("enter")
 
 
 def keys_for_move(game, text: str) -> list[str]:
@@ -113,7 +119,7 @@ async def test_a_practice_deal_played_by_keys_and_notation_to_the_results_and_re
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
             await home(app)
-            await pilot.press("down", "down", "down", "enter")  # Create, Join, Spectate, Practice
+            await choose(app, pilot, "practice")
             # The form: Antares, deal 24, safe autoplay (the default).
             await pilot.press("enter", "down", "enter", "tab", *str(ANTARES_DEAL), "enter")
             screen = await eventually(lambda: isinstance(app.screen, GameScreen) and app.screen, what="the race")
@@ -220,7 +226,7 @@ async def test_spectating_a_running_race_from_the_lobby(serve: Serve, tmp_path: 
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Sam"))
         async with app.run_test(size=(100, 30)) as pilot:
             await home(app)
-            await pilot.press("down", "down", "enter")  # Create, Join, Spectate
+            await choose(app, pilot, "lobby")
             lobby = await eventually(lambda: isinstance(app.screen, LobbyScreen) and app.screen, what="the lobby")
             table = lobby.query_one("#rooms", DataTable)
             await eventually(lambda: table.row_count == 1, what="the room listed")
@@ -268,3 +274,118 @@ async def test_a_lost_connection_shows_a_banner_until_the_client_is_back(serve: 
                 await eventually(lambda: not banner.has_class("shown"), what="the banner gone")
                 await pilot.pause()
                 assert client_of(app).connected.is_set()
+
+
+async def test_the_home_menu_offers_quick_races_daily_challenges_leaderboards_and_statistics(
+    serve: Serve, tmp_path: Path
+) -> None:
+    async with serve() as srv:
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)):
+            await home(app)
+            options = {option.id: option for option in app.screen.query_one("#menu", OptionList).options}
+            for offered in ("quick", "daily:scorpion", "daily:antares", "leaderboards", "stats", "practice"):
+                assert not options[offered].disabled, offered
+                assert "not offered" not in str(options[offered].prompt)
+            assert str(options["daily:antares"].prompt) == "Daily challenge: Antares"
+
+
+async def test_a_quick_race_waits_in_line_can_be_cancelled_and_lands_in_the_counting_down_room(
+    serve: Serve, tmp_path: Path
+) -> None:
+    async with serve() as srv:
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await home(app)
+            ann, line = client_of(app).player, srv.hub.queues["antares"]
+            await choose(app, pilot, "quick")
+            await eventually(lambda: isinstance(app.screen, QuickScreen), what="the quick race screen")
+            await pilot.press("down", "enter")  # Scorpion, Antares
+            await eventually(lambda: ann in line, what="Ann in the Antares line")
+            assert text_of(app, "#quick-status").startswith("Antares: waiting for players… (Esc to cancel)")
+
+            await pilot.press("escape")  # leaves the line: the server no longer has Ann in it
+            await eventually(lambda: ann not in line, what="Ann out of the line")
+            await eventually(lambda: text_of(app, "#quick-message") == "You left the line.", what="the message")
+            assert isinstance(app.screen, QuickScreen)
+
+            await pilot.press("enter")  # Antares again; then a rival comes along
+            await eventually(lambda: ann in line, what="Ann in the line again")
+            bob = await srv.connect("Bob")
+            ticket = await bob.quick_match("antares")
+            joined = await asyncio.wait_for(ticket.joined, PATIENCE)
+            screen = await eventually(lambda: isinstance(app.screen, GameScreen) and app.screen, what="the room")
+            assert isinstance(screen, GameScreen)
+            assert screen.code == joined.room
+            await eventually(lambda: "get ready" in text_of(app, "#topbar"), what="the countdown")
+            racers = text_of(app, "#racers")
+            assert "Ann (you)" in racers
+            assert "Bob" in racers
+
+
+async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
+    serve_daily: ServeDaily, tmp_path: Path
+) -> None:
+    async with serve_daily() as (srv, deal):
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await home(app)
+            await choose(app, pilot, "daily:antares")
+            await eventually(lambda: "Par:" in text_of(app, "#daily-today"), what="today's challenge", timeout=30)
+            today = text_of(app, "#daily-today")
+            assert f"Par: {deal.par} moves (the solver's solution)." in today
+            assert "Your ranked attempt today: not used yet." in today
+            assert "The day ends in " in today
+            assert f"sha256 {deal.commitment[:16]}…" in today
+
+            await pilot.press("s")
+            screen = await eventually(lambda: isinstance(app.screen, GameScreen) and app.screen, what="the race")
+            assert isinstance(screen, GameScreen)
+            await eventually(lambda: "Daily — ranked" in text_of(app, "#topbar"), what="the label")
+            board = screen.query_one("#board", BoardView)
+            await eventually(lambda: board.display and board.board, what="the deal after the countdown")
+            assert "Daily — ranked" in text_of(app, "#topbar")
+
+            # The solver's line: its first moves typed in notation, the rest sent straight
+            # over the UI's connection (drawing every move would make the test slow).
+            await pilot.press("colon")
+            notation = screen.query_one("#notation", Input)
+            code, room = screen.code, client_of(app).rooms[screen.code]
+            for played, text in enumerate(deal.solution[:3], start=1):
+                notation.value = text
+                await pilot.press("enter")
+                await eventually(lambda played=played: room.view().racers[0].progress.moves == played, what=text)
+                assert text_of(app, "#message") == f"✓ {text}"
+            for text in deal.solution[3:]:
+                await client_of(app).request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+
+            await eventually(lambda: isinstance(app.screen, ResultsScreen), what="the results")
+            await eventually(lambda: "revealed when the day ends" in text_of(app, "#fairness"), what="no reveal")
+            assert "ranked attempt" in str(app.screen.query_one("#results-title", Static).content)
+            table = app.screen.query_one("#results", DataTable)
+            assert table.get_row_at(0)[:2] == ["1", "Ann"]
+
+            await pilot.press("q")
+            await home(app)
+            await choose(app, pilot, "leaderboards")
+            await eventually(lambda: isinstance(app.screen, LeaderboardScreen), what="the leaderboards")
+            await pilot.press("g")  # Scorpion, then Antares
+            await eventually(lambda: "Antares · Today's daily" in text_of(app, "#board-title"), what="the board")
+            assert "(top 1)" not in text_of(app, "#board-title")
+            entries = app.screen.query_one("#board", DataTable)
+            row = [str(cell) for cell in entries.get_row_at(0)]
+            assert row[:2] == ["1", "Ann (you)"]
+            assert row[3] == f"{deal.par} moves"
+            assert text_of(app, "#board-me").startswith("You: rank 1, ")
+            await pilot.press("a")  # the entries around Ann: only Ann
+            await eventually(lambda: "around you" in text_of(app, "#board-title"), what="around me")
+            assert [str(cell) for cell in entries.get_row_at(0)][:2] == ["1", "Ann (you)"]
+
+            await pilot.press("q")
+            await home(app)
+            await choose(app, pilot, "stats")
+            stats = await eventually(lambda: isinstance(app.screen, StatsScreen) and app.screen, what="statistics")
+            table = stats.query_one("#stats", DataTable)
+            await eventually(lambda: table.row_count > 0, what="the statistics")
+            assert table.get_row("Daily wins") == ["Daily wins", "0", "1"]  # Scorpion, Antares
+            assert table.get_row("Daily attempts") == ["Daily attempts", "0", "1"]

@@ -1,0 +1,208 @@
+"""The daily challenge of one game: today's date, par and commitment, whether the ranked
+attempt is used, the time left in the day; yesterday's deal, revealed, with the solver's
+solution and the fairness check; and the start of an attempt (ranked first, practice after).
+
+Commitments are remembered in the settings when first seen, so that yesterday's reveal is
+checked against the commitment this client saw before the deal was known, not only against
+the one the server sends along with the reveal.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import Button, Footer, Label, Static
+
+from client.describe import count
+from client.settings import commitment_key
+from client.standings import GAMES
+from client.tui.base import ClientScreen, ConnectionChanged
+from protocol.fairness import verify
+from protocol.messages import AskDaily, DailyInfo, DailyReveal, Joined, ServerMessage, StartDaily, Variant
+
+#: Seconds to wait for today's deal: a server that did not prepare it ahead picks it now.
+DAILY_TIMEOUT = 60.0
+
+#: Moves of yesterday's solution shown before "…".
+SOLUTION_PREVIEW = 8
+
+
+def time_left(ms: float) -> str:
+    """``7 h 05 min`` (or ``12 min 30 s`` in the last hour) for a time in milliseconds."""
+    seconds = max(0, int(ms // 1000))
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours} h {minutes:02} min" if hours else f"{minutes} min {seconds:02} s"
+
+
+def today_text(info: DailyInfo, now_ms: float, first_seen: str) -> str:
+    """Today's challenge: date, par, the ranked attempt, time left and the commitment."""
+    if info.attempted:
+        attempt = "[b]Your ranked attempt today: used.[/b] Starting again is practice (not ranked, hints allowed)."
+    else:
+        attempt = "[b]Your ranked attempt today: not used yet.[/b] Start plays it: one try, no hints, timed."
+    lines = [
+        f"[b]{info.variant.capitalize()} · {info.date}[/b] (UTC): the same deal for everyone today.",
+        f"Par: {count(info.par, 'move')} (the solver's solution).",
+        attempt,
+        f"The day ends in {time_left(info.ends - now_ms)}; then the deal and the solver's solution are revealed.",
+        f"Commitment to today's deal: sha256 {info.commitment[:16]}…",
+    ]
+    if first_seen != info.commitment:
+        lines.append(f"[red]✗ Earlier today this server published another commitment ({first_seen[:16]}…).[/red]")
+    return "\n".join(lines)
+
+
+def yesterday_text(variant: Variant, reveal: DailyReveal | None, first_seen: str | None) -> str:
+    """Yesterday's deal, the solver's solution and the fairness check: the deal and salt
+    must hash to the commitment published yesterday (``first_seen``, when this client saw
+    it; otherwise the one the server quotes)."""
+    if reveal is None:
+        return "Yesterday: no daily challenge to reveal."
+    moves = reveal.solution
+    preview = " ".join(moves[:SOLUTION_PREVIEW]) + (" …" if len(moves) > SOLUTION_PREVIEW else "")
+    lines = [
+        f"[b]Yesterday ({reveal.date})[/b]: deal {reveal.deal}.",
+        f"The solver's solution: {count(len(moves), 'move')}: {preview}",
+    ]
+    published = first_seen or reveal.commitment
+    commitment = f"yesterday's commitment {published[:16]}…"
+    source = "which you saw yesterday" if first_seen else "as the server quotes it (this client did not see it then)"
+    if first_seen is not None and first_seen != reveal.commitment:
+        lines.append(
+            f"[red]✗ NOT FAIR:[/red] yesterday this server committed to {first_seen[:16]}…, "
+            f"but now quotes {reveal.commitment[:16]}…."
+        )
+    elif verify(variant, reveal.deal, reveal.salt, published):
+        lines.append(f"[green]✓ Fair:[/green] the deal and its salt hash to {commitment}, {source}.")
+    else:
+        lines.append(
+            f"[red]✗ NOT FAIR:[/red] deal {reveal.deal} with salt {reveal.salt} does not hash to "
+            f"{commitment}, {source}."
+        )
+    return "\n".join(lines)
+
+
+class DailyScreen(ClientScreen):
+    """Today's daily challenge of ``variant``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "start", "Start"),
+        Binding("g", "other_game", "Other game"),
+        Binding("l", "leaderboard", "Leaderboard"),
+        Binding("r", "refresh", "Refresh"),
+        Binding("q", "app.pop_screen", "Back"),
+        Binding("escape", "app.pop_screen", "Back", show=False, priority=True),
+    ]
+
+    DEFAULT_CSS = """
+    DailyScreen VerticalScroll { padding: 0 1; }
+    #daily-today { margin: 1 0 0 0; }
+    #daily-yesterday { margin: 1 0; }
+    #daily-start { margin: 0 0 1 0; }
+    """
+
+    def __init__(self, variant: Variant) -> None:
+        super().__init__()
+        self.variant: Variant = variant
+        self.info: DailyInfo | None = None
+        self.first_seen = ""
+
+    def body(self) -> ComposeResult:
+        yield Label(id="daily-title", classes="title")
+        with VerticalScroll():
+            yield Static(id="daily-today")
+            yield Button("Start", id="daily-start", compact=True, variant="primary", disabled=True)
+            yield Static(id="daily-yesterday")
+            yield Static(id="daily-message", classes="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(1.0, self.show_info)
+        self.action_refresh()
+
+    def on_connection_changed(self, event: ConnectionChanged) -> None:
+        if event.up:
+            self.action_refresh()
+
+    def show_error(self, text: str) -> None:
+        message = self.query_one("#daily-message", Static)
+        message.update(text)
+        message.add_class("error")
+
+    def action_refresh(self) -> None:
+        variant = self.variant
+        self.info = None
+        self.query_one("#daily-title", Label).update(f"Daily challenge · {variant.capitalize()}")
+        self.query_one("#daily-today", Static).update(f"Asking the server for today's {variant.capitalize()} deal…")
+        self.query_one("#daily-yesterday", Static).update("")
+        self.query_one("#daily-start", Button).disabled = True
+
+        def answered(reply: ServerMessage) -> None:
+            if isinstance(reply, DailyInfo) and reply.variant == self.variant:
+                self._remember(reply)
+                self.show_info()
+
+        self.call(
+            lambda client: client.request(lambda i: AskDaily(id=i, variant=variant), timeout=DAILY_TIMEOUT),
+            answered,
+            f"today's {variant} challenge",
+        )
+
+    def _remember(self, info: DailyInfo) -> None:
+        """Keep the commitments seen; note the first one seen for today."""
+        app = self.race_app
+        settings = app.settings
+        before = dict(settings.commitments)
+        self.first_seen = settings.seen_commitment(commitment_key(app.url, info.variant, info.date), info.commitment)
+        if settings.commitments != before:
+            settings.save()
+        self.info = info
+
+    def show_info(self) -> None:
+        info = self.info
+        if info is None:
+            return
+        app = self.race_app
+        self.query_one("#daily-today", Static).update(today_text(info, time.time() * 1000, self.first_seen))
+        reveal = info.yesterday
+        key = None if reveal is None else commitment_key(app.url, info.variant, reveal.date)
+        seen = None if key is None else app.settings.commitments.get(key)
+        self.query_one("#daily-yesterday", Static).update(yesterday_text(info.variant, reveal, seen))
+        start = self.query_one("#daily-start", Button)
+        start.label = "Practice (s)" if info.attempted else "Start your ranked attempt (s)"
+        if start.disabled:
+            start.disabled = False
+            start.focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "daily-start":
+            self.action_start()
+
+    def action_start(self) -> None:
+        if self.info is None:
+            return
+        variant = self.variant
+
+        def opened(reply: ServerMessage) -> None:
+            from client.tui.game import GameScreen
+
+            if isinstance(reply, Joined):
+                # The server readied the only seat: the countdown is already running.
+                self.app.switch_screen(GameScreen(reply.room, seat=reply.seat))
+
+        self.request(lambda i: StartDaily(id=i, variant=variant), opened, "start the daily challenge")
+
+    def action_other_game(self) -> None:
+        self.variant = GAMES[(GAMES.index(self.variant) + 1) % len(GAMES)]
+        self.action_refresh()
+
+    def action_leaderboard(self) -> None:
+        from client.tui.standings import LeaderboardScreen
+
+        self.app.push_screen(LeaderboardScreen(self.variant, "daily"))

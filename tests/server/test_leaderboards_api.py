@@ -1,0 +1,143 @@
+"""Leaderboards over the protocol: today's daily board, the all-time boards and the rating board."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from client.connection import RaceClient
+from protocol.messages import (
+    AskLeaderboard,
+    AskStats,
+    Joined,
+    Leaderboard,
+    LeaderboardEntry,
+    LeaderboardName,
+    PlayerStats,
+    PlayMove,
+    Resign,
+    StartDaily,
+)
+from server.daily import DailyDeal, utc_date
+from server.room_channel import now_ms
+from tests.server.conftest import (
+    ANTARES_DEAL,
+    ServerFactory,
+    eventually,
+    fixed_deal,
+    start_race,
+    winning_line,
+)
+
+pytestmark = pytest.mark.asyncio
+
+#: One solver process, a short budget per deal (see tests/server/test_daily.py).
+SOLVER: dict[str, Any] = {"solver_workers": 1, "solver_budget": 0.5, "pool_size": 1}
+SOLVER_WAIT = 60.0
+
+
+async def board(client: RaceClient, name: LeaderboardName, limit: int = 10, around: bool = False) -> Leaderboard:
+    reply = await client.request(
+        lambda i: AskLeaderboard(id=i, variant="antares", board=name, limit=limit, around=around)
+    )
+    assert isinstance(reply, Leaderboard)
+    assert (reply.variant, reply.board) == ("antares", name)
+    return reply
+
+
+def lines(entries: list[LeaderboardEntry]) -> list[tuple[int, str, float]]:
+    return [(e.rank, e.name, e.value) for e in entries]
+
+
+async def daily_attempt(client: RaceClient) -> str:
+    """Start a daily Antares attempt; its room's code."""
+    joined = await client.request(lambda i: StartDaily(id=i, variant="antares"))
+    assert isinstance(joined, Joined)
+    return joined.room
+
+
+async def play(client: RaceClient, code: str, moves: tuple[str, ...]) -> None:
+    for text in moves:
+        await client.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+
+
+async def test_the_daily_board_ranks_finishers_by_time_then_the_others_by_progress(
+    start_server: ServerFactory,
+) -> None:
+    async with start_server(**SOLVER) as srv:
+        assert srv.hub.daily is not None
+        deal: DailyDeal = await asyncio.wait_for(srv.hub.daily.get("antares", utc_date(now_ms())), SOLVER_WAIT)
+        ann, bob, cid, dee = [await srv.connect(name) for name in ("Ann", "Bob", "Cid", "Dee")]
+        # Everyone starts at once (their countdowns run together); Ann starts practice too.
+        rooms = {client.name: await daily_attempt(client) for client in (ann, bob, cid, dee)}
+        practice = await daily_attempt(ann)
+        for client in (ann, bob, cid, dee):
+            await client.wait_room(rooms[client.name], lambda m: m.view().state == "racing" and m.board(0) is not None)
+
+        await play(ann, rooms["Ann"], deal.solution)
+        await play(cid, rooms["Cid"], deal.solution)  # the same moves, later
+        await play(bob, rooms["Bob"], deal.solution[: len(deal.solution) // 2])
+        for quitter in (bob, dee):
+            await quitter.request(lambda i, quitter=quitter: Resign(id=i, room=rooms[quitter.name]))
+        results = {}
+        for client in (ann, bob, cid, dee):
+            mirror = await client.wait_room(rooms[client.name], lambda m: m.view().results is not None)
+            [results[client.name]] = mirror.view().results or []
+        # A practice attempt, finished after the ranked ones, counts on no board.
+        await ann.wait_room(practice, lambda m: m.view().state == "racing")
+        await play(ann, practice, deal.solution)
+        await ann.wait_room(practice, lambda m: m.view().results is not None)
+
+        daily = await board(dee, "daily")
+        ann_time, cid_time = results["Ann"].time_ms, results["Cid"].time_ms
+        assert ann_time is not None
+        assert cid_time is not None
+        assert ann_time < cid_time
+        bob_home, dee_home = results["Bob"].home, results["Dee"].home
+        assert bob_home > dee_home
+        # Finishers first, fastest first (the value is the time); then the others, most cards home first.
+        assert lines(daily.entries) == [(1, "Ann", ann_time), (2, "Cid", cid_time), (3, "Bob", bob_home), (4, "Dee", 0)]
+        assert [e.finished for e in daily.entries] == [True, True, False, False]
+        assert [e.player for e in daily.entries] == [c.player for c in (ann, cid, bob, dee)]
+        assert daily.me == daily.entries[3]
+        assert lines((await board(dee, "daily", limit=2)).entries) == lines(daily.entries[:2])
+        # Around Dee: one above her, and nobody below.
+        around = await board(dee, "daily", limit=2, around=True)
+        assert lines(around.entries) == lines(daily.entries[2:])
+        assert around.me == daily.entries[3]
+        around = await board(cid, "daily", limit=2, around=True)
+        assert lines(around.entries) == lines(daily.entries[:3])
+
+        # The all-time boards: best daily time, most daily wins, longest streak (finishers only).
+        assert lines((await board(bob, "best-time")).entries) == [(1, "Ann", ann_time), (2, "Cid", cid_time)]
+        for name in ("wins", "streak"):
+            ranked = (await board(bob, name)).entries
+            assert sorted((e.name, e.value) for e in ranked) == [("Ann", 1), ("Cid", 1)]
+            assert [e.rank for e in ranked] == [1, 2]
+        stats = await ann.request(lambda i: AskStats(id=i, variant="antares"))
+        assert isinstance(stats, PlayerStats)
+        assert (stats.daily_attempts, stats.daily_wins, stats.best_time_ms) == (1, 1, ann_time)
+
+
+async def test_the_rating_board_ranks_racers_by_their_new_rating(start_server: ServerFactory) -> None:
+    async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL))) as srv:
+        race = await start_race(srv, "antares")
+        ann, bob = race.racers
+        for text in winning_line():
+            await ann.request(lambda i, text=text: PlayMove(id=i, room=race.code, move=text))
+        await bob.request(lambda i: Resign(id=i, room=race.code))
+        results = await eventually(lambda: race.mirror(0).view().results, what="results")
+        ratings = {r.name: r.rating for r in results}
+        onlooker = await srv.connect("Eve")
+
+        rated = await board(onlooker, "rating")
+        assert lines(rated.entries) == [(1, "Ann", ratings["Ann"]), (2, "Bob", ratings["Bob"])]
+        assert [e.player for e in rated.entries] == [ann.player, bob.player]
+        assert rated.me is None  # Eve has not raced
+        mine = await board(bob, "rating", around=True)
+        assert lines(mine.entries) == lines(rated.entries)
+        assert mine.me == rated.entries[1]
+        # Nobody is on a daily board for a race.
+        assert (await board(ann, "daily")).entries == []
