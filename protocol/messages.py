@@ -261,8 +261,8 @@ class AskRaceLog(_Request, tag="race_log"):
 
 
 class QuickMatch(_Request, tag="quick_match"):
-    """Wait in the quick-match line of ``variant``: an Ack now, then Joined and a Snapshot
-    (with this request's id) when a race forms; its countdown starts by itself."""
+    """Wait in the quick-match line of ``variant``: an Ack now, then, when a race forms, a
+    Joined carrying this request's id and a Snapshot; the race's countdown starts by itself."""
 
     variant: Variant
 

@@ -87,6 +87,18 @@ def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = N
         default=int(env.get("SOLVER_WORKERS", default.solver_workers)),
         help="solver processes for daily deals and winnable race deals; 0 turns both off (SOLVER_WORKERS)",
     )
+    parser.add_argument(
+        "--solver-budget",
+        type=float,
+        default=float(env.get("SOLVER_BUDGET", default.solver_budget)),
+        help="seconds the solver may spend certifying one deal (SOLVER_BUDGET)",
+    )
+    parser.add_argument(
+        "--pool-size",
+        type=int,
+        default=int(env.get("POOL_SIZE", default.pool_size)),
+        help="certified winnable deals kept ready per game (POOL_SIZE)",
+    )
     args = parser.parse_args(argv)
     return Config(
         host=args.host,
@@ -98,4 +110,6 @@ def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = N
         grace=args.grace,
         finished_ttl=args.finished_ttl,
         solver_workers=args.solver_workers,
+        solver_budget=args.solver_budget,
+        pool_size=args.pool_size,
     )

@@ -698,8 +698,10 @@ class Hub:
         # The first attempt of the day is the ranked one, whatever happens to it afterwards.
         key = self._attempt_key(message.variant, date, player)
         ranked = bool(await self.store.redis.set(key, "1", nx=True, ex=3 * 24 * 3600))
-        # Ranked attempts have no hints: everyone races the same deal with the same tools.
-        options = RoomOptions(max_racers=1, hints=not ranked)
+        # Ranked attempts have no hints: everyone races the same deal with the same tools. An
+        # attempt ends with its day, when the day's deal and solution are published.
+        left = (day_end_ms(date) - now_ms()) // 1000
+        options = RoomOptions(max_racers=1, hints=not ranked, time_limit=int(min(max(left, 30), 86_400)))
         channel = await self._open_room(message.variant, options, player, link.name, daily=deal, ranked=ranked)
         channel.follow_as_racer(link, 0)
         await channel.run(None, None, _ready_command(channel.room, player))
@@ -748,6 +750,10 @@ class Hub:
         entries: list[LeaderboardEntry]
         if message.board == "daily":
             date = message.date or self._today()
+            try:
+                datetime.date.fromisoformat(date)
+            except ValueError:
+                raise RoomError("invalid-message", f"{date} is not a day") from None
             daily = (
                 await boards.around(variant, date, player, span)
                 if message.around
@@ -793,6 +799,8 @@ class Hub:
 
     async def _stats(self, link: ClientLink, message: AskStats) -> None:
         player = message.player or self._player(link)
+        if not player.isalnum():
+            raise RoomError("invalid-message", "a player id has only letters and digits")
         stats = await self.leaderboards.stats(message.variant, player, self._today())
         rating = await self.leaderboards.rating(message.variant, player)
         link.send(

@@ -472,7 +472,7 @@ class Room:
         r = self.record
         r.deal = str(Deal.parse(r.options.deal or r.next_deal or self._pick_deal(r.variant)))
         r.salt = r.next_salt or new_salt()
-        r.next_deal = r.next_salt = None
+        # next_deal stays until the race starts: a cancelled countdown keeps the prepared deal.
         r.commitment = commitment(r.variant, r.deal, r.salt)
         r.countdown_ends = now + COUNTDOWN_MS
         self._emit(outcome, self._state_event(now))
@@ -491,6 +491,7 @@ class Room:
     def _begin_race(self, now: int, outcome: Outcome) -> None:
         self._set_state(Trigger.COUNTDOWN_OVER)
         r = self.record
+        r.next_deal = r.next_salt = None
         r.started = now
         if r.options.time_limit is not None:
             r.ends = now + r.options.time_limit * 1000

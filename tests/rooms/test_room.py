@@ -943,3 +943,22 @@ def test_a_racer_who_left_when_already_done_is_not_in_the_rematch(leaves: str) -
         room.leave(ANN, started + 4)
     room.rematch(BOB, started + 5)
     assert room.racers() == {1: BOB, 2: CAT}
+
+
+def test_a_cancelled_countdown_keeps_the_prepared_deal_and_salt() -> None:
+    """A daily attempt (or a certified winnable race) keeps its deal through a cancelled
+    countdown: the next countdown deals the same cards under the same commitment."""
+    room = open_room(picks="617")
+    room.prepare_deal("24", salt="ab" * 16)
+    room.ready("ann", True, T0)
+    room.ready("bob", True, T0)
+    first = room.record.commitment
+    assert room.record.deal == "24"
+    room.ready("bob", False, T0 + 1)  # cancels the countdown
+    assert room.state is State.WAITING
+    room.ready("bob", True, T0 + 2)
+    assert room.record.deal == "24"
+    assert room.record.commitment == first
+    room.tick(T0 + 2 + COUNTDOWN_MS)
+    assert room.state is State.RACING
+    assert room.record.next_deal is None  # used up by the race
