@@ -81,6 +81,7 @@ from typing import Literal
 import msgspec
 from redis import exceptions as redis_errors
 
+from server.daily import check_date
 from server.ratings import Rating
 from server.store import Store
 
@@ -285,7 +286,7 @@ class Leaderboards:
         return entries
 
     def _daily_keys(self, game: str, date: str) -> list[str]:
-        board = self._key("lb", _check_part("game", game), "daily", _check_date(date))
+        board = self._key("lb", _check_part("game", game), "daily", check_date(date))
         return [board, f"{board}:entry", f"{board}:shown", f"{board}:seq"]
 
     # -- statistics and all-time boards ---------------------------------------------------
@@ -319,7 +320,7 @@ class Leaderboards:
         """
         stats = self._stats_key(game, player)
         days = f"{stats}:days"
-        day = _check_date(date)
+        day = check_date(date)
         if finished:
             _digits("time_ms", _required_time(time_ms), _TIME_WIDTH)
         action = f"record {player}'s daily {game} result of {date}"
@@ -333,7 +334,7 @@ class Leaderboards:
                         recorded = await pipe.hgetall(days)
                         if day in {_text(k) for k in recorded}:
                             return False
-                        wins = [_parse_day(_text(k)) for k, v in recorded.items() if _text(v) == "1"]
+                        wins = [_day(_text(k)) for k, v in recorded.items() if _text(v) == "1"]
                         if finished:
                             wins.append(datetime.date.fromisoformat(day))
                         last, current, longest = _streaks(wins)
@@ -364,7 +365,7 @@ class Leaderboards:
     async def stats(self, game: str, player: str, today: str) -> Stats:
         """``player``'s statistics in ``game`` as of the UTC day ``today``."""
         stats = self._stats_key(game, player)
-        now = datetime.date.fromisoformat(_check_date(today))
+        now = datetime.date.fromisoformat(check_date(today))
         with self._unavailable(f"read {player}'s {game} statistics"):
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.hgetall(stats)
@@ -374,7 +375,7 @@ class Leaderboards:
         counters = {name: int(values.get(name, 0)) for name in _COUNTERS}
         last = values.get("last_daily_win") or None
         current = int(values.get("current_streak", 0))
-        if last is not None and _parse_day(last) < now - datetime.timedelta(days=1):
+        if last is not None and _day(last) < now - datetime.timedelta(days=1):
             current = 0  # the run ended: yesterday went by without a win
         return Stats(
             **counters,
@@ -556,22 +557,6 @@ def _check_part(what: str, text: str) -> str:
     return text
 
 
-def _check_date(text: str) -> str:
-    """``text`` if it is a UTC day written YYYY-MM-DD."""
-    _parse_day(text)
-    return text
-
-
-def _parse_day(text: str) -> datetime.date:
-    try:
-        day = datetime.date.fromisoformat(text)
-    except ValueError:
-        day = None
-    if day is None or day.isoformat() != text:
-        raise ValueError(f"a date is written YYYY-MM-DD, not {text!r}")
-    return day
-
-
 # The client does not decode replies, so texts are bytes; redis-py's types allow more shapes
 # than a given command returns, so replies are checked here rather than cast.
 def _raw(reply: object) -> bytes:
@@ -603,3 +588,7 @@ def _pairs(reply: object) -> list[tuple[object, object]]:
     if not isinstance(reply, list) or not all(isinstance(pair, tuple | list) and len(pair) == 2 for pair in reply):
         raise TypeError(f"unexpected reply from Redis: {reply!r}")
     return [(member, score) for member, score in reply]
+
+
+def _day(text: str) -> datetime.date:
+    return datetime.date.fromisoformat(check_date(text))
