@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -36,19 +35,14 @@ from server.app import RaceServer
 from server.config import Config
 from server.daily import DailyDeal, utc_date
 from server.deal_supply import DailyDeals
-from server.games import Antares, Autoplay, Game, Options
 from server.hub import Hub
 from server.rooms.room import random_deal
-from server.solver import Solved, solve
 from server.store import Store
 
 T = TypeVar("T")
 
 #: Seconds to wait for something the server does at once (the countdown takes 3 s).
 PATIENCE = 10.0
-
-#: A deal the solver wins in a fraction of a second (Antares, safe autoplay: the default).
-ANTARES_DEAL = 24
 
 
 async def eventually(probe: Callable[[], T | None], timeout: float = PATIENCE, what: str = "condition") -> T:
@@ -66,25 +60,6 @@ async def eventually(probe: Callable[[], T | None], timeout: float = PATIENCE, w
 def without_now(view: RoomView) -> RoomView:
     """A view without ``clock.now`` (the moment the view was made)."""
     return msgspec.structs.replace(view, clock=msgspec.structs.replace(view.clock, now=0))
-
-
-def new_antares() -> Game:
-    """A local replica of a racer's board in an Antares room on :data:`ANTARES_DEAL`."""
-    return Antares.new(ANTARES_DEAL, Options(autoplay=Autoplay.SAFE))
-
-
-@functools.cache
-def winning_line() -> tuple[str, ...]:
-    """A winning line of :data:`ANTARES_DEAL`, as canonical move texts."""
-    game = new_antares()
-    solved = solve(Antares, ANTARES_DEAL, game.options)
-    assert isinstance(solved, Solved)
-    texts = []
-    for move in solved.moves:
-        texts.append(game.move_text(move))
-        game.apply(move)
-    assert game.is_won()
-    return tuple(texts)
 
 
 @dataclass

@@ -8,7 +8,7 @@ from client.cards import card_code, card_label, is_red, parse_card_code
 from client.cursor import Cursor, hint_marks, home_text, move_text
 from protocol.messages import PileInfo
 from server.games import Game, Scorpion
-from tests.client.conftest import new_antares
+from tests.known_deals import new_antares
 
 
 def piles_of(game: Game) -> list[PileInfo]:

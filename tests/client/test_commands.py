@@ -18,7 +18,8 @@ from client.describe import precise_duration
 from client.settings import Settings
 from protocol.messages import CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions, StartDaily
 from server.daily import utc_date
-from tests.client.conftest import ANTARES_DEAL, PATIENCE, Serve, ServeDaily, winning_line
+from tests.client.conftest import PATIENCE, Serve, ServeDaily
+from tests.known_deals import ANTARES_DEAL, winning_line
 
 pytestmark = pytest.mark.asyncio
 

@@ -24,15 +24,13 @@ from protocol.messages import (
     Spectate,
 )
 from tests.client.conftest import (
-    ANTARES_DEAL,
     PATIENCE,
     Running,
     Serve,
     eventually,
-    new_antares,
-    winning_line,
     without_now,
 )
+from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 
 pytestmark = pytest.mark.asyncio
 

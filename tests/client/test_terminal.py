@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.client.conftest import ANTARES_DEAL, Serve
+from tests.client.conftest import Serve
+from tests.known_deals import ANTARES_DEAL
 
 pytestmark = [
     pytest.mark.asyncio,

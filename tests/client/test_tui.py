@@ -25,15 +25,13 @@ from client.tui.standings import LeaderboardScreen, StatsScreen
 from client.tui.widgets import BoardView
 from protocol.messages import CreateRoom, Joined, JoinRoom, PlayMove, Ready, RoomOptions
 from tests.client.conftest import (
-    ANTARES_DEAL,
     PATIENCE,
     Running,
     Serve,
     ServeDaily,
     eventually,
-    new_antares,
-    winning_line,
 )
+from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 
 pytestmark = pytest.mark.asyncio
 

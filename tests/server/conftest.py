@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import itertools
 import time
 import uuid
@@ -54,10 +53,8 @@ from protocol.messages import (
 from protocol.mirror import RoomMirror
 from server.app import RaceServer
 from server.config import Config
-from server.games import Antares, Autoplay, Game, Options
 from server.hub import Hub
 from server.rooms.room import DealPicker, random_deal
-from server.solver import Solved, solve
 
 T = TypeVar("T")
 
@@ -228,29 +225,6 @@ async def server(start_server: ServerFactory) -> AsyncIterator[RunningServer]:
 def fixed_deal(deal: str) -> DealPicker:
     """A deal picker that always deals ``deal``."""
     return lambda variant: deal
-
-
-#: The known deal of the Antares races: the solver wins it in a fraction of a second.
-ANTARES_DEAL = 24
-
-
-def new_antares() -> Game:
-    """A local replica of a racer's board in an Antares room with the default options."""
-    return Antares.new(ANTARES_DEAL, Options(autoplay=Autoplay.SAFE))
-
-
-@functools.cache
-def winning_line() -> tuple[str, ...]:
-    """A winning line of Antares deal 24 (safe autoplay), as move texts."""
-    game = new_antares()
-    solved = solve(Antares, ANTARES_DEAL, game.options)
-    assert isinstance(solved, Solved)
-    texts = []
-    for move in solved.moves:
-        texts.append(game.move_text(move))
-        game.apply(move)
-    assert game.is_won()
-    return tuple(texts)
 
 
 # -- a race between two RaceClients ------------------------------------------------------

@@ -31,16 +31,14 @@ from protocol.messages import (
 )
 from server.app import HARD_FRAME_LIMIT
 from server.games import Game, IllegalMove, Move
+from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 from tests.server.conftest import (
-    ANTARES_DEAL,
     RawClient,
     RunningServer,
     ServerFactory,
     board_lists,
     eventually,
     fixed_deal,
-    new_antares,
-    winning_line,
 )
 
 pytestmark = pytest.mark.asyncio

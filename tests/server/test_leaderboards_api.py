@@ -22,13 +22,12 @@ from protocol.messages import (
 )
 from server.daily import DailyDeal, utc_date
 from server.room_channel import now_ms
+from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.server.conftest import (
-    ANTARES_DEAL,
     ServerFactory,
     eventually,
     fixed_deal,
     start_race,
-    winning_line,
 )
 
 pytestmark = pytest.mark.asyncio

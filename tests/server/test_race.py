@@ -17,16 +17,14 @@ from protocol.messages import (
     StateChanged,
     Update,
 )
+from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 from tests.server.conftest import (
-    ANTARES_DEAL,
     ServerFactory,
     board_lists,
     eventually,
     fixed_deal,
-    new_antares,
     open_room,
     ready_and_race,
-    winning_line,
 )
 
 pytestmark = pytest.mark.asyncio

@@ -19,7 +19,8 @@ from protocol.messages import (
     Update,
 )
 from server.ratings import DEFAULT_RATING, DEFAULT_RD, Rating, rate_race
-from tests.server.conftest import ANTARES_DEAL, ServerFactory, eventually, fixed_deal, start_race, winning_line
+from tests.known_deals import ANTARES_DEAL, winning_line
+from tests.server.conftest import ServerFactory, eventually, fixed_deal, start_race
 
 pytestmark = pytest.mark.asyncio
 

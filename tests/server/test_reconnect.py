@@ -5,15 +5,13 @@ from __future__ import annotations
 import pytest
 
 from protocol.messages import Ack, PlayMove, RacerResigned, Resign, ServerMessage, Update
+from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 from tests.server.conftest import (
-    ANTARES_DEAL,
     ServerFactory,
     board_lists,
     eventually,
     fixed_deal,
-    new_antares,
     start_race,
-    winning_line,
 )
 
 pytestmark = pytest.mark.asyncio

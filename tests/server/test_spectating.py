@@ -27,17 +27,15 @@ from protocol.messages import (
     Update,
 )
 from server.games import Game
+from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 from tests.server.conftest import (
-    ANTARES_DEAL,
     RunningServer,
     ServerFactory,
     board_lists,
     eventually,
     fixed_deal,
-    new_antares,
     open_room,
     ready_and_race,
-    winning_line,
     without_clock,
 )
 
