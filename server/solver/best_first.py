@@ -22,10 +22,11 @@ Rebuild = Callable[[bytes, Game], Game]
 Parents = dict[bytes, tuple[bytes, Move] | None]
 
 
-def best_first(game: Game, budget: Budget) -> Result:
-    """Search from ``game``'s position (left unchanged); the line found is legal in ``game``."""
+def best_first(game: Game, budget: Budget, estimate: Callable[[Game], int] | None = None) -> Result:
+    """Search from ``game``'s position (left unchanged); the line found is legal in ``game``.
+    ``estimate`` orders the queue (the variant's default estimate if None)."""
     key_of, rebuild = (antares_key, rebuild_antares) if isinstance(game, Antares) else (scorpion_key, rebuild_scorpion)
-    estimate = estimate_function(type(game))
+    estimate = estimate or estimate_function(type(game))
     force_home = isinstance(game, Antares) and game.options.autoplay is Autoplay.OFF
     start = time.perf_counter()
     deadline = start + budget.seconds

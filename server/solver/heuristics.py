@@ -9,15 +9,34 @@ solution, which is legal whatever the estimate.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from server.games import Antares, Game, Scorpion
 
 
-def antares_estimate(game: Game) -> int:
-    """Cards not home, plus for each suit the cards lying on its next card, plus disorder."""
+@dataclass(frozen=True, slots=True)
+class AntaresWeights:
+    """How much each feature of an Antares position counts against it."""
+
+    not_home: int = 2  # each card not yet home
+    burying: int = 3  # each card lying on a card that could go home next
+    disorder: int = 2  # each card not built on the card under it
+    cell: int = 1  # each occupied cell
+
+
+#: The weights best-first search starts with: progress home first.
+HOMEWARD = AntaresWeights()
+#: The second opinion: order and free cells first. It finds some lines the first misses.
+TIDY = AntaresWeights(not_home=1, burying=3, disorder=3, cell=2)
+
+
+def antares_estimate(game: Game, weights: AntaresWeights = HOMEWARD) -> int:
+    """Cards not home, cards lying on a card that could go home next, cards out of order on
+    their pile, and occupied cells, each counted with its weight."""
     piles = game.piles
     home = [len(piles[12 + suit]) for suit in range(4)]
-    estimate = 2 * (52 - sum(home))
+    estimate = weights.not_home * (52 - sum(home))
+    burying, disorder = weights.burying, weights.disorder
     for i in range(8):
         pile = piles[i]
         size = len(pile)
@@ -25,14 +44,14 @@ def antares_estimate(game: Game) -> int:
         for k in range(size):
             card = pile[k]
             if card % 13 == home[card // 13]:
-                estimate += 3 * (size - 1 - k)  # cards burying a card that could go home next
+                estimate += burying * (size - 1 - k)  # cards burying a card that could go home next
             if k:
                 under = pile[k - 1]
                 if under % 13 != card % 13 + 1 or (
                     under // 13 != card // 13 if same_suit else (under >= 26) == (card >= 26)
                 ):
-                    estimate += 2
-    return estimate + sum(1 for i in range(8, 12) if piles[i])
+                    estimate += disorder
+    return estimate + weights.cell * sum(1 for i in range(8, 12) if piles[i])
 
 
 def scorpion_estimate(game: Game) -> int:

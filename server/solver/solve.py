@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from server.games import Antares, Deal, Game, Move, Options
 from server.solver.best_first import best_first
 from server.solver.depth_first import depth_first
+from server.solver.heuristics import HOMEWARD, TIDY, antares_estimate
 from server.solver.par import shorten
 from server.solver.results import Budget, Result, Solved, Stats, Unknown, Unwinnable
 from server.solver.scorpion_search import depth_first_scorpion
 
-#: The part of an Antares budget that best-first search gets before depth-first takes over.
-_BEST_FIRST_SHARE = 0.4
+#: The parts of an Antares budget for best-first search with its two weightings (the
+#: second share is of what the first left); depth-first search gets the rest.
+_HOMEWARD_SHARE = 0.35
+_TIDY_SHARE = 0.5
 
 
 class SolverBug(AssertionError):
@@ -46,27 +51,36 @@ def solve_position(game: Game, budget: Budget, par_seconds: float | None = None)
 
 
 def _search(game: Game, budget: Budget) -> Result:
-    """The verdict, from the search that suits the game.
+    """The verdict, from the searches that suit the game.
 
     Scorpion's state spaces are small enough to exhaust, fastest depth-first on compact
-    positions. For Antares, best-first search finds most wins in a fraction of the
-    nodes, and where its estimate leads it astray, depth-first search with a fixed
-    move order usually escapes: it gets the rest of the budget.
+    positions. For Antares, best-first search finds most wins in a fraction of the nodes;
+    where its estimate leads it astray, the same search with other weights often gets
+    there, and depth-first search with a fixed move order escapes many of the rest. Each
+    gets a share of the budget; any of them that finishes gives the verdict.
     """
     if not isinstance(game, Antares):
         return depth_first_scorpion(game, budget)
-    first = best_first(game, budget.share(_BEST_FIRST_SHARE))
-    if not isinstance(first, Unknown) or first.reason in ("memory", "interrupted"):
-        return first
-    # The second search gets what the first left, so the whole solve keeps to the budget.
-    rest = replace(budget, nodes=max(0, budget.nodes - first.stats.nodes), seconds=budget.seconds - first.stats.seconds)
-    second = depth_first(game, rest)
-    both = Stats(first.stats.nodes + second.stats.nodes, first.stats.seconds + second.stats.seconds)
-    if isinstance(second, Solved):
-        return Solved(second.moves, second.found, both)
-    if isinstance(second, Unknown):
-        return Unknown(second.reason, both)
-    return Unwinnable(both)
+    phases: list[tuple[float, Callable[[Game, Budget], Result]]] = [
+        (_HOMEWARD_SHARE, lambda g, b: best_first(g, b, partial(antares_estimate, weights=HOMEWARD))),
+        (_TIDY_SHARE, lambda g, b: best_first(g, b, partial(antares_estimate, weights=TIDY))),
+        (1.0, depth_first),
+    ]
+    nodes, seconds = 0, 0.0
+    result: Result = Unknown("nodes", Stats(0, 0.0))
+    for share, search in phases:
+        # Each phase gets its share of what the earlier ones left, so the solve keeps to the budget.
+        left = replace(budget, nodes=max(0, budget.nodes - nodes), seconds=budget.seconds - seconds)
+        result = search(game, left.share(share))
+        nodes, seconds = nodes + result.stats.nodes, seconds + result.stats.seconds
+        if not isinstance(result, Unknown) or result.reason in ("memory", "interrupted"):
+            break
+    total = Stats(nodes, seconds)
+    if isinstance(result, Solved):
+        return Solved(result.moves, result.found, total)
+    if isinstance(result, Unknown):
+        return Unknown(result.reason, total)
+    return Unwinnable(total)
 
 
 def _verify(game: Game, line: tuple[Move, ...]) -> None:

@@ -203,8 +203,9 @@ VARIANTS = pytest.mark.parametrize("variant", [Antares, Scorpion], ids=lambda v:
 
 
 #: Searches solve_position runs one after the other, each polling its own share of the
-#: budget: Antares gets best-first then depth-first, Scorpion one depth-first search.
-SEARCH_PHASES = {Antares: 2, Scorpion: 1}
+#: budget: Antares gets best-first with two weightings then depth-first, Scorpion one
+#: depth-first search.
+SEARCH_PHASES = {Antares: 3, Scorpion: 1}
 
 
 @VARIANTS
