@@ -17,14 +17,13 @@ real Redis, and helpers to race on it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 import pytest_asyncio
@@ -38,23 +37,8 @@ from server.deal_supply import DailyDeals
 from server.hub import Hub
 from server.rooms.room import random_deal
 from server.store import Store
-
-T = TypeVar("T")
-
-#: Seconds to wait for something the server does at once (the countdown takes 3 s).
-PATIENCE = 10.0
-
-
-async def eventually(probe: Callable[[], T | None], timeout: float = PATIENCE, what: str = "condition") -> T:
-    """Poll ``probe`` until it returns something true; return that."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(0.01)
+from tests.polling import PATIENCE as PATIENCE
+from tests.polling import eventually as eventually
 
 
 def without_now(view: RoomView) -> RoomView:

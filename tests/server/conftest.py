@@ -25,7 +25,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 import pytest_asyncio
@@ -55,23 +55,8 @@ from server.app import RaceServer
 from server.config import Config
 from server.hub import Hub
 from server.rooms.room import DealPicker, random_deal
-
-T = TypeVar("T")
-
-#: Seconds to wait for something the server should do at once (the countdown is 3 s).
-PATIENCE = 8.0
-
-
-async def eventually(probe: Callable[[], T | None], timeout: float = PATIENCE, what: str = "condition") -> T:
-    """Poll ``probe`` until it returns something true; return that."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(0.005)
+from tests.polling import PATIENCE as PATIENCE
+from tests.polling import eventually as eventually
 
 
 def board_lists(piles: Any) -> list[list[int | None]]:
