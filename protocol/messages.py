@@ -113,6 +113,8 @@ class Racer(msgspec.Struct, omit_defaults=True, frozen=True):
     #: Why the racer stopped: "resigned", "left" or "disconnected"; absent while in the race.
     resigned: str | None = None
     board: list[list[Card | None]] | None = None
+    #: The racer is a bot (said so in its hello): never rated.
+    bot: bool = False
 
 
 class Result(msgspec.Struct, omit_defaults=True, frozen=True):
@@ -128,6 +130,7 @@ class Result(msgspec.Struct, omit_defaults=True, frozen=True):
     home: int
     rating: float | None = None
     rating_change: float | None = None
+    bot: bool = False
 
 
 class Reveal(msgspec.Struct, frozen=True):
@@ -195,6 +198,8 @@ class Hello(_Request, tag="hello"):
     protocol: int
     name: PlayerName
     resume: Annotated[str, Meta(max_length=256)] | None = None
+    #: This client is a bot: marked on the wire and in results, never rated.
+    bot: bool = False
 
 
 class CreateRoom(_Request, tag="create_room"):
@@ -258,6 +263,8 @@ class AskSnapshot(_Request, tag="snapshot"):
 
 class AskRaceLog(_Request, tag="race_log"):
     room: RoomCode
+    #: Which race of the room; nil means its latest finished race.
+    race: Annotated[int, Meta(ge=1, le=2**31)] | None = None
 
 
 class QuickMatch(_Request, tag="quick_match"):
@@ -310,6 +317,8 @@ class AskReplay(_Request, tag="replay"):
 
     room: RoomCode
     seat: Annotated[int, Meta(ge=0, le=7)]
+    #: Which race of the room; nil means its latest finished race.
+    race: Annotated[int, Meta(ge=1, le=2**31)] | None = None
 
 
 ClientMessage = (

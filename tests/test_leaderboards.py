@@ -9,8 +9,8 @@ import pytest
 import pytest_asyncio
 from redis.asyncio import Redis
 
-from server.leaderboards import Entry, Leaderboards, Ranked, RatedEntry, Stats
-from server.ratings import Rating
+from server.storage.boards import Entry, Leaderboards, Ranked, RatedEntry, Stats
+from server.competition.ratings import Rating
 from server.store import Store
 
 pytestmark = pytest.mark.asyncio

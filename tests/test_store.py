@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 from redis.asyncio import Redis
 
-from server.redis_process import EmbeddedRedis
+from server.storage.embedded import EmbeddedRedis
 from server.store import FINISHED_ROOM_TTL, Store, StoreUnavailable
 
 pytestmark = pytest.mark.asyncio

@@ -17,7 +17,7 @@ from client.connection import RaceClient
 from client.describe import precise_duration
 from client.settings import Settings
 from protocol.messages import CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions, StartDaily
-from server.daily import utc_date
+from server.competition.daily import utc_date
 from tests.client.conftest import PATIENCE, Serve, ServeDaily
 from tests.known_deals import ANTARES_DEAL, winning_line
 

@@ -168,3 +168,14 @@ def solution_texts(variant: type[Game], deal: Deal, solved: Solved) -> tuple[str
 
 def _mac(secret: bytes, message: str) -> bytes:
     return hmac.new(secret, message.encode(), hashlib.sha256).digest()
+
+
+def previous_date(date: str) -> str:
+    """The UTC day before ``date`` (YYYY-MM-DD)."""
+    return (dt.date.fromisoformat(check_date(date)) - dt.timedelta(days=1)).isoformat()
+
+
+def day_end_ms(date: str) -> int:
+    """When the UTC day ``date`` ends, in Unix milliseconds."""
+    end = dt.datetime.fromisoformat(next_date(date)).replace(tzinfo=dt.UTC)
+    return int(end.timestamp() * 1000)

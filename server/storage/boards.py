@@ -61,8 +61,8 @@ key                                          type    holds
                                                      recorded daily result
 ``sr:stats:<game>:best-time``                zset    player -> best time of any finished race or daily
                                                      attempt, ms (the statistics' best time)
-``sr:rating:<game>``                         hash    player -> ``"<rating> <rd> <volatility>"``
-``sr:rating:<game>:board``                   zset    player -> minus ``round(rating * 1000)``
+``sr:rating:{<game>}``                       hash    player -> ``"<rating> <rd> <volatility>"``
+``sr:rating:{<game>}:board``                 zset    player -> minus ``round(rating * 1000)``
 ===========================================  ======  ====================================================
 
 Streaks: a daily win is a finished daily attempt; a streak is a run of consecutive UTC days
@@ -74,16 +74,17 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import msgspec
 from redis import exceptions as redis_errors
 
-from server.daily import check_date
-from server.ratings import Rating
-from server.store import Store
+from server.competition.daily import check_date
+from server.competition.ratings import Rating
+from server.storage.connection import Storage
+from server.storage.ratings import parse_rating, rating_key, rating_text
 
 AllTimeBoard = Literal["best-time", "wins", "streak"]
 """The all-time boards of a game: best daily time, most daily wins, longest daily streak."""
@@ -187,7 +188,7 @@ _COUNTERS = ("races_started", "races_won", "races_finished", "daily_attempts", "
 class Leaderboards:
     """Daily and all-time boards, statistics and ratings of every game, in ``store``'s Redis."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Storage) -> None:
         self._store = store
         self._redis = store.redis
         self._record_daily = self._redis.register_script(_RECORD_DAILY)
@@ -428,7 +429,7 @@ class Leaderboards:
             return []
         with self._unavailable(f"read {game} ratings"):
             values = await self._redis.hmget(key, list(players))
-        return [Rating() if value is None else _parse_rating(_text(value)) for value in values]
+        return [Rating() if value is None else parse_rating(_text(value)) for value in values]
 
     async def set_ratings(self, game: str, ratings: Mapping[str, Rating]) -> None:
         """Store new ratings (e.g. everyone's after a race), all in one transaction."""
@@ -439,7 +440,7 @@ class Leaderboards:
             return
         with self._unavailable(f"save {game} ratings"):
             async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.hset(key, mapping={p: _rating_text(r) for p, r in ratings.items()})
+                pipe.hset(key, mapping={p: rating_text(r) for p, r in ratings.items()})
                 pipe.zadd(f"{key}:board", {p: -round(r.rating * 1000) for p, r in ratings.items()})
                 await pipe.execute()
 
@@ -470,13 +471,13 @@ class Leaderboards:
             return []
         values = await self._redis.hmget(key, players)
         return [
-            RatedEntry(first_rank + offset, player, _parse_rating(_text(value)))
+            RatedEntry(first_rank + offset, player, parse_rating(_text(value)))
             for offset, (player, value) in enumerate(zip(players, values, strict=True))
             if value is not None
         ]
 
     def _rating_key(self, game: str) -> str:
-        return self._key("rating", _check_part("game", game))
+        return rating_key(self._store.prefix, _check_part("game", game))
 
     # -- shared ----------------------------------------------------------------------------
 
@@ -494,12 +495,8 @@ class Leaderboards:
     def _key(self, *parts: str) -> str:
         return self._store.prefix + ":".join(parts)
 
-    @contextlib.contextmanager
-    def _unavailable(self, action: str) -> Iterator[None]:
-        try:
-            yield
-        except (redis_errors.RedisError, OSError) as error:
-            raise self._store.failure(action, error) from error
+    def _unavailable(self, action: str) -> contextlib.AbstractContextManager[None]:
+        return self._store.guard(action)
 
 
 def _ranked(board: AllTimeBoard, first_rank: int, scored: Iterable[tuple[str, float]]) -> list[Ranked]:
@@ -538,16 +535,6 @@ def _required_time(time_ms: int | None) -> int:
     if time_ms is None:
         raise ValueError("a finished game needs its time")
     return time_ms
-
-
-def _rating_text(rating: Rating) -> str:
-    # repr() of a float reads back as the same float, so the stored rating is exact.
-    return f"{rating.rating!r} {rating.rd!r} {rating.volatility!r}"
-
-
-def _parse_rating(text: str) -> Rating:
-    rating, rd, volatility = (float(part) for part in text.split())
-    return Rating(rating, rd, volatility)
 
 
 def _check_part(what: str, text: str) -> str:

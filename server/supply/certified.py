@@ -4,23 +4,12 @@ The solver is CPU-bound (up to the budget per deal, several deals per pick), so 
 runs on the event loop: every solve goes to an executor, by default a private
 one-process :class:`~concurrent.futures.ProcessPoolExecutor` (pass a shared one to spread
 the work, or a thread pool in tests about plumbing). Results live in Redis, next to the
-race server's keys (see :mod:`server.store`), so every server process sharing that Redis
+race server's keys, so every server process sharing that Redis
 serves the same daily deal and draws from the same pool, and nothing is lost on restart.
 
-Key layout, shown with the default prefix ``sr:``:
-
-===========================  ======  ==============================================  ======
-key                          type    holds                                           expiry
-===========================  ======  ==============================================  ======
-``sr:daily:<game>:<date>``   string  the day's :class:`~server.daily.DailyDeal`,     none
-                                     JSON (msgspec); written once (SET NX)
-``sr:pool:<game>``           list    deal numbers the solver certified winnable,     none
-                                     taken from the left (LPOP), added on the right
-===========================  ======  ==============================================  ======
-
-``<game>`` is ``scorpion`` or ``antares``; ``<date>`` is the UTC day, ``YYYY-MM-DD``.
-Storage failures raise :class:`~server.store.StoreUnavailable`; the background loops log
-them and try again later.
+The deals are stored by :class:`~server.storage.deals.DealStore`. Storage failures raise
+:class:`~server.storage.connection.StoreUnavailable`; the background loops log them and try
+again later.
 """
 
 from __future__ import annotations
@@ -29,20 +18,27 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor
 from functools import partial
 from typing import Any, Final, TypeVar
 
-import msgspec
-from redis import exceptions as redis_errors
-
-from server.daily import DailyDeal, Solve, certified_winnable, check_date, game_name, next_date, pick_daily, utc_date
+from server.clock import now_ms
+from server.competition.daily import (
+    DailyDeal,
+    Solve,
+    certified_winnable,
+    check_date,
+    game_name,
+    next_date,
+    pick_daily,
+    utc_date,
+)
 from server.games import VARIANTS
-from server.room_channel import now_ms
-from server.rooms.room import DealPicker, random_deal
+from server.rooms.draft import DealPicker
+from server.rooms.room import random_deal
 from server.solver import solve
-from server.store import Store
+from server.storage.deals import DealStore
 
 logger = logging.getLogger("server.deals")
 
@@ -64,7 +60,7 @@ class DailyDeals:
 
     def __init__(
         self,
-        store: Store,
+        store: DealStore,
         secret: bytes,
         budget_seconds: float = 10.0,
         executor: Executor | None = None,
@@ -84,15 +80,15 @@ class DailyDeals:
         Concurrent callers for the same game and date share one pick. Raises
         :class:`~server.store.StoreUnavailable`, or :class:`~server.daily.NoWinnableDeal`.
         """
-        return await self._work.shared(self._key(game, date), lambda: self._load_or_pick(game_name(game), date))
+        return await self._work.shared(_daily_job(game, date), lambda: self._load_or_pick(game_name(game), date))
 
     async def stored(self, game: str, date: str) -> DailyDeal | None:
         """The deal of ``game`` on ``date`` if it was picked already; never picks one."""
-        return await self._load(self._key(game, date), game_name(game), date)
+        return await self._store.daily(game_name(game), check_date(date))
 
     async def prepare(self, game: str, date: str) -> None:
         """Start :meth:`get` in the background and return at once; failures are logged."""
-        self._work.background(self._key(game, date), lambda: self._load_or_pick(game_name(game), date))
+        self._work.background(_daily_job(game, date), lambda: self._load_or_pick(game_name(game), date))
 
     async def run_ahead(self, clock: Callable[[], int] = now_ms, interval_seconds: float = RUN_AHEAD_INTERVAL) -> None:
         """Forever: every ``interval_seconds``, make sure today's and tomorrow's deals exist for every game.
@@ -111,28 +107,15 @@ class DailyDeals:
         """Cancel the picks in progress and shut down the executor if it is this object's own."""
         await self._work.close()
 
-    def _key(self, game: str, date: str) -> str:
-        return f"{self._store.prefix}daily:{game_name(game)}:{check_date(date)}"
-
     async def _load_or_pick(self, game: str, date: str) -> DailyDeal:
-        key = self._key(game, date)
-        stored = await self._load(key, game, date)
+        stored = await self._store.daily(game, check_date(date))
         if stored is not None:
             return stored
         logger.info("picking the %s deal of %s", game, date)
         picked = await self._work.run(partial(pick_daily, self._secret, date, game, self._budget, self._solve))
-        with _unavailable(self._store, f"store the {game} deal of {date}"):
-            async with self._store.redis.pipeline(transaction=True) as pipe:
-                pipe.set(key, msgspec.json.encode(picked), nx=True)
-                pipe.get(key)
-                _, raw = await pipe.execute()
+        stored = await self._store.store_daily(picked)
         logger.info("the %s deal of %s is ready", game, date)
-        return _decode(raw)
-
-    async def _load(self, key: str, game: str, date: str) -> DailyDeal | None:
-        with _unavailable(self._store, f"read the {game} deal of {date}"):
-            raw = await self._store.redis.get(key)
-        return None if raw is None else _decode(raw)
+        return stored
 
 
 class WinnablePool:
@@ -146,7 +129,7 @@ class WinnablePool:
 
     def __init__(
         self,
-        store: Store,
+        store: DealStore,
         budget_seconds: float = 10.0,
         target: int = 20,
         executor: Executor | None = None,
@@ -174,19 +157,15 @@ class WinnablePool:
         On None the caller falls back to a random deal, and tells the players it is not certified.
         """
         name = game_name(game)
-        with _unavailable(self._store, f"take a {name} deal from the pool"):
-            raw = await self._store.redis.lpop(self._key(name))
+        deal = await self._store.take_winnable(name)
         self._taken.set()
-        if raw is None:
+        if deal is None:
             logger.warning("the %s pool of winnable deals is empty", name)
-            return None
-        return raw.decode() if isinstance(raw, bytes) else str(raw)
+        return deal
 
     async def size(self, game: str) -> int:
         """How many deals of ``game`` the pool holds now (Redis keeps the count: LLEN)."""
-        name = game_name(game)
-        with _unavailable(self._store, f"count the {name} pool"):
-            return int(await self._store.redis.llen(self._key(name)))
+        return await self._store.pool_size(game_name(game))
 
     async def fill(self, game: str) -> None:
         """Solve random deals until ``game``'s pool holds ``target``; return when it does.
@@ -210,17 +189,12 @@ class WinnablePool:
         """Cancel the fillings in progress and shut down the executor if it is this object's own."""
         await self._work.close()
 
-    def _key(self, game: str) -> str:
-        return f"{self._store.prefix}pool:{game}"
-
     async def _fill(self, game: str) -> None:
-        key = self._key(game)
         while (size := await self.size(game)) < self._target:
             deal = self._draw(game)
             if not await self._work.run(partial(certified_winnable, game, deal, self._budget, self._solve)):
                 continue
-            with _unavailable(self._store, f"add a deal to the {game} pool"):
-                await self._store.redis.rpush(key, deal)
+            await self._store.add_winnable(game, deal)
             logger.debug("%s pool: %d of %d deals", game, size + 1, self._target)
 
 
@@ -290,15 +264,6 @@ class _Work:
         return self._owned
 
 
-@contextlib.contextmanager
-def _unavailable(store: Store, action: str) -> Iterator[None]:
-    """Turn redis-py's errors into the store's ``StoreUnavailable`` saying what could not be done."""
-    try:
-        yield
-    except (redis_errors.RedisError, OSError) as error:
-        raise store.failure(action, error) from error
-
-
 async def _logged(work: Callable[[], Awaitable[object]], action: str) -> None:
     """Await ``work()``; log (not raise) its failure: a background loop must outlive any one failure."""
     try:
@@ -312,5 +277,5 @@ def _log_failure(key: str, task: asyncio.Task[Any]) -> None:
         logger.error("background job %s failed", key, exc_info=task.exception())
 
 
-def _decode(raw: bytes | str) -> DailyDeal:
-    return msgspec.json.decode(raw, type=DailyDeal)
+def _daily_job(game: str, date: str) -> str:
+    return f"daily:{game_name(game)}:{check_date(date)}"

@@ -1,4 +1,4 @@
-"""Per-connection rate limiting: a token bucket, and a count of offences."""
+"""Per-connection rate limiting: a token bucket charged by cost, and a count of offences."""
 
 from __future__ import annotations
 
@@ -17,14 +17,20 @@ class TokenBucket:
     def __post_init__(self) -> None:
         self.tokens = self.burst
 
-    def take(self, now: float) -> bool:
-        """Spend one token if there is one (refilling for the time since the last call)."""
+    def take(self, now: float, cost: float = 1.0) -> bool:
+        """Spend ``cost`` tokens if there are that many (refilling for the time since the last
+        call). Costly requests (a long replay) cost more than a move."""
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
+        if self.tokens >= cost:
+            self.tokens -= cost
             return True
         return False
+
+    def charge(self, cost: float) -> None:
+        """Spend ``cost`` more tokens after the fact (the bucket may go into debt: the
+        connection then waits until it refills)."""
+        self.tokens -= cost
 
 
 @dataclass(slots=True)
