@@ -87,6 +87,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--client-cpus", help="pin the load generator's workers, e.g. 1")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--compare", action="store_true", help="relay against server, side by side (see bench.compare)")
+    parser.add_argument(
+        "--saturation-bot-rate", type=float, default=20.0, help="with --compare: most moves a second a bot saturating"
+    )
     args = parser.parse_args(argv)
     if args.racers < args.rooms or args.rooms < 1 or args.racers // args.rooms > 8:
         parser.error("each room needs 1 to 8 racers: --racers must be 1 to 8 times --rooms")

@@ -383,8 +383,13 @@ async def serve_relay(args: argparse.Namespace) -> None:
     """Serve until SIGINT or SIGTERM, then close the connections and stop the embedded Redis."""
     loop = asyncio.get_running_loop()
     stop: asyncio.Future[None] = loop.create_future()
+
+    def on_signal() -> None:
+        if not stop.done():
+            stop.set_result(None)
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, lambda: stop.done() or stop.set_result(None))
+        loop.add_signal_handler(signum, on_signal)
     with contextlib.ExitStack() as temporary:
         embedded: EmbeddedRedis | None = None
         url = args.redis_url
