@@ -5,7 +5,7 @@ Run::
     python -m bench.load --racers 1000 --rooms 500 --seconds 30 --spawn
     python -m bench.load --url ws://127.0.0.1:8765 --server-pid 1234 --racers 200 --rooms 100
 
-Each room gets ``racers // rooms`` bots, each one a :class:`~client.connection.RaceClient`
+Each room gets ``racers // rooms`` bots, each one a :class:`~client.lib.connection.RaceClient`
 (its own connection and player). One bot creates the room, the others join, everyone
 readies up, and after the countdown each bot loops: ask for its legal moves, pick one
 at random (``deal`` only when nothing else is left or late in the race; an undo now and
@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from client.connection import RaceClient, ServerError
+from client.lib.connection import RaceClient, ServerError
 from protocol.messages import (
     Ack,
     AskLegalMoves,
