@@ -113,7 +113,7 @@ class Racer(msgspec.Struct, omit_defaults=True, frozen=True):
     #: Why the racer stopped: "resigned", "left" or "disconnected"; absent while in the race.
     resigned: str | None = None
     board: list[list[Card | None]] | None = None
-    #: The racer is a bot (said so in its hello): never rated.
+    #: The racer is a bot (it said so in ``hello``); absent for people.
     bot: bool = False
 
 
@@ -130,6 +130,7 @@ class Result(msgspec.Struct, omit_defaults=True, frozen=True):
     home: int
     rating: float | None = None
     rating_change: float | None = None
+    #: The racer is a bot; absent for people.
     bot: bool = False
 
 
@@ -194,11 +195,12 @@ class RacerLog(msgspec.Struct, frozen=True):
 # -- client requests ---------------------------------------------------------------
 
 
-class Hello(_Request, tag="hello"):
+class Hello(_Request, tag="hello", omit_defaults=True):
     protocol: int
     name: PlayerName
     resume: Annotated[str, Meta(max_length=256)] | None = None
-    #: This client is a bot: marked on the wire and in results, never rated.
+    #: The player is a program (``python -m client bot``); the server shows it on the seat and in
+    #: results. Omitted when false (so a client that is no bot sends what it always sent).
     bot: bool = False
 
 

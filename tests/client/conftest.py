@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 import pytest_asyncio
 
-from client.connection import RaceClient
+from client.lib.connection import RaceClient
 from protocol.messages import RoomView
 from server.app import RaceServer
 from server.config import Config

@@ -32,7 +32,7 @@ import pytest_asyncio
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from client.connection import RaceClient
+from client.lib.connection import RaceClient
 from protocol.codec import decode_server, encode
 from protocol.messages import (
     PROTOCOL_VERSION,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from client.connection import RaceClient
+from client.lib.connection import RaceClient
 from protocol.messages import (
     AskLeaderboard,
     AskStats,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from client.connection import RaceClient, ServerError
+from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, Joined, LeaveQueue, QuickMatch, ServerMessage, Snapshot
 from server.competition.matchmaking import MatchQueue
 from server.rooms.lifecycle import COUNTDOWN_MS

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from client.describe import CARDS, count, precise_duration, rating_text
+from client.render.describe import CARDS, count, precise_duration, rating_text
 from protocol.messages import Leaderboard, LeaderboardEntry, LeaderboardName, PlayerStats, Variant
 
 GAMES: Final[tuple[Variant, ...]] = ("scorpion", "antares")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from protocol.messages import (
     BoardChanged,
     Clock,
+    DailyTag,
     Progress,
     ProgressChanged,
     RaceOver,
@@ -25,6 +26,11 @@ from protocol.messages import (
 )
 
 CARDS = 52
+
+
+def shown_name(who: Racer | Result) -> str:
+    """A racer's name as shown, marked ``(bot)`` when the server says the racer is a bot."""
+    return f"{who.name} (bot)" if who.bot else who.name
 
 
 def duration(ms: int | float | None) -> str:
@@ -99,7 +105,7 @@ def results_lines(results: list[Result]) -> list[str]:
     for result in results:
         how = f"finished in {duration(result.time_ms)}" if result.finished else f"{result.home}/{CARDS} home"
         rated = "" if result.rating is None else f", rating {rating_text(result.rating, result.rating_change)}"
-        lines.append(f"  {result.place}. {result.name}: {how}, {count(result.moves, 'move')}{rated}")
+        lines.append(f"  {result.place}. {shown_name(result)}: {how}, {count(result.moves, 'move')}{rated}")
     return lines
 
 
@@ -118,7 +124,7 @@ def event_line(view: RoomView, names: dict[int, str], event: RoomEvent) -> str |
     if isinstance(event, (BoardChanged, ProgressChanged)):
         return f"{who(event.seat)}: {progress_text(event.progress)}"
     if isinstance(event, RacerJoined):
-        return f"{event.racer.name} joined (seat {event.racer.seat})"
+        return f"{shown_name(event.racer)} joined (seat {event.racer.seat})"
     if isinstance(event, RacerLeft):
         return f"{who(event.seat)} left"
     if isinstance(event, RacerReady):
@@ -142,3 +148,27 @@ def event_line(view: RoomView, names: dict[int, str], event: RoomEvent) -> str |
     if isinstance(event, Rematched):
         return f"rematch: race {event.race}"
     return None
+
+
+def variant_title(view: RoomView) -> str:
+    return view.variant.capitalize()
+
+
+def daily_label(tag: DailyTag) -> str:
+    """``Daily — ranked`` or ``Daily — practice``: what a daily-challenge attempt counts for."""
+    return f"Daily — {'ranked' if tag.ranked else 'practice'}"
+
+
+def options_text(view: RoomView) -> str:
+    options = view.options
+    parts = ["practice" if options.max_racers == 1 else f"{options.max_racers} seats"]
+    if options.deal is not None:
+        parts.append(f"deal {options.deal}")
+    parts.append("public" if options.public else "private")
+    if view.variant == "antares":
+        parts.append(f"autoplay {options.autoplay}")
+    parts.append("hints" if options.hints else "no hints")
+    parts.append("undo" if options.undo else "no undo")
+    if options.time_limit:
+        parts.append(f"{options.time_limit // 60} min limit")
+    return " · ".join(parts)

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from client.connection import RaceClient
+from client.lib.connection import RaceClient
 from protocol.messages import (
     Ack,
     CreateRoom,

@@ -94,9 +94,10 @@ class QueueTicket:
 class RaceClient:
     """A live connection to a race server. Build with :meth:`connect`."""
 
-    def __init__(self, url: str, name: str, resume: str | None, reconnect: bool) -> None:
+    def __init__(self, url: str, name: str, resume: str | None, reconnect: bool, bot: bool = False) -> None:
         self.url = url
         self.name = name
+        self.bot = bot
         self.resume = resume
         self.player: str | None = None
         self.reconnect = reconnect
@@ -123,9 +124,12 @@ class RaceClient:
         self.connected = asyncio.Event()
 
     @classmethod
-    async def connect(cls, url: str, name: str, resume: str | None = None, reconnect: bool = True) -> Self:
-        """Connect, say hello (resuming if a token is given) and start reading."""
-        client = cls(url, name, resume, reconnect)
+    async def connect(
+        cls, url: str, name: str, resume: str | None = None, reconnect: bool = True, bot: bool = False
+    ) -> Self:
+        """Connect, say hello (resuming if a token is given; ``bot``: as a bot, which the
+        server shows to the other racers) and start reading."""
+        client = cls(url, name, resume, reconnect, bot)
         await client._open()
         return client
 
@@ -223,7 +227,9 @@ class RaceClient:
         try:
             async with asyncio.timeout(HELLO_TIMEOUT):
                 await socket.send(
-                    encode(Hello(id=hello_id, protocol=PROTOCOL_VERSION, name=self.name, resume=self.resume))
+                    encode(
+                        Hello(id=hello_id, protocol=PROTOCOL_VERSION, name=self.name, resume=self.resume, bot=self.bot)
+                    )
                 )
                 while True:
                     reply = decode_server(await socket.recv(decode=False))

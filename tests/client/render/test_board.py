@@ -3,9 +3,9 @@ fed by the engine's public piles as the server would send them)."""
 
 from __future__ import annotations
 
-from client.board import Marks, layout_for, pile_at, render_board
-from client.cards import card_code, card_label, is_red, parse_card_code
-from client.cursor import Cursor, hint_marks, home_text, move_text
+from client.render.board import Marks, layout_for, pile_at, render_board
+from client.render.cards import card_code, card_label, is_red, parse_card_code
+from client.render.cursor import Cursor, hint_marks, home_text, move_text
 from protocol.messages import PileInfo
 from server.games import Game, Scorpion
 from tests.known_deals import new_antares

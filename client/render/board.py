@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from rich.style import Style
 from rich.text import Text
 
-from client.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_label, is_red
+from client.render.cards import SUIT_LETTERS, SUIT_SYMBOLS, card_label, is_red
 from protocol.messages import PileInfo
 
 Board = Sequence[Sequence[int | None]]

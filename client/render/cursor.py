@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from client.board import Board, Layout
-from client.cards import card_code, parse_card_code
+from client.render.board import Board, Layout
+from client.render.cards import card_code, parse_card_code
 from protocol.messages import PileInfo
 
 Position = tuple[int, int]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from client.settings import Settings, config_dir
+from client.lib.settings import Settings, config_dir
 
 
 def test_the_name_and_tokens_come_back_and_the_file_is_private(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from client.describe import rating_text
-from client.standings import figure
+from client.render.describe import rating_text
+from client.render.standings import figure
 from client.tui.daily import yesterday_text
 from protocol.fairness import commitment
 from protocol.messages import DailyReveal, LeaderboardEntry
