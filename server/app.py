@@ -24,12 +24,15 @@ from server.config import Config
 from server.deal_supply import DailyDeals, WinnablePool
 from server.hub import Hub
 from server.limits import Offences, TokenBucket
+from server.log_limits import LogLimiter
 from server.redis_process import EmbeddedRedis
 from server.room_channel import now_ms
 from server.rooms.room import DealPicker, random_deal
 from server.store import Store
 
 logger = logging.getLogger("server")
+#: Lines a client can cause (bad frames, failed requests): a few a second at most.
+client_log = LogLimiter(logger)
 
 #: Frames above this close the connection (1009) before we read them; between
 #: ``Config.max_frame`` and this they get a ``frame-too-large`` error.
@@ -194,12 +197,14 @@ class RaceServer:
         try:
             message = decode_client(frame)
         except MalformedFrame as error:
+            client_log.log(logging.DEBUG, error.code, "%s from %s: %s", error.code, link.player, error)
             link.error(error.code, str(error), error.request_id)
             return not link.offences.record(now)
         try:
             await hub.handle(link, message)
-        except Exception:
-            logger.exception("error while handling %s from %s", type(message).__name__, link.player)
+        except Exception as error:
+            kind = f"{type(message).__name__}/{type(error).__name__}"
+            client_log.exception(kind, "error while handling %s from %s", type(message).__name__, link.player)
             link.error("internal-error", "the server failed on that request; it has been logged", message.id)
         return True
 
