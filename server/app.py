@@ -37,6 +37,8 @@ from server.storage.rooms import RoomStore
 from server.supply.certified import DailyDeals, WinnablePool
 
 logger = logging.getLogger("server")
+#: Lines a client can cause (bad frames, failed requests): a few a second at most.
+client_log = LogLimiter(logger)
 
 #: Descriptors kept free for Redis, logs and the solver beside the connections.
 _SPARE_DESCRIPTORS = 256

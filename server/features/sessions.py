@@ -30,11 +30,16 @@ def sign(player: str, secret: bytes) -> str:
 
 
 def verify(token: str, secret: bytes) -> str | None:
-    """The player id ``token`` proves, or None if it was not signed with ``secret``."""
+    """The player id ``token`` proves, or None if it was not signed with ``secret``: None for
+    any other string whatever, never an exception."""
+    # ASCII first: str.isalnum accepts other scripts' letters and digits, and
+    # hmac.compare_digest refuses non-ASCII text with a TypeError.
+    if not token.isascii():
+        return None
     player, dot, _ = token.partition(".")
     if not dot or not player.isalnum() or len(player) > 32:
         return None
-    return player if hmac.compare_digest(sign(player, secret), token) else None
+    return player if hmac.compare_digest(sign(player, secret).encode(), token.encode()) else None
 
 
 def clean_name(name: str) -> str:

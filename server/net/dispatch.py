@@ -38,10 +38,12 @@ from protocol.messages import (
 from server.features import boards, daily, identity, quick_match, replays, rooms
 from server.features.context import Context
 from server.net.link import ClientLink
+from server.net.log_limits import LogLimiter
 from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
 
 logger = logging.getLogger("server.dispatch")
+_log = LogLimiter(logger)
 
 
 async def route(ctx: Context, link: ClientLink, message: ClientMessage) -> None:
@@ -105,7 +107,7 @@ async def dispatch(ctx: Context, link: ClientLink, message: ClientMessage) -> No
     try:
         await route(ctx, link, message)
     except StoreUnavailable as error:
-        logger.warning("storage unavailable: %s", error)
+        _log.log(logging.WARNING, "storage", "storage unavailable: %s", error)
         link.error(ErrorCode.STORAGE_UNAVAILABLE, "storage is unavailable; try again shortly", message.id)
     except RoomError as error:
         link.error(error.code, str(error), message.id, error.rule)

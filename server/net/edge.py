@@ -25,6 +25,7 @@ from server.features.context import Context
 from server.net.dispatch import dispatch
 from server.net.limits import Offences, TokenBucket
 from server.net.link import ClientLink
+from server.net.log_limits import LogLimiter
 
 logger = logging.getLogger("server.edge")
 
@@ -42,7 +43,7 @@ class Edge:
         self.ctx = ctx
         self.config = config
         self.max_connections = max_connections
-        self._failures_logged = 0.0
+        self._log = LogLimiter(logger)
 
     async def serve(self, socket: ServerConnection) -> None:
         """The handler for one connection, from open to close."""
@@ -103,11 +104,9 @@ class Edge:
         try:
             await dispatch(self.ctx, link, message)
         except Exception:
-            # A bug: logged with its traceback at most once a second, so no client can
-            # make the server fill its disk.
-            now = time.monotonic()
-            if now - self._failures_logged >= 1.0:
-                self._failures_logged = now
-                logger.exception("error while handling %s from %s", type(message).__name__, link.player)
+            # A bug: logged with its traceback, but rate-limited, so no client can make the
+            # server fill its disk.
+            kind = type(message).__name__
+            self._log.exception(kind, "error while handling %s from %s", kind, link.player)
             text = "the server failed on that request; it has been logged"
             link.error(ErrorCode.INTERNAL_ERROR, text, message.id)
