@@ -130,5 +130,6 @@ def shot(page: Any, name: str) -> Path:
     """Save a full-page screenshot as ``build/screenshots/<name>.png``; return its path."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
+    page.evaluate("() => document.getAnimations().forEach(animation => animation.finish())")
     page.screenshot(path=str(path), full_page=True)
     return path
