@@ -7,6 +7,7 @@ their seat; the daily board shows the player's entry. Screenshots go to build/sc
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -104,7 +105,7 @@ def test_the_page_watches_a_bot_race(srv: ThreadedServer, page: Any) -> None:
     played.result(60)
     page.wait_for_selector("#room[data-state=finished] #results-table", timeout=WAIT)
     page.wait_for_selector("#fairness[data-ok=true]", timeout=WAIT)
-    assert "sha256(\"antares|24|" in (page.text_content("#fairness") or "")
+    assert 'sha256("antares|24|' in (page.text_content("#fairness") or "")
     srv.call(client.close())
 
 
@@ -121,7 +122,7 @@ def check_board_fits(page: Any, name: str) -> None:
         " [...row.children].map(p => [p.getBoundingClientRect().left, p.getBoundingClientRect().right]))"
     )
     for row in lefts:
-        assert all(a[1] <= b[0] + 0.5 for a, b in zip(row, row[1:], strict=False)), row
+        assert all(a[1] <= b[0] + 0.5 for a, b in itertools.pairwise(row)), row
     path = shot(page, name)
     # A blank or single-colour page compresses to a few kilobytes; drawn cards do not.
     assert path.stat().st_size > 15_000, "the screenshot looks blank"

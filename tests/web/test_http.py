@@ -20,6 +20,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
+from websockets.typing import Origin
 
 from client.connection import RaceClient, ServerError
 from protocol.messages import CreateRoom, Joined, PlayMove, Ready, RoomOptions
@@ -128,7 +129,7 @@ def test_static_files_and_headers(srv: ThreadedServer) -> None:
     csp = headers["content-security-policy"]
     assert "script-src 'self'" in csp
     assert "unsafe-inline" not in csp
-    assert b"<script type=\"module\" src=\"/js/main.js\">" in body
+    assert b'<script type="module" src="/js/main.js">' in body
     assert get(srv.base, "/r/K7Q2M9XD")[::2] == (200, body)
     assert get(srv.base, "/js/main.js")[1]["content-type"] == "text/javascript; charset=utf-8"
     assert get(srv.base, "/style.css")[1]["content-type"] == "text/css; charset=utf-8"
@@ -185,19 +186,19 @@ def test_symlinks_out_of_the_folder_are_not_found(tmp_path: Path) -> None:
 def test_browser_origins_are_checked(srv: ThreadedServer) -> None:
     with connect(srv.ws) as ws:  # no Origin: the terminal client, bots
         ws.send(b"\x80")
-    with connect(srv.ws, origin=srv.base) as ws:  # the page's own origin  # type: ignore[arg-type]
+    with connect(srv.ws, origin=Origin(srv.base)) as ws:  # the page's own origin
         ws.send(b"\x80")
     with pytest.raises(InvalidStatus) as refused:
-        connect(srv.ws, origin="http://evil.example")  # type: ignore[arg-type]
+        connect(srv.ws, origin=Origin("http://evil.example"))
     assert refused.value.response.status_code == 403
 
 
 def test_allowed_origins_are_configurable(web_server: Any) -> None:
     with web_server(allowed_origins=("https://race.example",)) as running:
-        with connect(running.ws, origin="https://race.example") as ws:  # type: ignore[arg-type]
+        with connect(running.ws, origin=Origin("https://race.example")) as ws:
             ws.send(b"\x80")
         with pytest.raises(InvalidStatus):
-            connect(running.ws, origin="https://other.example")  # type: ignore[arg-type]
+            connect(running.ws, origin=Origin("https://other.example"))
 
 
 def test_flags() -> None:
@@ -236,9 +237,9 @@ def _free_port() -> int:
 def test_sigterm_drains_then_stops(tmp_path: Path, redis_url: str) -> None:
     port = _free_port()
     env = {**os.environ, "REDIS_URL": redis_url}
+    flags = ["--port", str(port), "--solver-workers", "0", "--drain", "1.5", "--log-format", "json"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "server", "--port", str(port), "--solver-workers", "0", "--drain", "1.5"]
-        + ["--log-format", "json"],
+        [sys.executable, "-m", "server", *flags],
         cwd=ROOT,
         env=env,
         stderr=subprocess.PIPE,
