@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from redis.asyncio import Redis
+from server.redis_process import EmbeddedRedis
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 
@@ -78,7 +79,6 @@ from protocol.messages import (
     Update,
     Welcome,
 )
-from server.redis_process import EmbeddedRedis
 
 logger = logging.getLogger("relay")
 

@@ -26,6 +26,9 @@ from server.features.context import Context
 from server.live.recording import RaceRecorder
 from server.live.registry import Registry
 from server.net.edge import HARD_FRAME_LIMIT, Edge
+from server.net.http import HttpRoutes
+from server.ops.metrics import REDIS_COMMAND_SECONDS, SPECTATOR_DELIVERIES, GcPauseMonitor, LoopLagMonitor, watch_rooms
+from server.ops.readiness import Readiness, drain
 from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
 from server.storage.boards import Leaderboards
@@ -37,8 +40,6 @@ from server.storage.rooms import RoomStore
 from server.supply.certified import DailyDeals, WinnablePool
 
 logger = logging.getLogger("server")
-#: Lines a client can cause (bad frames, failed requests): a few a second at most.
-client_log = LogLimiter(logger)
 
 #: Descriptors kept free for Redis, logs and the solver beside the connections.
 _SPARE_DESCRIPTORS = 256
@@ -62,6 +63,9 @@ class RaceServer:
         self._daily: DailyDeals | None = None
         self._pool: WinnablePool | None = None
         self.max_connections = config.max_connections
+        #: What ``/readyz`` reports: restore done, storage answering, not draining.
+        self.readiness = Readiness()
+        self._monitors = (LoopLagMonitor(), GcPauseMonitor())
 
     @property
     def port(self) -> int:
@@ -78,6 +82,8 @@ class RaceServer:
             url = await self.embedded.start()
             logger.info("embedded Redis running, data in %s", config.data_dir)
         self.storage = storage = await Storage.connect(url, prefix=config.key_prefix)
+        storage.observe = lambda operation, seconds: REDIS_COMMAND_SECONDS.labels(operation).observe(seconds)
+        self.readiness.ping = storage.ping
         players = PlayerStore(storage)
         secret = await players.server_secret()
         if config.solver_workers > 0:
@@ -88,10 +94,19 @@ class RaceServer:
             self._pool = WinnablePool(deals, config.solver_budget, config.pool_size, self._executor)
         boards = Leaderboards(storage)
         registry = Registry(
-            RoomStore(storage), RaceRecorder(storage, boards), config.grace, config.finished_ttl, self.deal_picker
+            RoomStore(storage),
+            RaceRecorder(storage, boards),
+            config.grace,
+            config.finished_ttl,
+            self.deal_picker,
+            on_delivery=SPECTATOR_DELIVERIES.inc,
         )
         self.ctx = ctx = Context(config, registry, players, boards, secret, self._daily, self._pool)
         restored = await registry.restore()
+        self.readiness.restored = True
+        watch_rooms(self._rooms_by_state)
+        for monitor in self._monitors:
+            monitor.start()
         edge = Edge(ctx, config, self.max_connections)
         self.listener = await serve(
             edge.serve,
@@ -99,6 +114,7 @@ class RaceServer:
             config.port,
             compression="deflate" if config.compression else None,
             max_size=HARD_FRAME_LIMIT,
+            process_request=HttpRoutes(self.readiness, config.allowed_origins),
         )
         self._tasks = [asyncio.create_task(self._sweep()), asyncio.create_task(self._match())]
         if self._daily is not None and self._pool is not None:
@@ -106,6 +122,13 @@ class RaceServer:
         logger.info(
             "Solitaire Race server listening on ws://%s:%d (%d rooms restored)", config.host, self.port, restored
         )
+
+    def _rooms_by_state(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for runner in self.ctx.rooms.runners() if self.ctx is not None else ():
+            state = runner.room.state.value
+            counts[state] = counts.get(state, 0) + 1
+        return counts
 
     async def _match(self) -> None:
         """Form quick-match races every quarter of a second."""
@@ -125,6 +148,11 @@ class RaceServer:
 
     async def stop(self) -> None:
         """Close every connection with 1001 (going away), flush room writes, stop Redis."""
+        self.readiness.start_draining()
+        watch_rooms(None)
+        loop_lag, gc_pauses = self._monitors
+        await loop_lag.stop()
+        gc_pauses.stop()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -212,7 +240,7 @@ async def run(config: Config) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signum, on_signal, signum)
-    async with RaceServer(config):
+    async with RaceServer(config) as server:
         # What start-up allocated lives as long as the server: keep it out of every future
         # collection, and collect less often (full collections paused the loop for 100+ ms
         # under load; see bench/load.py).
@@ -220,3 +248,5 @@ async def run(config: Config) -> None:
         gc.set_threshold(50_000, 50, 100)
         received = await stop
         logger.info("received %s: shutting down", signal.Signals(received).name)
+        if received == signal.SIGTERM:
+            await drain(server.readiness, config.drain)

@@ -28,8 +28,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import pytest_asyncio
 
-from server.storage.embedded import EmbeddedRedis
 from server.storage.connection import Storage
+from server.storage.embedded import EmbeddedRedis
 
 _SETUP_TIMEOUT = 60.0
 

@@ -26,6 +26,8 @@ from server.net.dispatch import dispatch
 from server.net.limits import Offences, TokenBucket
 from server.net.link import ClientLink
 from server.net.log_limits import LogLimiter
+from server.ops.metrics import CLOSES, CONNECTIONS, CONNECTIONS_OPENED, RATE_LIMITED
+from server.ops.request_metrics import refused, served
 
 logger = logging.getLogger("server.edge")
 
@@ -49,12 +51,15 @@ class Edge:
         """The handler for one connection, from open to close."""
         ctx, config = self.ctx, self.config
         if len(ctx.links) >= self.max_connections:
+            CLOSES.labels("full").inc()
             await socket.close(CloseCode.TRY_AGAIN_LATER, "the server is full; try again later")
             return
         link = ClientLink(
             socket, TokenBucket(config.rate, config.burst), Offences(config.offence_limit, config.offence_window)
         )
         ctx.links.add(link)
+        CONNECTIONS.inc()
+        CONNECTIONS_OPENED.inc()
         try:
             async for frame in socket:
                 if link.dropped:
@@ -63,6 +68,7 @@ class Edge:
                     # Read on, unanswered, while closing: the abuser's frames still in flight
                     # would fill the receive queue, pause reading, and hold the closing
                     # handshake (and the link) until the close timeout.
+                    CLOSES.labels("abuse").inc()
                     closing = asyncio.create_task(
                         socket.close(CloseCode.POLICY_VIOLATION, "too many bad or excessive requests")
                     )
@@ -74,6 +80,7 @@ class Edge:
         except ConnectionClosed:
             pass
         finally:
+            CONNECTIONS.dec()
             quick_match.dropped(ctx, link)
             await identity.disconnected(ctx, link)
 
@@ -82,22 +89,30 @@ class Edge:
         now = time.monotonic()
         if isinstance(frame, str):
             link.error(ErrorCode.BAD_FRAME, "send binary MessagePack frames, not text", None)
+            refused(ErrorCode.BAD_FRAME)
             return not link.offences.record(now)
         if len(frame) > self.config.max_frame:
             link.error(ErrorCode.FRAME_TOO_LARGE, f"frames are limited to {self.config.max_frame} bytes", None)
+            refused(ErrorCode.FRAME_TOO_LARGE)
             return not link.offences.record(now)
         if not link.bucket.take(now):
             text = f"slow down: at most {self.config.rate:g} requests a second"
             link.error(ErrorCode.RATE_LIMITED, text, request_id_of(frame))
+            RATE_LIMITED.inc()
+            refused(ErrorCode.RATE_LIMITED)
             return not link.offences.record(now)
         try:
             message = decode_client(frame)
         except MalformedFrame as error:
             logger.debug("bad frame from %s: %s", link.player, error)
             link.error(ErrorCode(error.code), str(error), error.request_id)
+            refused(error.code)
             return not link.offences.record(now)
         link.bucket.charge(_COSTS.get(type(message), 1.0) - 1.0)
+        started = time.perf_counter()
+        link.begin(message.id)
         await self._handle(link, message)
+        served(link, message, started)
         return True
 
     async def _handle(self, link: ClientLink, message: ClientMessage) -> None:

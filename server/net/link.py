@@ -42,6 +42,12 @@ class ClientLink:
     opened: float = field(default_factory=time.monotonic)
     #: Set once the connection was closed for not reading; nothing more is sent to it.
     dropped: bool = False
+    #: The request being served, and its outcome so far (``ok`` or its error code), for metrics.
+    serving: int | None = None
+    outcome: str = "ok"
+
+    def begin(self, request_id: int) -> None:
+        self.serving, self.outcome = request_id, "ok"
 
     def send_frame(self, frame: bytes) -> None:
         """Queue an encoded frame without waiting (frames keep their order)."""
@@ -54,6 +60,8 @@ class ClientLink:
         self.send_frame(encode(message))
 
     def error(self, code: ErrorCode, message: str, request_id: int | None, rule: str | None = None) -> None:
+        if request_id is not None and request_id == self.serving:
+            self.outcome = code
         self.send(Error(code=code, message=message, id=request_id, rule=rule))
 
     def check_backlog(self) -> None:

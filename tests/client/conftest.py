@@ -31,14 +31,14 @@ import pytest_asyncio
 from client.lib.connection import RaceClient
 from protocol.messages import RoomView
 from server.app import RaceServer
-from server.config import Config
 from server.competition.daily import DailyDeal, utc_date
-from server.supply.certified import DailyDeals
+from server.config import Config
 from server.features.context import Context
 from server.rooms.room import random_deal
 from server.storage.connection import Storage
 from server.storage.deals import DealStore
 from server.storage.players import PlayerStore
+from server.supply.certified import DailyDeals
 from tests.polling import PATIENCE as PATIENCE
 from tests.polling import eventually as eventually
 

@@ -52,10 +52,10 @@ from protocol.messages import (
 )
 from protocol.mirror import RoomMirror
 from server.app import RaceServer
-from server.config import Config
-from server.competition.daily import DAILY_OPTIONS, DailyDeal, utc_date
-from server.games import Antares, Deal
 from server.clock import now_ms
+from server.competition.daily import DAILY_OPTIONS, DailyDeal, utc_date
+from server.config import Config
+from server.games import Antares, Deal
 from server.solver import Budget, Solved, solve
 from tests.server.conftest import PATIENCE, RawClient, RunningServer, ServerFactory, eventually
 
