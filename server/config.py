@@ -88,6 +88,10 @@ class Config:
     offence_window: float = _setting(10.0, "seconds of the offence window", float, minimum=1)
     max_connections_per_player: int = _setting(5, "connections one player may have open", int, minimum=1)
     max_rooms_per_player: int = _setting(5, "unfinished rooms one player may race in", int, minimum=1)
+    write_buffer_cap: int = _setting(
+        1024 * 1024, "bytes a connection may leave unread before it is closed (4008)", int, minimum=4096
+    )
+    rooms_per_hour: int = _setting(120, "rooms one player may create in an hour", int, minimum=1)
     max_connections: int = _setting(20_000, "connections the server accepts (capped by descriptors)", int, minimum=1)
     key_prefix: str = _setting("sr:", "prefix of every Redis key (several servers can share a Redis)")
     solver_workers: int = _setting(

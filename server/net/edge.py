@@ -55,7 +55,10 @@ class Edge:
             await socket.close(CloseCode.TRY_AGAIN_LATER, "the server is full; try again later")
             return
         link = ClientLink(
-            socket, TokenBucket(config.rate, config.burst), Offences(config.offence_limit, config.offence_window)
+            socket,
+            TokenBucket(config.rate, config.burst),
+            Offences(config.offence_limit, config.offence_window),
+            write_cap=config.write_buffer_cap,
         )
         ctx.links.add(link)
         CONNECTIONS.inc()

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client.lib.connection import RaceClient, ServerError
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
+from client.lib.connection import RaceClient, ServerError
 from protocol.messages import CreateRoom, Joined, PlayMove, Ready, RoomOptions
 from server.config import parse_args
 from server.net.http import HttpRoutes, static_file
