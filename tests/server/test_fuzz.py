@@ -20,6 +20,7 @@ import random
 import re
 import signal
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -299,6 +300,7 @@ async def test_mutated_frames_of_every_request_type_never_crash_the_server(
         f"\nfuzz: {tally.frames} frames over {tally.connections} connections in {elapsed:.1f} s (seed {SEED}); "
         f"{tally.replies} answers, {tally.unanswered} unanswered, {tally.internal_errors} internal-error, "
         f"closes {tally.closes}; log: {text.count('Traceback')} tracebacks, {len(text.splitlines())} lines "
+        f"{dict(Counter(re.findall(r'^[-0-9]+ [:,0-9]+ ([A-Z]+) ', text, re.MULTILINE)))} "
         f"({len(bad_frame_lines)} about bad frames), {len(text)} bytes; "
         f"errors {dict(sorted(tally.error_codes.items()))}"
     )
