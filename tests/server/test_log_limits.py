@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from server.log_limits import LogLimiter
+from server.net.log_limits import LogLimiter
 
 
 class Clock:
