@@ -295,7 +295,7 @@ async def test_mutated_frames_of_every_request_type_never_crash_the_server(
         assert await asyncio.wait_for(processes[0].wait(), STARTUP) == 0
     elapsed = time.monotonic() - started
     text = log.read_text(errors="replace")
-    bad_frame_lines = re.findall(r"DEBUG +server: (?:bad-frame|invalid-message|unknown-type) from", text)
+    bad_frame_lines = re.findall(r"DEBUG +[\w.]+: bad.frame from", text)
     print(
         f"\nfuzz: {tally.frames} frames over {tally.connections} connections in {elapsed:.1f} s (seed {SEED}); "
         f"{tally.replies} answers, {tally.unanswered} unanswered, {tally.internal_errors} internal-error, "
