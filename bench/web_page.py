@@ -23,8 +23,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from client.bot import Bot
-from client.connection import RaceClient
+from client.lib.bot import Bot
+from client.lib.connection import RaceClient
 from playwright.sync_api import sync_playwright
 
 from protocol.messages import CreateRoom, Joined, RoomOptions

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client.connection import RaceClient, ServerError
+from client.lib.connection import RaceClient, ServerError
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
