@@ -107,7 +107,7 @@ class Edge:
         try:
             message = decode_client(frame)
         except MalformedFrame as error:
-            logger.debug("bad frame from %s: %s", link.player, error)
+            self._log.log(logging.DEBUG, error.code, "bad frame from %s: %s", link.player, error)
             link.error(ErrorCode(error.code), str(error), error.request_id)
             refused(error.code)
             return not link.offences.record(now)
