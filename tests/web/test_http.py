@@ -54,7 +54,7 @@ def srv(web_server: Any) -> Any:
 def test_health_and_readiness(srv: ThreadedServer) -> None:
     assert get(srv.base, "/healthz")[::2] == (200, b"ok\n")
     assert get(srv.base, "/readyz")[::2] == (200, b"ready\n")
-    srv.server.ops.readiness.start_draining()
+    srv.server.readiness.start_draining()
     status, _, body = get(srv.base, "/readyz")
     assert status == 503
     assert b"draining" in body
