@@ -257,3 +257,26 @@ def test_the_lobby_lists_public_rooms_live(srv: ThreadedServer, page: Any) -> No
     srv.call(client.leave(code))
     row.wait_for(state="detached", timeout=WAIT)
     srv.call(client.close())
+
+
+def test_joining_from_a_link_with_a_name(srv: ThreadedServer, page: Any) -> None:
+    async def open_room() -> tuple[RaceClient, str]:
+        client = await RaceClient.connect(srv.ws, "Host", reconnect=False)
+        joined = await client.request(lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(max_racers=2)))
+        assert isinstance(joined, Joined)
+        return client, joined.room
+
+    client, code = srv.call(open_room())
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{srv.base}/r/{code}")
+    page.wait_for_selector("#join-form", timeout=WAIT)
+    page.fill("#join-name", "Zoë")
+    page.click("#join")
+    page.wait_for_selector(".racer-panel.me", timeout=WAIT)
+    assert "Zoë (you)" in (page.text_content(".racer-panel.me .name") or "")
+    assert page.evaluate("() => localStorage.getItem('solitaire-race.name')") == "Zoë"
+    page.click("#ready")
+    srv.call(client.request(lambda i: Ready(id=i, room=code)))
+    page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
+    check_board_fits(page, "race-phone")
+    srv.call(client.close())
