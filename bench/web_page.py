@@ -23,10 +23,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import sync_playwright
-
 from client.bot import Bot
 from client.connection import RaceClient
+from playwright.sync_api import sync_playwright
+
 from protocol.messages import CreateRoom, Joined, RoomOptions
 from server.app import RaceServer
 from server.config import Config

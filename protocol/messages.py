@@ -113,6 +113,8 @@ class Racer(msgspec.Struct, omit_defaults=True, frozen=True):
     #: Why the racer stopped: "resigned", "left" or "disconnected"; absent while in the race.
     resigned: str | None = None
     board: list[list[Card | None]] | None = None
+    #: The racer is a bot (it said so in ``hello``); absent for people.
+    bot: bool = False
 
 
 class Result(msgspec.Struct, omit_defaults=True, frozen=True):
@@ -128,6 +130,8 @@ class Result(msgspec.Struct, omit_defaults=True, frozen=True):
     home: int
     rating: float | None = None
     rating_change: float | None = None
+    #: The racer is a bot; absent for people.
+    bot: bool = False
 
 
 class Reveal(msgspec.Struct, frozen=True):
@@ -191,10 +195,13 @@ class RacerLog(msgspec.Struct, frozen=True):
 # -- client requests ---------------------------------------------------------------
 
 
-class Hello(_Request, tag="hello"):
+class Hello(_Request, tag="hello", omit_defaults=True):
     protocol: int
     name: PlayerName
     resume: Annotated[str, Meta(max_length=256)] | None = None
+    #: The player is a program (``python -m client bot``); the server shows it on the seat and in
+    #: results. Omitted when false (so a client that is no bot sends what it always sent).
+    bot: bool = False
 
 
 class CreateRoom(_Request, tag="create_room"):
@@ -258,6 +265,8 @@ class AskSnapshot(_Request, tag="snapshot"):
 
 class AskRaceLog(_Request, tag="race_log"):
     room: RoomCode
+    #: Which race of the room; nil means its latest finished race.
+    race: Annotated[int, Meta(ge=1, le=2**31)] | None = None
 
 
 class QuickMatch(_Request, tag="quick_match"):
@@ -310,6 +319,8 @@ class AskReplay(_Request, tag="replay"):
 
     room: RoomCode
     seat: Annotated[int, Meta(ge=0, le=7)]
+    #: Which race of the room; nil means its latest finished race.
+    race: Annotated[int, Meta(ge=1, le=2**31)] | None = None
 
 
 ClientMessage = (

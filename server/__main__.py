@@ -6,7 +6,7 @@ import asyncio
 
 from server.app import run
 from server.config import parse_args
-from server.logging_setup import setup_logging
+from server.ops.logging_setup import setup_logging
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,7 +12,7 @@ import itertools
 import pytest
 
 from protocol.fairness import verify
-from server.daily import (
+from server.competition.daily import (
     DAILY_OPTIONS,
     END_DEAL,
     FIRST_DEAL,

@@ -17,13 +17,13 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import msgspec
 import pytest
 import pytest_asyncio
+from server.store import Store
 
-from server.daily import DAILY_OPTIONS, DailyDeal, Solve, candidates, certified_winnable, pick_daily
-from server.deal_supply import DailyDeals, WinnablePool
+from server.competition.daily import DAILY_OPTIONS, DailyDeal, Solve, candidates, certified_winnable, pick_daily
 from server.games import Deal, Game, InvalidNotation, Options, variant_class
 from server.rooms.room import random_deal
 from server.solver import Budget, Result, Stats, Unknown, solve
-from server.store import Store
+from server.supply.certified import DailyDeals, WinnablePool
 
 pytestmark = pytest.mark.asyncio
 

@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 from redis.asyncio import Redis
-
-from server.leaderboards import Entry, Leaderboards, Ranked, RatedEntry, Stats
-from server.ratings import Rating
 from server.store import Store
+
+from server.competition.ratings import Rating
+from server.storage.boards import Entry, Leaderboards, Ranked, RatedEntry, Stats
 
 pytestmark = pytest.mark.asyncio
 

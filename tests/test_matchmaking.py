@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.matchmaking import MatchQueue, Waiting
+from server.competition.matchmaking import MatchQueue, Waiting
 
 GATHER = MatchQueue().gather_seconds
 WINDOW = MatchQueue().window

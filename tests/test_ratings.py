@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.ratings import MAX_RD, SCALE, Rating, rate_race, update
+from server.competition.ratings import MAX_RD, SCALE, Rating, rate_race, update
 
 ratings = st.builds(
     Rating,

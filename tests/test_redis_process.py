@@ -20,7 +20,7 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from server.redis_process import EmbeddedRedis, EmbeddedRedisError
+from server.storage.embedded import EmbeddedRedis, EmbeddedRedisError
 
 pytestmark = pytest.mark.asyncio
 
@@ -107,7 +107,7 @@ import asyncio, sys
 from pathlib import Path
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from server.redis_process import EmbeddedRedis
+from server.storage.embedded import EmbeddedRedis
 
 async def main():
     redis = EmbeddedRedis(Path(sys.argv[1]))
@@ -145,7 +145,7 @@ async def test_redis_stops_when_its_parent_is_killed_and_keeps_the_data(tmp_path
 async def test_supervisor_restarts_a_killed_server_on_the_same_url(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="server.redis_process")
+    caplog.set_level(logging.WARNING, logger="server.storage.embedded")
     async with EmbeddedRedis(tmp_path) as redis:
         url = redis.url
         await write_key(url, "move", "acknowledged")

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from redis.asyncio import Redis
-
-from server.redis_process import EmbeddedRedis
 from server.store import FINISHED_ROOM_TTL, Store, StoreUnavailable
+
+from server.storage.embedded import EmbeddedRedis
 
 pytestmark = pytest.mark.asyncio
 

@@ -17,9 +17,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Button, Footer, Label, Static
 
-from client.describe import count
-from client.settings import commitment_key
-from client.standings import GAMES
+from client.lib.settings import commitment_key
+from client.render.describe import count
+from client.render.standings import GAMES
+from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged
 from protocol.fairness import verify
 from protocol.messages import AskDaily, DailyInfo, DailyReveal, Joined, ServerMessage, StartDaily, Variant
@@ -190,11 +191,9 @@ class DailyScreen(ClientScreen):
         variant = self.variant
 
         def opened(reply: ServerMessage) -> None:
-            from client.tui.game import GameScreen
-
             if isinstance(reply, Joined):
                 # The server readied the only seat: the countdown is already running.
-                self.app.switch_screen(GameScreen(reply.room, seat=reply.seat))
+                self.navigate(to.Game(reply.room, seat=reply.seat), replace=True)
 
         self.request(lambda i: StartDaily(id=i, variant=variant), opened, "start the daily challenge")
 
@@ -203,6 +202,4 @@ class DailyScreen(ClientScreen):
         self.action_refresh()
 
     def action_leaderboard(self) -> None:
-        from client.tui.standings import LeaderboardScreen
-
-        self.app.push_screen(LeaderboardScreen(self.variant, "daily"))
+        self.navigate(to.Leaderboards(self.variant, "daily"))

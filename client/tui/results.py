@@ -11,8 +11,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Label, Static
 
-from client.describe import duration, rating_text
-from client.replay import BoardList, replay_boards
+from client.render.describe import duration, rating_text, shown_name
+from client.render.replay import BoardList, replay_boards
 from client.tui.base import ClientScreen, ServerEvent
 from client.tui.widgets import BoardView
 from protocol.fairness import verify
@@ -114,7 +114,9 @@ class ResultsScreen(ClientScreen):
         for result in results:
             time_text = duration(result.time_ms) if result.finished else "did not finish"
             rating = [] if not rated else [rating_text(result.rating, result.rating_change) if result.rating else "-"]
-            table.add_row(str(result.place), result.name, time_text, str(result.moves), f"{result.home}/52", *rating)
+            table.add_row(
+                str(result.place), shown_name(result), time_text, str(result.moves), f"{result.home}/52", *rating
+            )
         if 0 <= row < table.row_count:
             table.move_cursor(row=row)
         self.query_one("#fairness", Static).update(fairness_text(view))

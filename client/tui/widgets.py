@@ -11,10 +11,11 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widget import Widget
+from textual.widgets import Checkbox
 
-from client.board import Board, Layout, Marks, layout_for, pile_at, render_board
-from client.cursor import Cursor, Position, card_at, home_text, move_text
-from client.describe import CARDS, bar, count, duration, racer_status
+from client.render.board import Board, Layout, Marks, layout_for, pile_at, render_board
+from client.render.cursor import Cursor, Position, card_at, home_text, move_text
+from client.render.describe import CARDS, bar, count, duration, racer_status, shown_name
 from protocol.messages import PileInfo, Racer
 
 
@@ -178,12 +179,25 @@ class BoardView(Widget):
         self.action_pick()
 
 
+class Tick(Checkbox):
+    """A checkbox whose box is empty when not ticked and shows an X when ticked (the stock
+    one shows an X in both, told apart by colour alone, which many terminals lose)."""
+
+    def __init__(self, label: str, value: bool = False, id: str | None = None) -> None:
+        super().__init__(label, value, compact=True, id=id)
+        self.BUTTON_INNER = "X" if value else " "
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "X" if self.value else " "
+        super().watch_value()
+
+
 def racer_lines(racers: Sequence[Racer], me: int | None, started: int | None) -> Text:
     """Every racer: name, a bar of cards home, moves and what they are doing."""
     text = Text()
     for racer in racers:
         progress = racer.progress
-        name = racer.name + (" (you)" if racer.seat == me else "")
+        name = shown_name(racer) + (" (you)" if racer.seat == me else "")
         style = "bold" if racer.seat == me else ""
         text.append(f"{name[:18]:<18}", style)
         text.append(f" {progress.home:>2}/{CARDS}\n")

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from client.commands import list_rooms, run_bots, show_leaderboard, show_stats, watch_plain
-from client.connection import RaceClient
-from client.describe import precise_duration
-from client.settings import Settings
+from client.lib.connection import RaceClient
+from client.lib.settings import Settings
+from client.render.describe import precise_duration
 from protocol.messages import CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions, StartDaily
-from server.daily import utc_date
+from server.competition.daily import utc_date
 from tests.client.conftest import PATIENCE, Serve, ServeDaily
 from tests.known_deals import ANTARES_DEAL, winning_line
 
@@ -98,7 +98,7 @@ async def test_a_bot_can_join_a_persons_room_and_race_them(serve: Serve) -> None
         created = await ann.request(lambda i: CreateRoom(id=i, variant="scorpion"))
         assert isinstance(created, Joined)
         out = io.StringIO()
-        bot = asyncio.create_task(run_bots(srv.url, join=created.room, delay=0, max_moves=10, out=out))
+        bot = asyncio.create_task(run_bots(srv.url, join=created.room, delay=0, max_moves=10, races=1, out=out))
         await ann.wait_room(created.room, lambda m: len(m.view().racers) == 2 and m.view().racers[1].ready)
         await ann.request(lambda i: Ready(id=i, room=created.room))
         assert await asyncio.wait_for(bot, 30) == 0

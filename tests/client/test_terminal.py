@@ -81,8 +81,8 @@ async def test_a_practice_race_in_a_real_terminal(serve: Serve, tmp_path: Path) 
             await terminal.type("Ann")
             await terminal.keys("Enter")
             await terminal.shows("Playing as Ann")
-            # Quick race, the two daily challenges, Create, Join, Spectate: then Practice.
-            await terminal.keys(*["Down"] * 6, "Enter")
+            # Race a bot, quick race, the two daily challenges, Create, Join, Spectate: then Practice.
+            await terminal.keys(*["Down"] * 7, "Enter")
             await terminal.shows("Deal number")  # the practice form
             await terminal.keys("Enter")  # open the game list
             await terminal.shows("Scorpion              ▲")
@@ -90,6 +90,7 @@ async def test_a_practice_race_in_a_real_terminal(serve: Serve, tmp_path: Path) 
             await terminal.keys("Enter")
             await terminal.shows("Antares    ")  # chosen
             await terminal.keys("Tab")
+            await asyncio.sleep(0.3)  # the focus moves on the UI's next frame
             await terminal.type(str(ANTARES_DEAL))
             await terminal.shows(f"Deal number           {ANTARES_DEAL}")
             await terminal.keys("Enter")
