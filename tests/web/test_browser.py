@@ -12,9 +12,9 @@ import re
 from typing import Any
 
 import pytest
-from client.bot import Bot
-from client.connection import RaceClient
 
+from client.lib.bot import Bot
+from client.lib.connection import RaceClient
 from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, RoomOptions
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.web.conftest import ThreadedServer, shot

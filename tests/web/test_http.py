@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from client.connection import RaceClient, ServerError
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
+from client.lib.connection import RaceClient, ServerError
 from protocol.messages import CreateRoom, Joined, PlayMove, Ready, RoomOptions
 from server.config import parse_args
 from server.net.http import HttpRoutes, static_file
@@ -65,7 +65,7 @@ def srv(web_server: Any) -> Any:
 def test_health_and_readiness(srv: ThreadedServer) -> None:
     assert get(srv.base, "/healthz")[::2] == (200, b"ok\n")
     assert get(srv.base, "/readyz")[::2] == (200, b"ready\n")
-    srv.server.ops.readiness.start_draining()
+    srv.server.readiness.start_draining()
     status, _, body = get(srv.base, "/readyz")
     assert status == 503
     assert b"draining" in body
