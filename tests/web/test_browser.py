@@ -111,6 +111,7 @@ def test_the_page_watches_a_bot_race(srv: ThreadedServer, page: Any) -> None:
 
 def check_board_fits(page: Any, name: str) -> None:
     """Every board fits the viewport's width, its cards are drawn, and the screenshot is not blank."""
+    page.evaluate("() => document.getAnimations().forEach(animation => animation.finish())")
     overflow = page.evaluate("() => document.scrollingElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the page is {overflow} px wider than the screen"
     widths = page.evaluate("() => [...document.querySelectorAll('.card.up')].map(c => c.getBoundingClientRect().width)")
