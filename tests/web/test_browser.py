@@ -219,6 +219,12 @@ def test_a_reload_puts_the_racer_back_in_the_seat(srv: ThreadedServer, page: Any
     play_by_keyboard(page, card, target)
     page.wait_for_function("() => document.querySelector('.racer-panel.me').dataset.moves === '5'", timeout=WAIT)
     assert code in page.url
+    # A dropped connection: the page reconnects by itself, resumes, and play goes on.
+    page.evaluate("() => solitaireRace.conn.socket.close()")
+    page.wait_for_selector(".status.error:text('reconnecting')", timeout=WAIT)
+    page.fill("#move-text", line[4])
+    page.press("#move-text", "Enter")
+    page.wait_for_function("() => document.querySelector('.racer-panel.me').dataset.moves === '6'", timeout=WAIT)
 
 
 def play_by_keyboard(page: Any, card: str, target: str) -> None:
