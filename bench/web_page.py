@@ -80,9 +80,8 @@ def load(browser: Any, url: str, selector: str) -> dict[str, Any]:
 
 def report(name: str, runs: list[dict[str, Any]]) -> None:
     for run in runs:
-        print(
-            f"  {name}: {run['bytes']:,} bytes in {run['files']} files; FCP {run['fcp']:.0f} ms; drawn {run['content']:.0f} ms"
-        )
+        timing = f"FCP {run['fcp']:.0f} ms; drawn {run['content']:.0f} ms"
+        print(f"  {name}: {run['bytes']:,} bytes in {run['files']} files; {timing}")
     print(
         f"{name}: median {statistics.median(r['bytes'] for r in runs):,.0f} bytes transferred "
         f"({statistics.median(r['body'] for r in runs):,.0f} of bodies), "
