@@ -17,7 +17,7 @@ and everyone is ready (no countdown), accepts any move text, and finishes when e
 has resigned. Nothing is ever restored: it is a measuring stick, not a server.
 
 Without ``--redis-url`` it starts its own Redis exactly as the server does
-(:class:`server.redis_process.EmbeddedRedis`, in ``--data-dir`` or a temporary directory).
+(:class:`server.storage.embedded.EmbeddedRedis`, in ``--data-dir`` or a temporary directory).
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 from redis.asyncio import Redis
-from server.redis_process import EmbeddedRedis
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 
@@ -70,6 +69,8 @@ from protocol.messages import (
     Rematched,
     Resign,
     RoomEvent,
+    RoomOptions,
+    RoomState,
     RoomView,
     ServerMessage,
     Snapshot,
@@ -77,8 +78,10 @@ from protocol.messages import (
     StateChanged,
     Undo,
     Update,
+    Variant,
     Welcome,
 )
+from server.storage.embedded import EmbeddedRedis
 
 logger = logging.getLogger("relay")
 
@@ -120,12 +123,12 @@ class Session:
 @dataclass(eq=False, slots=True)
 class RelayRoom:
     code: str
-    variant: Any
-    options: Any
+    variant: Variant
+    options: RoomOptions
     creator: str
     seats: dict[int, Seat] = field(default_factory=dict)
     followers: dict[Session, int | None] = field(default_factory=dict)  # session -> seat (None: spectator)
-    state: str = "waiting"
+    state: RoomState = "waiting"
     version: int = 0
     race: int = 1
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -138,7 +141,7 @@ class RelayRoom:
             code=self.code,
             variant=self.variant,
             options=self.options,
-            state=self.state,  # type: ignore[arg-type]
+            state=self.state,
             creator=self.creator,
             piles=[],
             racers=[seat.racer(n) for n, seat in sorted(self.seats.items())],

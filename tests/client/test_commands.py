@@ -8,6 +8,7 @@ import io
 import re
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ async def test_watch_plain_prints_a_line_per_event_until_the_race_is_over(serve:
         await ann.wait_room(code, lambda m: m.board(0) is not None)
         await bob.request(lambda i: Resign(id=i, room=code))
         for text in moves:
-            await ann.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+            await ann.request(partial(PlayMove, room=code, move=text))
         assert await asyncio.wait_for(watching, 10) == 0
     lines = out.getvalue().splitlines()
     assert lines[0].startswith(f"room {code} antares race 1 waiting: Ann (0/52 home, 0 moves), Bob")
@@ -114,7 +115,7 @@ async def play_daily(client: RaceClient, solution: tuple[str, ...]) -> str:
     code = joined.room
     await client.wait_room(code, lambda m: m.view().state == "racing", timeout=PATIENCE)
     for text in solution:
-        await client.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+        await client.request(partial(PlayMove, room=code, move=text))
     await client.wait_room(code, lambda m: m.view().state == "finished")
     return code
 
