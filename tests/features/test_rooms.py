@@ -1,0 +1,54 @@
+"""Room membership against a real server: spectators leave, and a spectator who takes a seat
+stops spectating on every connection, as the room's spectator count shows everyone."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+
+from protocol.messages import Ack, AskSnapshot, CreateRoom, Joined, JoinRoom, Leave, RoomOptions, Spectate
+from tests.server.conftest import RunningServer, eventually
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_a_spectator_leaves_and_can_then_neither_leave_again_nor_ask_a_snapshot(server: RunningServer) -> None:
+    ann = await server.connect("Ann")
+    created = await ann.request(partial(CreateRoom, variant="scorpion", options=RoomOptions()))
+    assert isinstance(created, Joined)
+    code = created.room
+    sam = await server.raw("Sam")
+    joined = await sam.request(partial(Spectate, room=code))
+    assert isinstance(joined, Joined)
+    assert joined.role == "spectator"
+    await eventually(lambda: ann.rooms[code].view().spectators == 1, what="Ann seeing Sam")
+
+    left = await sam.request(partial(Leave, room=code))
+    assert isinstance(left, Ack)
+    assert left.room == code
+    await eventually(lambda: ann.rooms[code].view().spectators == 0, what="Ann seeing Sam gone")
+    assert (await sam.error(await sam.send(partial(Leave, room=code)))).code == "not-in-room"
+    assert (await sam.error(await sam.send(partial(AskSnapshot, room=code)))).code == "not-in-room"
+    assert [racer.name for racer in ann.rooms[code].view().racers] == ["Ann"]  # the race is untouched
+
+
+async def test_a_spectator_who_takes_a_seat_stops_spectating_on_every_connection(server: RunningServer) -> None:
+    ann = await server.connect("Ann")
+    created = await ann.request(partial(CreateRoom, variant="scorpion", options=RoomOptions(max_racers=3)))
+    assert isinstance(created, Joined)
+    code = created.room
+    watching = await server.raw()
+    welcome = await watching.hello("Bob")
+    assert isinstance(await watching.request(partial(Spectate, room=code)), Joined)
+    await eventually(lambda: ann.rooms[code].view().spectators == 1, what="Ann seeing Bob watch")
+
+    playing = await server.raw()
+    await playing.hello("Bob", resume=welcome.resume)  # the same player, on a second connection
+    seated = await playing.request(partial(JoinRoom, room=code))
+    assert isinstance(seated, Joined)
+    assert (seated.role, seated.seat) == ("racer", 1)
+    await eventually(lambda: ann.rooms[code].view().spectators == 0, what="Bob no longer counted as watching")
+    # The first connection follows the room no more: it is not sent the room, nor may it ask.
+    assert (await watching.error(await watching.send(partial(AskSnapshot, room=code)))).code == "not-in-room"
+    assert [racer.name for racer in ann.rooms[code].view().racers] == ["Ann", "Bob"]
