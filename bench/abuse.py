@@ -27,16 +27,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import time
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
 
 from bench.bots import Plan, WorkerResult
 from bench.fleet import Fleet
 from bench.peers import Spectator, StalledSpectator, say_hello
-from bench.spawn import ProcSample, check_loopback, parse_cpus, raise_nofile_limit, spawn_server
+from bench.spawn import Target, parse_cpus, target
 from bench.stats import median, ms, percentile, ratio
 from client.connection import RaceClient, ServerError
 from protocol.messages import (
@@ -52,30 +49,6 @@ from protocol.messages import (
     RoomOptions,
     Undo,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    url: str
-    pid: int | None
-
-    def cpu(self) -> float:
-        return ProcSample.read(self.pid).cpu if self.pid is not None else float("nan")
-
-    def rss_mb(self) -> float:
-        return ProcSample.read(self.pid).rss_kb / 1024 if self.pid is not None else float("nan")
-
-
-@contextlib.contextmanager
-def target(args: argparse.Namespace) -> Iterator[Target]:
-    """The server to abuse: spawned for the run (``--spawn``), or the one at ``--url``."""
-    raise_nofile_limit()
-    if args.spawn:
-        with spawn_server(cpus=parse_cpus(args.server_cpus)) as spawned:
-            yield Target(spawned.url, spawned.pid)
-    else:
-        check_loopback(args.url)
-        yield Target(args.url, args.server_pid)
 
 
 def probe_plan(args: argparse.Namespace, url: str) -> Plan:

@@ -67,6 +67,14 @@ class Spectator:
         return spectator
 
     @classmethod
+    async def listen(cls, url: str) -> Spectator:
+        """A bare connection (no hello) that counts what it is sent: for servers that just broadcast."""
+        spectator = cls(await connect(url, compression=None, max_size=2**24, open_timeout=30))
+        spectator.joined.set()
+        spectator.reader = asyncio.create_task(spectator._read())
+        return spectator
+
+    @classmethod
     async def join(cls, url: str, name: str, room: str, keep: bool = False) -> Spectator:
         spectator = await cls.open(url, name, keep)
         await spectator.spectate(room)

@@ -8,6 +8,8 @@ inherits the pinning). :class:`ProcSample` reads a process's CPU time and RSS.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import os
 import resource
 import signal
@@ -79,6 +81,19 @@ class ProcSample:
                 key, _, value = line.partition(":")
                 status[key] = value.split()
         return cls(pid, cpu, int(status["VmRSS"][0]), int(status["VmHWM"][0]))
+
+
+def precise_cpu(pid: int) -> float:
+    """CPU seconds the process has run so far, to the nanosecond (the scheduler's own count, summed
+    over its threads from /proc/<pid>/task/*/schedstat); /proc/<pid>/stat counts 10 ms ticks."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+        except OSError:
+            continue  # the thread has just ended
+    return total / 1e9
 
 
 def child_pids(parent: int) -> Iterator[tuple[int, str]]:
@@ -202,3 +217,30 @@ def machine_cpu() -> tuple[float, float]:
 
 def describe_memory(sample: ProcSample) -> str:
     return f"{sample.rss_kb / 1024:.1f} MB (peak {sample.hwm_kb / 1024:.1f} MB)"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A server a bench measures: where it listens, and its pid when known."""
+
+    url: str
+    pid: int | None
+
+    def cpu(self) -> float:
+        return precise_cpu(self.pid) if self.pid is not None else float("nan")
+
+    def rss_mb(self) -> float:
+        return ProcSample.read(self.pid).rss_kb / 1024 if self.pid is not None else float("nan")
+
+
+@contextlib.contextmanager
+def target(args: argparse.Namespace) -> Iterator[Target]:
+    """The race server to measure: started for the run (``args.spawn``, pinned to ``args.server_cpus``),
+    or the one at ``args.url`` (pid ``args.server_pid``, if given)."""
+    raise_nofile_limit()
+    if args.spawn:
+        with spawn_server(cpus=parse_cpus(args.server_cpus)) as spawned:
+            yield Target(spawned.url, spawned.pid)
+    else:
+        check_loopback(args.url)
+        yield Target(args.url, args.server_pid)
