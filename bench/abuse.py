@@ -33,7 +33,7 @@ from collections import Counter
 from bench.bots import Plan, WorkerResult
 from bench.fleet import Fleet
 from bench.peers import Spectator, StalledSpectator, say_hello
-from bench.spawn import Target, parse_cpus, target
+from bench.spawn import Target, exit_on_sigterm, parse_cpus, target
 from bench.stats import median, ms, percentile, ratio
 from client.connection import RaceClient, ServerError
 from protocol.messages import (
@@ -392,6 +392,7 @@ def run(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    exit_on_sigterm()
     print(run(parse_args(argv)))
 
 

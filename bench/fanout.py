@@ -35,7 +35,7 @@ from bench.bare_broadcast import Recording
 from bench.bots import Plan
 from bench.fleet import Fleet
 from bench.peers import Spectator
-from bench.spawn import Target, parse_cpus, spawn_server, target
+from bench.spawn import Target, exit_on_sigterm, parse_cpus, spawn_server, target
 from bench.stats import ratio
 
 
@@ -206,6 +206,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
+    exit_on_sigterm()
     args = parse_args(argv)
     with target(args) as server:
         print(asyncio.run(fanout(args, server)))

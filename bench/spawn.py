@@ -33,6 +33,11 @@ def raise_nofile_limit() -> int:
     return hard
 
 
+def exit_on_sigterm() -> None:
+    """Make SIGTERM raise SystemExit, so a bench stopped with ``kill`` still stops what it started."""
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: sys.exit(143))
+
+
 def pin(cpus: Sequence[int] | None) -> None:
     """Run this process (and the children it starts from now on) only on ``cpus``; None: anywhere."""
     if cpus:
