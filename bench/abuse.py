@@ -8,7 +8,9 @@ Run (each subcommand takes ``--spawn`` or ``--url``/``--server-pid``, as ``bench
     python -m bench.abuse replay-flood --spawn --entries 3000 --rate 13 --seconds 20
 
 - ``stalled``: server RSS, sampled every second, while ``--spectators`` spectators that
-  never read (a tiny receive buffer, no recv() after joining) watch a racing room; then
+  never read (a tiny receive buffer, no recv() after joining) each watch every room of the
+  probe (below: several rooms, so each connection is sent enough to overflow the kernel's
+  socket buffers within the run); then
   how the server ended their connections (close code, reset, or still open).
 - ``joins``: ``--spectators`` spectators join one waiting room; every frame all of them
   receive until the room is quiet is counted, with the server CPU the joins cost.
@@ -98,22 +100,25 @@ def latency(label: str, acks: list[float]) -> str:
 async def stalled(args: argparse.Namespace, server: Target) -> str:
     fleet = start_probe(args, server.url)
     with fleet:
-        room = fleet.rooms[0]
+        rooms = fleet.rooms
         before = server.rss_mb()
         gate = asyncio.Semaphore(20)
 
         async def one(n: int) -> StalledSpectator:
             async with gate:
-                return await StalledSpectator.join(server.url, f"stall{n}", room, args.receive_buffer)
+                return await StalledSpectator.join(server.url, f"stall{n}", rooms, args.receive_buffer)
 
         spectators = await asyncio.gather(*(one(n) for n in range(args.spectators)))
         start = time.monotonic()
         samples: list[float] = []
+        queued: list[float] = []
         for k in range(int(args.seconds) + 1):
             await asyncio.sleep(max(0.0, start + k - time.monotonic()))
             samples.append(server.rss_mb())
+            queued.append(server.send_queue_mb())
         end = time.monotonic()
         outcomes = Counter(await asyncio.gather(*(s.outcome(3.0) for s in spectators)))
+        drained = sum(spectator.drained for spectator in spectators)
         for spectator in spectators:
             spectator.close()
         result = fleet.stop()
@@ -123,11 +128,16 @@ async def stalled(args: argparse.Namespace, server: Target) -> str:
     return "\n".join(
         [
             f"stalled: {args.spectators} spectators that never read (receive buffer {args.receive_buffer} bytes) "
-            f"watch a room racing at about {args.probe_rate / args.probe_rooms:g} moves/s, for {args.seconds:g} s",
+            f"each watch all {len(rooms)} rooms of the probe (racing at {args.probe_rate:g} moves/s in all), "
+            f"for {args.seconds:g} s",
             f"server RSS before they joined: {before:.1f} MB; at the start {samples[0]:.1f} MB; "
             f"peak {peak:.1f} MB after {at_peak} s ({growth:.2f} MB/s until then); at the end {samples[-1]:.1f} MB",
             "RSS each second (MB): " + " ".join(f"{value:.1f}" for value in samples),
-            "their connections at the end: " + ", ".join(f"{what} x{n}" for what, n in outcomes.most_common()),
+            "kernel send queues of the server's connections each second (MB): "
+            + " ".join(f"{value:.1f}" for value in queued),
+            "their connections at the end: "
+            + ", ".join(f"{what} x{n}" for what, n in outcomes.most_common())
+            + f"; {drained / 1e6:.1f} MB left in the kernel's buffers for them (read at the end)",
             latency("probe move->ack meanwhile", window_acks(result, start, end)),
         ]
     )
@@ -347,8 +357,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     common.add_argument("--server-pid", type=int, help="without --spawn: the server process to measure")
     common.add_argument("--server-cpus", help="with --spawn: pin the server and its Redis, e.g. 0")
     common.add_argument("--client-cpus", help="pin the probe's bots, e.g. 1")
-    common.add_argument("--probe-rooms", type=int, help="the probe's two-racer rooms (default 4; stalled: 1)")
-    common.add_argument("--probe-rate", type=float, help="the probe's moves a second in all (default 100; stalled: 40)")
+    common.add_argument("--probe-rooms", type=int, default=4, help="the probe's two-racer rooms, default 4")
+    common.add_argument("--probe-rate", type=float, default=100.0, help="the probe's moves a second in all")
     common.add_argument("--settle", type=float, default=2.0, help="seconds after the probe races before measuring")
     common.add_argument("--seed", type=int, default=1)
     parser = argparse.ArgumentParser(prog="python -m bench.abuse", description=__doc__.splitlines()[0])
@@ -373,14 +383,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     one.add_argument("--rate", type=float, default=13.0, help="replays asked a second")
     one.add_argument("--seconds", type=float, default=20.0, help="length of the flood")
     one.add_argument("--baseline", type=float, default=10.0, help="seconds of the quiet window")
-    args = parser.parse_args(argv)
-    # The stalled spectators watch one room; the other commands' probe is several (more samples).
-    # Not set_defaults: the subcommands share the common parser's actions, and with them defaults.
-    if args.probe_rooms is None:
-        args.probe_rooms = 1 if args.command == "stalled" else 4
-    if args.probe_rate is None:
-        args.probe_rate = 40.0 if args.command == "stalled" else 100.0
-    return args
+    return parser.parse_args(argv)
 
 
 COMMANDS = {"stalled": stalled, "joins": joins, "burst": burst, "replay-flood": replay_flood}

@@ -131,10 +131,13 @@ class StalledSpectator:
     def __init__(self, sock: socket.socket, protocol: ClientProtocol) -> None:
         self.sock = sock
         self.protocol = protocol
+        #: Bytes :meth:`outcome` read: what the server had sent that was still in the kernel's buffers.
+        self.drained = 0
 
     @classmethod
-    async def join(cls, url: str, name: str, room: str, receive_buffer: int = 4096) -> StalledSpectator:
-        """Connect with a ``receive_buffer``-byte socket buffer, hello, spectate ``room``; return on the joined."""
+    async def join(cls, url: str, name: str, rooms: list[str], receive_buffer: int = 4096) -> StalledSpectator:
+        """Connect with a ``receive_buffer``-byte socket buffer, hello, spectate each of ``rooms`` (one
+        connection may follow several, which multiplies what it is sent); return once all said joined."""
         loop = asyncio.get_running_loop()
         parts = urlsplit(url)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -145,6 +148,7 @@ class StalledSpectator:
         protocol = ClientProtocol(parse_uri(url), max_size=None)
         protocol.send_request(protocol.connect())
         stalled = cls(sock, protocol)
+        joined = 0
         async with asyncio.timeout(30):
             await stalled._flush()
             while True:
@@ -153,14 +157,17 @@ class StalledSpectator:
                         if protocol.handshake_exc is not None:
                             raise ConnectionError(f"handshake refused: {protocol.handshake_exc}")
                         protocol.send_binary(encode(Hello(id=HELLO_ID, protocol=PROTOCOL_VERSION, name=name)))
-                        protocol.send_binary(encode(Spectate(id=SPECTATE_ID, room=room)))
+                        for k, room in enumerate(rooms):
+                            protocol.send_binary(encode(Spectate(id=SPECTATE_ID + k, room=room)))
                         await stalled._flush()
                     elif isinstance(event, Frame) and event.opcode is Opcode.BINARY:
                         message = decode_server(bytes(event.data))
-                        if isinstance(message, Error) and message.id in (HELLO_ID, SPECTATE_ID):
+                        if isinstance(message, Error) and message.id is not None:
                             raise ConnectionError(f"refused: {message.code} {message.message}")
                         if isinstance(message, Joined):
-                            return stalled  # from here on, nothing is read
+                            joined += 1
+                            if joined == len(rooms):
+                                return stalled  # from here on, nothing is read
 
     async def _receive(self) -> list[object]:
         data = await asyncio.get_running_loop().sock_recv(self.sock, 65536)
@@ -189,6 +196,7 @@ class StalledSpectator:
                 if not data:
                     self.protocol.receive_eof()
                     break
+                self.drained += len(data)
                 self.protocol.receive_data(data)
                 self.protocol.events_received()
                 self.protocol.data_to_send()  # pongs and close replies: not needed any more

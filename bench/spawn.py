@@ -101,6 +101,24 @@ def precise_cpu(pid: int) -> float:
     return total / 1e9
 
 
+def send_queue_bytes(port: int) -> int:
+    """Bytes waiting in the kernel's send queues of the TCP connections whose local port is ``port``
+    (the server's side of its connections), from /proc/net/tcp: memory a slow reader costs the
+    machine before any of it shows in the server's RSS."""
+    total = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as text:
+                next(text)
+                for line in text:
+                    fields = line.split()
+                    if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        total += int(fields[4].split(":")[0], 16)
+        except OSError:
+            continue
+    return total
+
+
 def child_pids(parent: int) -> Iterator[tuple[int, str]]:
     """(pid, command name) of every process whose parent is ``parent``."""
     for entry in os.listdir("/proc"):
@@ -236,6 +254,10 @@ class Target:
 
     def rss_mb(self) -> float:
         return ProcSample.read(self.pid).rss_kb / 1024 if self.pid is not None else float("nan")
+
+    def send_queue_mb(self) -> float:
+        """What the kernel holds in the send queues of the server's connections (see :func:`send_queue_bytes`)."""
+        return send_queue_bytes(urlsplit(self.url).port or 80) / 1e6
 
 
 @contextlib.contextmanager
