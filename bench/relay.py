@@ -7,11 +7,15 @@ Run::
 
 It is what issue 16 measures the server against: per move, one Redis pipeline (RPUSH of
 the move to the seat's log and PUBLISH of the update frame) and one broadcast of that
-frame to the room, nothing else. It answers just enough of the protocol for
-``bench.load``'s bots (and spectators) to run against it: ``hello``, ``create_room``,
-``join``, ``spectate``, ``ready``, ``legal_moves`` (always the same list), ``move``,
-``undo``, ``resign``, ``rematch``, ``snapshot`` and ``leave``; anything else gets
-``not-allowed``. Requests are decoded and validated by the protocol's own decoder, as in
+frame to the room, nothing else. By default the pipelines of the moves that arrive while
+one is on its way go to Redis together, as one (a group commit, as the server's store
+does: under load, hundreds of separate pipelines cost Redis and the relay more than the
+moves themselves); ``--pipeline-per-move`` sends each move's pipeline on its own.
+
+It answers just enough of the protocol for ``bench.load``'s bots (and spectators) to run
+against it: ``hello``, ``create_room``, ``join``, ``spectate``, ``ready``, ``legal_moves``
+(always the same list), ``move``, ``undo``, ``resign``, ``rematch``, ``snapshot`` and
+``leave``; anything else gets ``not-allowed``. Requests are decoded and validated by the protocol's own decoder, as in
 the server, and answered one at a time per connection. A room races as soon as it is full
 and everyone is ready (no countdown), accepts any move text, and finishes when every racer
 has resigned. Nothing is ever restored: it is a measuring stick, not a server.
@@ -169,9 +173,12 @@ class RoomRefused(Exception):
 class Relay:
     """The relay's rooms and request handlers, over one Redis client."""
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, group_commit: bool = True) -> None:
         self.redis = redis
+        self.group_commit = group_commit
         self.rooms: dict[str, RelayRoom] = {}
+        self._queued: list[tuple[str, str, str, bytes, asyncio.Future[None]]] = []
+        self._writer: asyncio.Task[None] | None = None
         self._codes = itertools.count(1)
         self._handlers: dict[type[Any], Callable[[Session, Any], Awaitable[None]]] = {
             Hello: self._hello,
@@ -311,12 +318,39 @@ class Relay:
             racer.moves += 1
             # Every follower hears the mover's progress (the relay keeps no boards).
             frame = room.update([ProgressChanged(seat=seat, progress=Progress(0, 0, racer.moves))])
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.rpush(f"relay:room:{code}:log:{seat}", entry)
-                pipe.publish(f"relay:room:{code}", frame)
-                await pipe.execute()
+            await self._store(f"relay:room:{code}:log:{seat}", entry, f"relay:room:{code}", frame)
             session.send(Ack(id=request_id, room=code, version=room.version, move=move))
             room.tell(frame)
+
+    async def _store(self, log: str, entry: str, channel: str, frame: bytes) -> None:
+        """RPUSH ``entry`` and PUBLISH ``frame``, in one pipeline: this move's own, or the next group's."""
+        if not self.group_commit:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.rpush(log, entry)
+                pipe.publish(channel, frame)
+                await pipe.execute()
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queued.append((log, entry, channel, frame, done))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+        await done
+
+    async def _write(self) -> None:
+        while self._queued:
+            batch, self._queued = self._queued, []
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for log, entry, channel, frame, _ in batch:
+                        pipe.rpush(log, entry)
+                        pipe.publish(channel, frame)
+                    await pipe.execute()
+            except Exception as error:
+                for *_, done in batch:
+                    done.set_exception(error)
+            else:
+                for *_, done in batch:
+                    done.set_result(None)
 
     async def _move(self, session: Session, message: PlayMove) -> None:
         await self._play(session, message.id, message.room, message.move, message.move)
@@ -378,6 +412,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--redis-url", help="a Redis to use; without it the relay starts its own")
     parser.add_argument("--data-dir", type=Path, help="the embedded Redis's directory (default: a temporary one)")
     parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument(
+        "--pipeline-per-move",
+        dest="group_commit",
+        action="store_false",
+        help="send each move's pipeline on its own instead of grouping those in flight",
+    )
     return parser.parse_args(argv)
 
 
@@ -404,7 +444,7 @@ async def serve_relay(args: argparse.Namespace) -> None:
         # (redis-py's default pool caps at 100 and then raises "too many connections").
         redis = Redis.from_pool(ConnectionPool.from_url(url, max_connections=POOL_SIZE))
         try:
-            relay = Relay(redis)
+            relay = Relay(redis, args.group_commit)
             async with serve(relay.connection, args.host, args.port, compression=None, max_size=MAX_FRAME):
                 logger.warning("relay listening on ws://%s:%d, Redis %s", args.host, args.port, url)
                 # As the server does: keep start-up objects out of collections, collect rarely.
