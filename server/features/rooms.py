@@ -26,10 +26,10 @@ from protocol.messages import (
     Start,
     Undo,
 )
+from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.daily import may_watch_daily, watchable_daily_rooms
 from server.features.room_limits import check_room_limits, count_creation
-from server.net.link import ClientLink
 from server.rooms import commands
 from server.rooms.errors import RoomError
 from server.rooms.lifecycle import State

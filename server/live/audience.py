@@ -19,7 +19,7 @@ from protocol.codec import encode
 from protocol.messages import Snapshot, Update
 from protocol.mirror import RoomMirror
 from server.clock import now_ms
-from server.net.link import ClientLink, send_to_all
+from server.connections.link import ClientLink, send_to_all
 from server.rooms.room import Room
 from server.rooms.step import Emission
 

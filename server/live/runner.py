@@ -19,9 +19,9 @@ from typing import Any, Final
 from protocol.errors import ErrorCode
 from protocol.messages import Ack, Snapshot, StateChanged
 from server.clock import now_ms
+from server.connections.link import ClientLink
 from server.live.audience import Audience
 from server.live.recording import RaceRecorder
-from server.net.link import ClientLink
 from server.rooms.commands import Command, SetSpectators, Tick
 from server.rooms.draft import DealPicker
 from server.rooms.entries import entry_text, parse_entry

@@ -2,7 +2,7 @@
 
 This glue only moves bytes one way: a frame is checked (type, size, rate), decoded, and
 handed to :func:`~server.net.dispatch.dispatch`; what comes back goes out through the
-connection's :class:`~server.net.link.ClientLink`. Nothing here knows a rule of the game.
+connection's :class:`~server.connections.link.ClientLink`. Nothing here knows a rule of the game.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from protocol.codec import MalformedFrame, decode_client, request_id_of
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import AskRaceLog, AskReplay, ClientMessage
 from server.config import Config
+from server.connections.limits import Offences, TokenBucket
+from server.connections.link import ClientLink
 from server.features import identity, quick_match
 from server.features.context import Context
 from server.net.dispatch import dispatch
-from server.net.limits import Offences, TokenBucket
-from server.net.link import ClientLink
 from server.net.log_limits import LogLimiter
+from server.net.request_metrics import refused, served
 from server.ops.metrics import CLOSES, CONNECTIONS, CONNECTIONS_OPENED, RATE_LIMITED
-from server.ops.request_metrics import refused, served
 
 logger = logging.getLogger("server.edge")
 

@@ -21,7 +21,7 @@ from websockets.protocol import State
 from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import Error, ServerMessage
-from server.net.limits import Offences, TokenBucket
+from server.connections.limits import Offences, TokenBucket
 from server.ops.metrics import CLOSES
 
 #: Bytes a connection may have waiting to be written before it counts as a slow consumer.
