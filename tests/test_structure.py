@@ -142,9 +142,9 @@ def layer_of(module: str) -> int | None:
     best: tuple[int, int] | None = None
     for index, prefixes in enumerate(LAYERS):
         for prefix in prefixes:
-            if module == prefix or module.startswith(prefix + "."):
-                if best is None or len(prefix) > best[1]:
-                    best = (index, len(prefix))
+            matches = module == prefix or module.startswith(prefix + ".")
+            if matches and (best is None or len(prefix) > best[1]):
+                best = (index, len(prefix))
     return None if best is None else best[0]
 
 
