@@ -68,6 +68,8 @@ class RoomRunner:
         self._stale = False
         self._timer: asyncio.TimerHandle | None = None
         self._retry = _RETRY_FIRST
+        self._heal_timer: asyncio.TimerHandle | None = None
+        self._heal_retry = _RETRY_FIRST
         self._count_timer: asyncio.TimerHandle | None = None
         self._count_sent = float("-inf")
         self._tasks: set[asyncio.Task[None]] = set()
@@ -89,7 +91,11 @@ class RoomRunner:
             if self.closed:
                 raise RoomError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} is closed")
             if self._stale:
-                await self._resync()
+                try:
+                    await self._resync()
+                except StoreUnavailable:
+                    self._heal_later()
+                    raise
             step = self.room.decide(command, now_ms())
             if step.outcome.finished:
                 await self._recorder.rate(self.room, step)
@@ -97,6 +103,7 @@ class RoomRunner:
                 await self._store_step(step)
             except StoreUnavailable:
                 self._stale = True
+                self._heal_later()
                 raise
             self.room.apply(step)
             if link is not None and request_id is not None and ack:
@@ -175,6 +182,31 @@ class RoomRunner:
         for link in [link for links in self.audience.racers.values() for link in links] + self.audience.spectators:
             link.send(self.audience.snapshot_for(self.room, link))
         self.schedule()
+
+    def _heal_later(self) -> None:
+        """Resynchronise a stale room as soon as Redis answers again, retrying with backoff,
+        without waiting for its next command: a command that was not stored may be one
+        nobody repeats (a racer's drop, which starts their grace period), and the clients
+        whose requests failed learn the truth from the snapshots the resync sends."""
+        if self._heal_timer is None and not self.closed:
+            loop = asyncio.get_running_loop()
+            self._heal_timer = loop.call_later(self._heal_retry, lambda: self._background(self._heal()))
+
+    async def _heal(self) -> None:
+        self._heal_timer = None
+        async with self.lock:
+            if not self._stale or self.closed:
+                self._heal_retry = _RETRY_FIRST
+                return
+            try:
+                await self._resync()
+            except StoreUnavailable as error:
+                retry = self._heal_retry
+                logger.warning("room %s: not resynchronised yet, retrying in %.1f s: %s", self.code, retry, error)
+                self._heal_retry = min(_RETRY_MAX, self._heal_retry * 2)
+                self._heal_later()
+                return
+        self._heal_retry = _RETRY_FIRST
 
     def _deliver(self, step: Step) -> None:
         for emission in step.outcome.emissions:
@@ -271,10 +303,10 @@ class RoomRunner:
     def close(self) -> None:
         """Stop the timers; the room takes no more commands."""
         self.closed = True
-        for handle in (self._timer, self._count_timer):
+        for handle in (self._timer, self._count_timer, self._heal_timer):
             if handle is not None:
                 handle.cancel()
-        self._timer = self._count_timer = None
+        self._timer = self._count_timer = self._heal_timer = None
         self.audience.close()
 
     @property
