@@ -39,6 +39,8 @@ logger = logging.getLogger("server.rooms")
 SPECTATOR_COUNT_INTERVAL: Final = 1.0
 #: Backoff of a timer whose command could not be stored (seconds, doubling).
 _RETRY_FIRST, _RETRY_MAX = 0.2, 5.0
+#: Reads of a room during one resync before giving up on its changing under us.
+_RESYNC_READS: Final = 5
 
 
 class RoomRunner:
@@ -160,12 +162,20 @@ class RoomRunner:
     async def _resync(self) -> None:
         """Rebuild the room from Redis, the truth after a failed write (raises
         :class:`StoreUnavailable` while Redis is still away)."""
-        stored = await self._store.load(self.code)
-        if stored is None:
-            raise StoreUnavailable(f"room {self.code} is gone from storage")
-        record = decode_record(stored.record)
-        record.version = max(record.version, stored.version)
-        logs = await self._store.logs(self.code, record.race)
+        for _ in range(_RESYNC_READS):
+            stored = await self._store.load(self.code)
+            if stored is None:
+                raise StoreUnavailable(f"room {self.code} is gone from storage")
+            record = decode_record(stored.record)
+            record.version = max(record.version, stored.version)
+            logs = await self._store.logs(self.code, record.race)
+            # The record and the logs are two reads: a write whose reply was lost may land
+            # between them. The same version after the logs means they belong together.
+            again = await self._store.load(self.code)
+            if again is not None and again.version == stored.version:
+                break
+        else:
+            raise StoreUnavailable(f"room {self.code} kept changing in storage while it was reloaded")
         self.room = Room.restore(
             record,
             {seat: [parse_entry(text) for text in entries] for seat, entries in logs.items()},
@@ -175,12 +185,10 @@ class RoomRunner:
             present=frozenset(self.audience.present_seats()),
             spectators=self.room.spectators,
         )
-        self.audience.reset_mirror(self.room)
         self._stale = False
         logger.info("room %s resynchronised from storage at version %d", self.code, self.room.version)
-        # Everyone sees the room as storage has it.
-        for link in [link for links in self.audience.racers.values() for link in links] + self.audience.spectators:
-            link.send(self.audience.snapshot_for(self.room, link))
+        # Everyone sees the room as storage has it (spectators after their delay).
+        self.audience.resynced(self.room)
         self.schedule()
 
     def _heal_later(self) -> None:
