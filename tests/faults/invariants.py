@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from protocol.messages import AskRaceLog, AskReplay, AskSnapshot, RaceLog, Replay, Resign, RoomState
 from server.games import Autoplay, Game, IllegalMove, InvalidNotation, Options, variant_class
 from server.rooms.entries import Played, Resigned, Undone, parse_entry
+from server.rooms.record import decode_record
+from server.storage.connection import Storage
+from server.storage.rooms import RoomStore
 from tests.faults.harness import Attempt, Racer, ServerProcess
 
 Board = list[list[int | None]]
@@ -109,9 +112,27 @@ def in_doubt_tail(ledger: list[Attempt]) -> bool:
     return any(a.outcome == "doubt" for a in tail)
 
 
+async def stored_log(redis_url: str, code: str, seat: int) -> list[str]:
+    """The stored log of ``seat``, read from Redis directly (for failure messages)."""
+    storage = await Storage.connect(redis_url)
+    try:
+        store = RoomStore(storage)
+        stored = await store.load(code)
+        assert stored is not None
+        return (await store.logs(code, decode_record(stored.record).race)).get(seat, [])
+    finally:
+        await storage.close()
+
+
+def summary(ledger: list[Attempt]) -> list[tuple[str, str, str, int]]:
+    return [(a.kind, a.move or a.text, a.code or a.outcome, a.version) for a in ledger]
+
+
 def last_acked_board(ledger: list[Attempt]) -> Board | None:
-    boards = [a.board for a in ledger if a.outcome == "ack" and a.kind in ("move", "undo") and a.board is not None]
-    return boards[-1] if boards else None
+    """The board after the last acknowledged move or undo; None if the racer stopped (was
+    cancelled) before that ack's events arrived, or acknowledged none."""
+    acked = [a for a in ledger if a.outcome == "ack" and a.kind in ("move", "undo")]
+    return acked[-1].board if acked else None
 
 
 async def restart_and_check(
@@ -143,8 +164,13 @@ async def restart_and_check(
             assert any(r.seat == racer.seat and r.player == racer.client.player for r in mirror.view().racers)
         # (a) the restored board is the one last acknowledged (unless a command was in doubt).
         board = last_acked_board(racer.ledger)
-        if board is not None and not in_doubt_tail(racer.ledger) and racer.seat is not None:
-            assert mirror.board(racer.seat) == board, f"(a) {racer.name}'s restored board is not the last acknowledged"
+        seat = racer.seat
+        if board is not None and seat is not None and not in_doubt_tail(racer.ledger) and mirror.board(seat) != board:
+            raise AssertionError(
+                f"(a) {racer.name}'s restored board (version {mirror.version}) is not the last acknowledged: "
+                f"{mirror.board(seat)} != {board}; ledger {summary(racer.ledger)}; "
+                f"stored log {await stored_log(server.redis_url, code, seat)}"
+            )
     state = next(iter(views.values())).state
     for racer in racers:
         # (c) an acknowledged move was made in a race; an acknowledged ready stays while waiting.
@@ -152,8 +178,8 @@ async def restart_and_check(
             assert _PROGRESS[state] >= _PROGRESS["racing"], f"(c) {racer.name} moved, yet the room is {state}"
         readies = [a for a in racer.ledger if a.kind in ("ready", "unready") and a.outcome == "ack"]
         if state == "waiting" and readies and readies[-1].kind == "ready":
-            seat = next(r for r in views[racer.name].racers if r.seat == racer.seat)
-            assert seat.ready, f"(c) {racer.name}'s acknowledged ready is lost"
+            shown = next(r for r in views[racer.name].racers if r.seat == racer.seat)
+            assert shown.ready, f"(c) {racer.name}'s acknowledged ready is lost"
     if not finish:
         return None
     assert state == "racing", f"the room is {state}, not racing"
