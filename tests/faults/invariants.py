@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import cast
 
-from protocol.messages import AskRaceLog, AskReplay, AskSnapshot, RaceLog, Replay, Resign, RoomState
+from protocol.messages import AskRaceLog, AskSnapshot, ClientMessage, RaceLog, Replay, Resign, RoomState
 from server.games import Autoplay, Game, IllegalMove, InvalidNotation, Options, variant_class
 from server.rooms.entries import Played, Resigned, Undone, parse_entry
 from server.rooms.record import decode_record
@@ -197,8 +198,10 @@ async def restart_and_check(
     return log
 
 
-def _ask_replay(code: str, seat: int, request_id: int) -> AskReplay:
-    return AskReplay(id=request_id, room=code, seat=seat)
+def _ask_replay(code: str, seat: int, request_id: int) -> ClientMessage:
+    # Without the optional ``race``, as the first protocol had it: the checks also run
+    # against old servers (FAULT_SERVER_ROOT), whose requests refuse unknown fields.
+    return cast(ClientMessage, {"type": "replay", "id": request_id, "room": code, "seat": seat})
 
 
 async def resign_until_acked(racer: Racer, code: str) -> Attempt | None:
@@ -214,7 +217,13 @@ async def resign_until_acked(racer: Racer, code: str) -> Attempt | None:
 
 
 async def race_log_of(racer: Racer, code: str, race: int | None = None) -> RaceLog:
-    reply = await racer.client.request(lambda i: AskRaceLog(id=i, room=code, race=race))
+    def ask(request_id: int) -> ClientMessage:
+        if race is not None:
+            return AskRaceLog(id=request_id, room=code, race=race)
+        # Without the optional field (see _ask_replay).
+        return cast(ClientMessage, {"type": "race_log", "id": request_id, "room": code})
+
+    reply = await racer.client.request(ask)
     assert isinstance(reply, RaceLog), reply
     return reply
 
