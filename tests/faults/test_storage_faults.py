@@ -6,11 +6,17 @@ server and checks the invariants of :mod:`tests.faults.invariants`. Fault points
 seeded :class:`random.Random` (see ``FAULT_RUNS``/``FAULT_SEED`` in conftest.py); a failure
 names its seed in the test id.
 
-Against the pre-redesign code (``git worktree add /tmp/old 7d9b562``, then
-``FAULT_SERVER_ROOT=/tmp/old pytest tests/faults``) the scenarios fail as issue 9 found them:
-finding 1 (a refused move stored anyway, the stored log no longer replaying) in the pause
-scenarios, finding 2 (a join acknowledged while Redis was down, gone after a restart) in
-``test_join_and_ready_during_a_pause``, finding 10 in ``test_race_log_stays_after_a_rematch``.
+Against the pre-redesign code (``git archive 7d9b562 | tar -x -C /tmp/old``, then
+``FAULT_SERVER_ROOT=/tmp/old FAULT_PAUSE=5.5,6.5 pytest tests/faults``: its reply timeout
+was 5 s) the scenarios fail as issue 9 found them (checked on 2026-12-01):
+
+- finding 1, ``test_redis_paused_mid_race`` (3 seeds of 3) and
+  ``test_server_killed_right_after_a_fault`` (1 of 3): "(b) stored log entry 31 ('2S>c3')
+  does not replay: cell c3 already holds a card", and the like;
+- finding 2, ``test_join_and_ready_during_a_pause``: "a ready was acknowledged while Redis
+  was paused";
+- finding 10, ``test_race_log_stays_after_a_rematch``: ``not-finished`` ("the move logs are
+  published when the race ends").
 """
 
 from __future__ import annotations
