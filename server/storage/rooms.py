@@ -3,9 +3,12 @@
 Every write of a room is one Lua script, :data:`_COMMIT`, conditional on the room's stored
 version: it appends the step's log entries, stores the new version and, when the step
 saves it, the record, all at once, and only if the stored version is the one the step was
-decided on. Applying the same step twice is then harmless (the second finds its own
-version and does nothing), and a step decided on a stale room is refused instead of
-corrupting the log. A finished race's record is also kept under its race number, and
+decided on. Applying the same step twice is then harmless (the second finds the version
+moved on and writes nothing), and a step decided on a stale room is refused instead of
+corrupting the log. A stored version equal to the step's *new* version is a conflict too,
+not "already stored": another step may have reached that version (a write whose reply was
+lost landing after a reload had read the room), and taking it for this one would
+acknowledge a step that was never stored. A finished race's record is also kept under its race number, and
 its logs stay keyed by race, so a rematch never hides the race before it.
 
 Durability: Redis hands every write to its append-only file before it replies (fsync every
@@ -28,8 +31,6 @@ from server.storage.keys import MAX_SEATS, Keys
 #: seconds), 5 entry count, then per entry its log key's index in KEYS and its text.
 _COMMIT: Final = """
 local stored = tonumber(redis.call('GET', KEYS[2]) or '0')
-local new = tonumber(ARGV[2])
-if stored == new then return 2 end
 if stored ~= tonumber(ARGV[1]) then return 0 end
 for i = 0, tonumber(ARGV[5]) - 1 do
   redis.call('RPUSH', KEYS[tonumber(ARGV[6 + 2 * i])], ARGV[7 + 2 * i])
@@ -62,7 +63,6 @@ class Expiry(enum.IntEnum):
 
 class Committed(enum.Enum):
     STORED = 1
-    ALREADY = 2  # the same step was stored before (a retried write whose answer was lost)
 
 
 class VersionConflict(StoreUnavailable):
@@ -105,7 +105,7 @@ class RoomStore:
 
     async def commit(self, write: RoomWrite) -> Committed:
         """Store ``write`` if the stored version is ``write.base``; raise
-        :class:`VersionConflict` if it is neither that nor ``write.version``, and
+        :class:`VersionConflict` if it is not (whatever else it is), and
         :class:`StoreUnavailable` if Redis fails (the write may then have happened or not).
 
         Group commit: every write queued while a batch is on its way goes in the next single
