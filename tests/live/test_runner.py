@@ -21,10 +21,10 @@ from websockets.exceptions import ConnectionClosed
 from protocol.codec import decode_server
 from protocol.messages import Ack, RoomOptions, ServerMessage, Snapshot, Update
 from server.clock import now_ms
+from server.connections.limits import Offences, TokenBucket
+from server.connections.link import ClientLink
 from server.live.recording import RaceRecorder
 from server.live.runner import RoomRunner
-from server.net.limits import Offences, TokenBucket
-from server.net.link import ClientLink
 from server.rooms.commands import Join, SetReady
 from server.rooms.room import Room
 from server.storage.boards import Leaderboards
