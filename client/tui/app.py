@@ -42,7 +42,9 @@ from protocol.messages import Goodbye, ServerMessage, Variant
 
 class RaceApp(App[int]):
     """``RaceApp(url)``: the whole terminal client. ``watch`` opens a room as a spectator
-    straight away."""
+    straight away; ``bot_race`` (game, level) starts a race against a bot straight away.
+    ``bot_delay`` sets the seconds between the moves of the bots it starts (None: their
+    level's pace)."""
 
     TITLE = "Solitaire Race"
     CSS = """
@@ -62,12 +64,14 @@ class RaceApp(App[int]):
         config_dir: str | Path | None = None,
         watch: str | None = None,
         bot_race: tuple[Variant, Level] | None = None,
+        bot_delay: float | None = None,
     ) -> None:
         super().__init__()
         self.url = url
         self.settings = Settings.load(settings_dir(config_dir))
         self.watch_code = watch
         self.bot_race = bot_race
+        self.bot_delay = bot_delay
         self.client: RaceClient | None = None
         self.banner: str | None = None
         self._connecting: asyncio.Task[None] | None = None
@@ -142,7 +146,7 @@ class RaceApp(App[int]):
 
         async def run() -> None:
             try:
-                await join_and_stay(self.url, code, level)
+                await join_and_stay(self.url, code, level, delay=self.bot_delay)
             except (ServerError, ConnectionError, OSError, TimeoutError) as error:
                 self.notify(f"The bot stopped: {error}", severity="warning")
 

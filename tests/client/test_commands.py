@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from client.__main__ import parse_args
 from client.commands import list_rooms, run_bots, show_leaderboard, show_stats, watch_plain
 from client.lib.connection import RaceClient
 from client.lib.settings import Settings
@@ -79,6 +80,30 @@ async def test_watch_plain_prints_a_line_per_event_until_the_race_is_over(serve:
     assert ann_rating is not None
     assert bob_rating is not None
     assert int(ann_rating[1]) == 1500 + int(ann_rating[2])
+
+
+async def test_watch_plain_takes_a_lowercase_code_and_prints_the_header(serve: Serve) -> None:
+    async with serve() as srv:
+        ann = await srv.connect("Ann")
+        created = await ann.request(lambda i: CreateRoom(id=i, variant="scorpion"))
+        assert isinstance(created, Joined)
+        out = io.StringIO()
+        watching = asyncio.create_task(watch_plain(srv.url, created.room.lower(), out=out))
+        await ann.wait_room(created.room, lambda m: m.view().spectators == 1)
+        await ann.request(lambda i: Ready(id=i, room=created.room))
+        await ann.wait_room(created.room, lambda m: m.view().racers[0].ready)
+        await asyncio.sleep(0.2)
+        watching.cancel()
+        lines = out.getvalue().splitlines()
+        assert lines[0].startswith(f"room {created.room} scorpion race 1 waiting: Ann")
+        assert lines[-1].endswith("Ann is ready")
+
+
+async def test_bot_options_out_of_range_say_so_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        parse_args(["bot", "--racers", "9"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith("argument --racers: 9 is out of range: 1 to 8")
 
 
 async def test_bots_race_each_other_by_the_servers_hints(serve: Serve) -> None:
