@@ -250,6 +250,7 @@ async def test_spectating_a_running_race_from_the_lobby(serve: Serve, tmp_path: 
 
             assert screen.focus_seat == 0
             assert screen.panels[0].has_class("focused")
+            assert "1 watching" in text_of(app, "#spectate-top")  # at least the one watching
             await pilot.press("right")
             assert screen.focus_seat == 1
             assert screen.panels[1].has_class("focused")
@@ -344,6 +345,8 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             board = screen.query_one("#board", BoardView)
             await eventually(lambda: board.display and board.board, what="the deal after the countdown")
             assert "Daily — ranked" in text_of(app, "#topbar")
+            await pilot.press("h")  # no hints in a ranked attempt, and the screen says so
+            await eventually(lambda: "Hints are off in a ranked daily attempt" in text_of(app, "#message"))
 
             # The solver's line: its first moves typed in notation, the rest sent straight
             # over the UI's connection (drawing every move would make the test slow).
