@@ -17,9 +17,9 @@ from client.commands import list_rooms, run_bots, show_leaderboard, show_stats, 
 from client.lib.connection import RaceClient
 from client.lib.settings import Settings
 from client.render.describe import precise_duration
-from protocol.messages import CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions, StartDaily
+from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, Resign, RoomOptions, StartDaily
 from server.daily import utc_date
-from tests.client.conftest import PATIENCE, Serve, ServeDaily
+from tests.client.conftest import PATIENCE, Serve, ServeDaily, playing
 from tests.known_deals import ANTARES_DEAL, winning_line
 
 pytestmark = pytest.mark.asyncio
@@ -58,7 +58,7 @@ async def test_watch_plain_prints_a_line_per_event_until_the_race_is_over(serve:
         await ann.wait_room(code, lambda m: m.board(0) is not None)
         await bob.request(lambda i: Resign(id=i, room=code))
         for text in moves:
-            await ann.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+            await ann.request(playing(code, text))
         assert await asyncio.wait_for(watching, 10) == 0
     lines = out.getvalue().splitlines()
     assert lines[0].startswith(f"room {code} antares race 1 waiting: Ann (0/52 home, 0 moves), Bob")
@@ -139,7 +139,7 @@ async def play_daily(client: RaceClient, solution: tuple[str, ...]) -> str:
     code = joined.room
     await client.wait_room(code, lambda m: m.view().state == "racing", timeout=PATIENCE)
     for text in solution:
-        await client.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+        await client.request(playing(code, text))
     await client.wait_room(code, lambda m: m.view().state == "finished")
     return code
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
+
 from client.lib.settings import Settings, config_dir
 
 
@@ -27,7 +29,7 @@ def test_an_unreadable_file_means_starting_afresh(tmp_path: Path) -> None:
     assert Settings.load(tmp_path) == Settings(tmp_path)
 
 
-def test_the_directory_can_be_chosen(tmp_path: Path, monkeypatch) -> None:
+def test_the_directory_can_be_chosen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOLITAIRE_RACE_CONFIG_DIR", str(tmp_path))
     assert config_dir() == tmp_path
     assert config_dir(tmp_path / "x") == tmp_path / "x"

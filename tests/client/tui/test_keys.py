@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.dom import DOMNode
 
 from client.render.keys import KEYS
 from client.tui.app import RaceApp
@@ -32,9 +33,9 @@ SHOWN = {
 }
 
 
-def all_screens() -> list[type]:
-    found: list[type] = []
-    todo: list[type] = [ClientScreen]
+def all_screens() -> list[type[DOMNode]]:
+    found: list[type[DOMNode]] = []
+    todo: list[type[ClientScreen]] = [ClientScreen]
     while todo:
         cls = todo.pop()
         found.append(cls)

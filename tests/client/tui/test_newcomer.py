@@ -17,10 +17,10 @@ from client.tui.help import HelpScreen, RulesScreen
 from client.tui.home import CreateScreen, HomeScreen, NameScreen
 from client.tui.results import ResultsScreen
 from client.tui.widgets import BoardView, Tick
-from protocol.messages import CreateRoom, Joined, PlayMove, Ready, RoomOptions
+from protocol.messages import CreateRoom, Joined, Ready, RoomOptions
 from server.games import Scorpion
-from tests.client.conftest import Serve, eventually
-from tests.client.tui.test_tui import choose, client_of, home, saved, text_of
+from tests.client.conftest import Serve, eventually, playing
+from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
 
 pytestmark = pytest.mark.asyncio
 
@@ -51,8 +51,7 @@ async def test_help_opens_with_question_mark_and_rules_from_there(tmp_path: Path
 async def test_a_terminal_below_80x24_shows_a_notice_until_it_is_big_enough(tmp_path: Path) -> None:
     app = RaceApp(UNREACHABLE, config_dir=saved(tmp_path, "Ann"))
     async with app.run_test(size=(70, 20)) as pilot:
-        notice = await eventually(lambda: isinstance(app.screen, HomeScreen) and app.screen.query_one("#too-small"))
-        assert isinstance(notice, Static)
+        notice = (await eventually(showing(app, HomeScreen), what="home")).query_one("#too-small", Static)
         assert notice.has_class("shown")
         assert "too small: 70 x 20" in text_of(app, "#too-small")
         await pilot.resize_terminal(80, 24)
@@ -85,7 +84,7 @@ async def test_the_create_form_has_visible_tab_stops_clear_boxes_and_a_valid_bla
         async with app.run_test(size=(80, 24)) as pilot:
             await home(app)
             await choose(app, pilot, "create")
-            form = await eventually(lambda: isinstance(app.screen, CreateScreen) and app.screen, what="the form")
+            form = await eventually(showing(app, CreateScreen), what="the form")
             seen = []
             for _ in range(9):
                 seen.append(type(app.focused).__name__)
@@ -119,7 +118,7 @@ async def open_practice(app: RaceApp, options: RoomOptions) -> GameScreen:
     assert isinstance(joined, Joined)
     app.post_message(to.Navigate(to.Game(joined.room, joined.seat)))
     await client.request(lambda i: Ready(id=i, room=joined.room))
-    screen = await eventually(lambda: isinstance(app.screen, GameScreen) and app.screen, what="the race")
+    screen = await eventually(showing(app, GameScreen), what="the race")
     assert isinstance(screen, GameScreen)
     board = screen.query_one("#board", BoardView)
     await eventually(lambda: board.display and board.board, what="the deal after the countdown")
@@ -137,7 +136,7 @@ async def test_a_stuck_board_says_undo_or_resign_and_a_typed_move_leaves_the_inp
             screen = await open_practice(app, RoomOptions(max_racers=1, deal="1"))
             assert "u undo · h hint" in text_of(app, "#legend")  # the key legend beside the board
             for text in line[:-1]:
-                await client_of(app).request(lambda i, text=text: PlayMove(id=i, room=screen.code, move=text))
+                await client_of(app).request(playing(screen.code, text))
             await pilot.press("colon", *line[-1], "enter")
             await eventually(lambda: "No moves left" in text_of(app, "#message"), what="the stuck notice")
             assert text_of(app, "#message") == "No moves left: undo (u) or resign (R R)."
@@ -165,7 +164,7 @@ async def test_race_a_bot_from_the_home_menu_to_the_results_and_a_rematch(serve:
             await choose(app, pilot, "bot")
             await eventually(lambda: isinstance(app.screen, BotRaceScreen), what="the bot's choices")
             await pilot.press("up", "enter")  # Scorpion, easy (it gives up soonest)
-            screen = await eventually(lambda: isinstance(app.screen, GameScreen) and app.screen, what="the race")
+            screen = await eventually(showing(app, GameScreen), what="the race")
             assert isinstance(screen, GameScreen)
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
             assert [racer.name for racer in room.view().racers] == ["Ann", "Bot (easy)"]
@@ -186,7 +185,7 @@ async def test_a_bot_is_marked_on_its_seat_and_in_the_results(serve: Serve, tmp_
     async with serve() as srv:
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"), bot_race=("scorpion", "easy"), bot_delay=0)
         async with app.run_test(size=(80, 24)) as pilot:
-            screen = await eventually(lambda: isinstance(app.screen, GameScreen) and app.screen, what="the race")
+            screen = await eventually(showing(app, GameScreen), what="the race")
             assert isinstance(screen, GameScreen)
             room = await client_of(app).wait_room(screen.code, lambda m: len(m.view().racers) == 2, timeout=15)
             assert room.view().racers[1].bot
