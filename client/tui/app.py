@@ -75,7 +75,7 @@ class RaceApp(App[int]):
         self.client: RaceClient | None = None
         self.banner: str | None = None
         self._connecting: asyncio.Task[None] | None = None
-        self._bots: set[asyncio.Task[None]] = set()
+        self._bots: dict[str, asyncio.Task[None]] = {}
 
     def on_mount(self) -> None:
         self.push_screen(HomeScreen())
@@ -150,9 +150,16 @@ class RaceApp(App[int]):
             except (ServerError, ConnectionError, OSError, TimeoutError) as error:
                 self.notify(f"The bot stopped: {error}", severity="warning")
 
+        self.stop_bot(code)
         task = asyncio.create_task(run())
-        self._bots.add(task)
-        task.add_done_callback(self._bots.discard)
+        self._bots[code] = task
+        task.add_done_callback(lambda done: self._bots.pop(code, None) if self._bots.get(code) is done else None)
+
+    def stop_bot(self, code: str) -> None:
+        """Send away the bot started for room ``code`` (the player left it), if any."""
+        task = self._bots.pop(code, None)
+        if task is not None:
+            task.cancel()
 
     # -- the connection --------------------------------------------------------------------
 
@@ -253,7 +260,7 @@ class RaceApp(App[int]):
     async def on_unmount(self) -> None:
         if self._connecting is not None:
             self._connecting.cancel()
-        for task in list(self._bots):
+        for task in list(self._bots.values()):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task

@@ -466,6 +466,7 @@ class GameScreen(ClientScreen):
         code = self.code
 
         async def leave() -> None:
+            self.race_app.stop_bot(code)  # a bot called in for this room goes too
             client = self.client
             if client is not None:
                 try:
