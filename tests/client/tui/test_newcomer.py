@@ -190,6 +190,8 @@ async def test_a_bot_is_marked_on_its_seat_and_in_the_results(serve: Serve, tmp_
             room = await client_of(app).wait_room(screen.code, lambda m: len(m.view().racers) == 2, timeout=15)
             assert room.view().racers[1].bot
             await eventually(lambda: "Bot (easy) (bot)" in text_of(app, "#racers"), what="the marker")
+            await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
+            await pilot.pause()
             await pilot.press("R", "R")
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().results is not None, timeout=60)
             results = room.view().results or []
