@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from client.render.describe import results_lines, shown_name
-from client.tui.widgets import racer_lines
+from client.render.describe import racer_lines, results_lines, shown_name
 from protocol.messages import Progress, Racer, Result
 
 
