@@ -24,7 +24,7 @@ import signal
 import time
 from dataclasses import dataclass
 
-from bench.load import ProcSample, check_loopback, describe_memory, raise_nofile_limit, redis_child, spawn_server
+from bench.spawn import ProcSample, check_loopback, describe_memory, raise_nofile_limit, redis_child, spawn_server
 from client.lib.connection import RaceClient, ServerError
 
 

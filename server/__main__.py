@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from server.app import run
 from server.config import parse_args
+from server.ops.logging_setup import setup_logging
 
 
 def main(argv: list[str] | None = None) -> None:
     config = parse_args(argv)
-    logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)-7s %(name)s: %(message)s")
-    logging.getLogger("websockets").setLevel(logging.WARNING)
+    setup_logging(config.log_level, config.log_format)
     asyncio.run(run(config))
 
 

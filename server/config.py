@@ -40,6 +40,12 @@ class Config:
     solver_budget: float = 10.0
     #: Certified winnable deals kept ready per game.
     pool_size: int = 20
+    #: ``text`` or ``json`` (one JSON object a line).
+    log_format: str = "text"
+    #: Seconds between turning not ready (SIGTERM) and shutting down.
+    drain: float = 0.0
+    #: Browser origins, besides the web page's own, allowed to open websockets (``*``: any).
+    allowed_origins: tuple[str, ...] = ()
 
 
 def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = None) -> Config:
@@ -99,6 +105,23 @@ def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = N
         default=int(env.get("POOL_SIZE", default.pool_size)),
         help="certified winnable deals kept ready per game (POOL_SIZE)",
     )
+    parser.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=env.get("LOG_FORMAT", default.log_format),
+        help="text lines, or one JSON object a line (LOG_FORMAT)",
+    )
+    parser.add_argument(
+        "--drain",
+        type=float,
+        default=float(env.get("DRAIN", default.drain)),
+        help="seconds to stay up, answering /readyz with 503, after SIGTERM (DRAIN)",
+    )
+    parser.add_argument(
+        "--allowed-origins",
+        default=env.get("ALLOWED_ORIGINS", ""),
+        help="comma-separated browser origins allowed besides the page's own, or * (ALLOWED_ORIGINS)",
+    )
     args = parser.parse_args(argv)
     return Config(
         host=args.host,
@@ -112,4 +135,7 @@ def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = N
         solver_workers=args.solver_workers,
         solver_budget=args.solver_budget,
         pool_size=args.pool_size,
+        log_format=args.log_format,
+        drain=args.drain,
+        allowed_origins=tuple(origin.strip() for origin in args.allowed_origins.split(",") if origin.strip()),
     )

@@ -18,7 +18,7 @@ from client.lib.connection import RaceClient
 from client.lib.settings import Settings
 from client.render.describe import precise_duration
 from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, Resign, RoomOptions, StartDaily
-from server.daily import utc_date
+from server.competition.daily import utc_date
 from tests.client.conftest import PATIENCE, Serve, ServeDaily, playing
 from tests.known_deals import ANTARES_DEAL, winning_line
 

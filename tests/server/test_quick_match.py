@@ -10,7 +10,7 @@ import pytest
 
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, Joined, LeaveQueue, QuickMatch, ServerMessage, Snapshot
-from server.matchmaking import MatchQueue
+from server.competition.matchmaking import MatchQueue
 from server.rooms.lifecycle import COUNTDOWN_MS
 from tests.server.conftest import PATIENCE, RunningServer, ServerFactory, eventually
 

@@ -54,7 +54,6 @@ async def test_a_bot_stays_for_the_rematch_and_leaves_once_alone(serve: Serve) -
         await asyncio.wait_for(task, 10)  # alone in the room: the bot left too
 
 
-@pytest.mark.xfail(strict=False, reason="server side pending")
 async def test_a_bot_says_so_in_hello_and_the_server_marks_its_seat(serve: Serve) -> None:
     async with serve() as srv:
         ann = await srv.connect("Ann")

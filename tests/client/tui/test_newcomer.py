@@ -169,17 +169,18 @@ async def test_race_a_bot_from_the_home_menu_to_the_results_and_a_rematch(serve:
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
             assert [racer.name for racer in room.view().racers] == ["Ann", "Bot (easy)"]
             await pilot.press("R", "R")  # Ann resigns; the fast bot plays on to its end
-            await eventually(lambda: isinstance(app.screen, ResultsScreen), timeout=60, what="the results")
-            table = app.screen.query_one("#results", DataTable)
+            results = await eventually(showing(app, ResultsScreen), timeout=60, what="the results")
+            await pilot.pause()
+            table = results.query_one("#results", DataTable)
             await eventually(lambda: table.row_count == 2, what="both racers ranked")
-            assert {str(table.get_row_at(row)[1]) for row in range(2)} == {"Ann", "Bot (easy)"}
+            # The server marks the bot (it said so in its hello), and so do the results.
+            assert {str(table.get_row_at(row)[1]) for row in range(2)} == {"Ann", "Bot (easy) (bot)"}
             await pilot.press("m")  # a rematch: the bot stays and is ready again
             await client_of(app).wait_room(
                 screen.code, lambda m: m.view().state == "waiting" and m.view().racers[1].ready, timeout=15
             )
 
 
-@pytest.mark.xfail(strict=False, reason="server side pending")
 async def test_a_bot_is_marked_on_its_seat_and_in_the_results(serve: Serve, tmp_path: Path) -> None:
     """The server echoes ``hello.bot`` as ``Racer.bot`` and ``Result.bot``; the UI marks it."""
     async with serve() as srv:

@@ -1,0 +1,107 @@
+"""Load-generator worker processes: start them on a plan, wait until their rooms race, stop, merge.
+
+    with Fleet(split_plan(plan, workers=2)) as fleet:
+        fleet.wait_ready(120)
+        ...  # measure
+        result = fleet.stop()
+
+Each worker (:func:`bench.bots.worker_main`) is a process of its own (the ``spawn`` start
+method), because one Python process cannot drive thousands of moves a second and also read
+its frames on time. Worker timestamps are ``time.monotonic()``, which is one clock for every
+process on Linux, so the parent can cut the workers' samples by its own windows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import multiprocessing.connection
+import multiprocessing.process
+import time
+
+from bench.bots import Plan, WorkerResult, worker_main
+
+
+def split_plan(plan: Plan, workers: int) -> list[Plan]:
+    """``plan`` (all its rooms, its total rate) shared out over ``workers`` processes."""
+    rooms = list(plan.rooms)
+    workers = max(1, min(workers, len(rooms)))
+    return [
+        dataclasses.replace(plan, rooms=rooms[k::workers], rate=plan.rate / workers, seed=plan.seed * 7919 + k)
+        for k in range(workers)
+    ]
+
+
+def merge(results: list[WorkerResult]) -> WorkerResult:
+    merged = WorkerResult()
+    for result in results:
+        merged.ack.extend(result.ack)
+        merged.rival.extend(result.rival)
+        merged.legal.extend(result.legal)
+        merged.acked_at.extend(result.acked_at)
+        merged.undos += result.undos
+        merged.errors += result.errors
+        merged.races += result.races
+        merged.endings += result.endings
+        merged.connections += result.connections
+        merged.rooms_racing += result.rooms_racing
+    return merged
+
+
+class Fleet:
+    """Worker processes, one per plan, started at once; a context manager that never leaves one behind."""
+
+    def __init__(self, plans: list[Plan]) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.pipes: list[multiprocessing.connection.Connection] = []
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+        for k, plan in enumerate(plans):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=worker_main, args=(plan, theirs), name=f"load-worker-{k}")
+            process.start()
+            self.pipes.append(ours)
+            self.processes.append(process)
+        self.started = time.monotonic()
+
+    @property
+    def pids(self) -> list[int]:
+        return [process.pid for process in self.processes if process.pid is not None]
+
+    def wait_ready(self, timeout: float) -> tuple[int, float]:
+        """Wait until every worker's rooms race (or gave up); (rooms racing, seconds it took)."""
+        racing = 0
+        for pipe in self.pipes:
+            remaining = max(0.1, timeout - (time.monotonic() - self.started))
+            if pipe.poll(remaining):
+                _, _seconds, rooms = pipe.recv()
+                racing += rooms
+        return racing, time.monotonic() - self.started
+
+    def stop(self) -> WorkerResult:
+        """Tell every worker to stop and return their merged results."""
+        for pipe in self.pipes:
+            pipe.send("stop")
+        results = []
+        for pipe in self.pipes:
+            if pipe.poll(60):
+                kind, result = pipe.recv()
+                assert kind == "result"
+                results.append(result)
+        self._join()
+        return merge(results)
+
+    def _join(self) -> None:
+        for process in self.processes:
+            process.join(10)
+            if process.is_alive():
+                process.terminate()
+                process.join(5)
+
+    def __enter__(self) -> Fleet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()
+        self._join()

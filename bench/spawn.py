@@ -1,0 +1,204 @@
+"""Starting the process under test and reading its cost from /proc (shared by every bench).
+
+:func:`spawn_server` starts ``python -m server`` (its embedded Redis included) or, with
+``module="bench.relay"``, the bare relay, on a free loopback port, optionally pinned to
+some CPUs (``os.sched_setaffinity`` in the child before it starts, so its Redis child
+inherits the pinning). :class:`ProcSample` reads a process's CPU time and RSS.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def raise_nofile_limit() -> int:
+    """Raise the soft limit of open files to the hard limit; return the new soft limit."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
+
+
+def pin(cpus: Sequence[int] | None) -> None:
+    """Run this process (and the children it starts from now on) only on ``cpus``; None: anywhere."""
+    if cpus:
+        os.sched_setaffinity(0, set(cpus))
+
+
+def parse_cpus(text: str | None) -> tuple[int, ...] | None:
+    """``"0"`` or ``"0,1"`` as a tuple of CPU numbers; None or ``""`` for no pinning."""
+    if not text:
+        return None
+    return tuple(int(part) for part in text.split(","))
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def check_loopback(url: str) -> None:
+    """Refuse to load anything but this machine: the tools are for local measurements."""
+    host = urlsplit(url).hostname or ""
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise SystemExit(f"refusing to load {host!r}: only loopback addresses (127.0.0.1, localhost, ::1)")
+
+
+@dataclass(frozen=True, slots=True)
+class ProcSample:
+    """CPU time and memory of one process at one moment, read from /proc."""
+
+    pid: int
+    cpu: float  # seconds of user + system time
+    rss_kb: int
+    hwm_kb: int  # peak RSS so far
+
+    @classmethod
+    def read(cls, pid: int) -> ProcSample:
+        with open(f"/proc/{pid}/stat") as stat:
+            # The command name (field 2) may hold spaces; the fields after it are fixed.
+            fields = stat.read().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+        status = {}
+        with open(f"/proc/{pid}/status") as text:
+            for line in text:
+                key, _, value = line.partition(":")
+                status[key] = value.split()
+        return cls(pid, cpu, int(status["VmRSS"][0]), int(status["VmHWM"][0]))
+
+
+def child_pids(parent: int) -> Iterator[tuple[int, str]]:
+    """(pid, command name) of every process whose parent is ``parent``."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                text = stat.read()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        if int(text.rsplit(")", 1)[1].split()[1]) == parent:
+            yield int(entry), name
+
+
+def redis_child(server_pid: int) -> int | None:
+    """The embedded Redis (valkey-server or redis-server) started by the server, if any."""
+    for pid, name in child_pids(server_pid):
+        if "valkey" in name or "redis" in name:
+            return pid
+    return None
+
+
+@dataclass
+class SpawnedServer:
+    """A server started by a bench: the race server or the relay, with its embedded Redis."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    data_dir: tempfile.TemporaryDirectory[str]
+    log_path: Path
+    name: str
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def redis_pid(self) -> int | None:
+        return redis_child(self.pid)
+
+    def sample(self) -> ProcSample:
+        return ProcSample.read(self.pid)
+
+    def stop(self) -> None:
+        """SIGTERM (the server shuts down cleanly, stopping its Redis), SIGKILL after 20 s."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.data_dir.cleanup()
+
+    def __enter__(self) -> SpawnedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _child_setup(cpus: Sequence[int] | None) -> None:
+    raise_nofile_limit()
+    pin(cpus)
+
+
+def spawn_server(
+    profile: Path | None = None,
+    log_level: str = "WARNING",
+    *,
+    module: str = "server",
+    cpus: Sequence[int] | None = None,
+    extra: Sequence[str] = (),
+) -> SpawnedServer:
+    """Start ``python -m <module>`` on a free loopback port and wait until it accepts connections.
+
+    ``module`` is ``server`` (the race server, solver workers off so that background solving
+    does not skew the figures) or ``bench.relay``; both take ``--port``, ``--data-dir`` (for
+    their embedded Redis) and ``--log-level``. The child gets the raised open-files limit
+    (for many connections) and runs on ``cpus`` if given. With ``profile``, it runs under
+    cProfile, which writes its statistics there when the process exits.
+    """
+    port = free_port()
+    data_dir = tempfile.TemporaryDirectory(prefix="race-bench-")
+    log_path = Path(data_dir.name) / "server.log"
+    command = [sys.executable]
+    if profile is not None:
+        command += ["-m", "cProfile", "-o", str(profile)]
+    command += ["-m", module, "--port", str(port), "--data-dir", str(Path(data_dir.name) / "redis")]
+    if module == "server":
+        command += ["--solver-workers", "0"]
+    command += ["--log-level", log_level, *extra]
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=lambda: _child_setup(cpus))
+    server = SpawnedServer(process, f"ws://127.0.0.1:{port}", data_dir, log_path, module)
+    deadline = time.monotonic() + 30
+    while True:
+        if process.poll() is not None:
+            log_text = log_path.read_text(errors="replace")
+            data_dir.cleanup()
+            raise SystemExit(f"{module} exited with {process.returncode} while starting:\n{log_text}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return server
+        if time.monotonic() > deadline:
+            server.stop()
+            raise SystemExit(f"{module} did not listen within 30 s")
+        time.sleep(0.05)
+
+
+def machine_cpu() -> tuple[float, float]:
+    """(busy, idle) CPU seconds of the whole machine since boot, from /proc/stat."""
+    with open("/proc/stat") as stat:
+        fields = [int(n) for n in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    busy = sum(fields[:8]) - idle  # user nice system idle iowait irq softirq steal
+    return busy / CLOCK_TICKS, idle / CLOCK_TICKS
+
+
+def describe_memory(sample: ProcSample) -> str:
+    return f"{sample.rss_kb / 1024:.1f} MB (peak {sample.hwm_kb / 1024:.1f} MB)"
