@@ -4,6 +4,7 @@ Redis only behind the storage layer, pure parts free of I/O, and no import cycle
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,5 +112,7 @@ def test_there_is_no_import_cycle() -> None:
         if node not in state:
             visit(node, [node])
     # A package's __init__ re-exporting its modules is not a cycle worth reporting.
-    real = [cycle for cycle in cycles if not all(a.startswith(b) or b.startswith(a) for a, b in zip(cycle, cycle[1:]))]
+    real = [
+        cycle for cycle in cycles if not all(a.startswith(b) or b.startswith(a) for a, b in itertools.pairwise(cycle))
+    ]
     assert real == []

@@ -14,6 +14,7 @@ second), so a step stored when :meth:`RoomStore.commit` returns survives a crash
 
 from __future__ import annotations
 
+import asyncio
 import enum
 from dataclasses import dataclass
 from typing import Final
@@ -98,30 +99,62 @@ class RoomStore:
         self._storage = storage
         self._keys = Keys(storage.prefix)
         self._commit = storage.redis.register_script(_COMMIT)
+        # Writes waiting to go together (see commit), and the task sending them.
+        self._queued: list[tuple[RoomWrite, asyncio.Future[int]]] = []
+        self._writer: asyncio.Task[None] | None = None
 
     async def commit(self, write: RoomWrite) -> Committed:
         """Store ``write`` if the stored version is ``write.base``; raise
         :class:`VersionConflict` if it is neither that nor ``write.version``, and
-        :class:`StoreUnavailable` if Redis fails (the write may then have happened or not)."""
+        :class:`StoreUnavailable` if Redis fails (the write may then have happened or not).
+
+        Group commit: every write queued while a batch is on its way goes in the next single
+        pipeline, so a busy server makes one round trip for many rooms' commands. Each write
+        is still its own script, checked and applied on its own.
+        """
+        self._arguments(write)  # checks the keys before anything is queued
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._queued.append((write, done))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._send_batches())
+        result = await asyncio.shield(done)
+        if result == 0:
+            raise VersionConflict(f"room {write.code} changed in storage under version {write.base}: reloading it")
+        return Committed(result)
+
+    def _arguments(self, write: RoomWrite) -> tuple[list[str], list[str | bytes | int]]:
         keys = self._keys
         code, race = write.code, write.race
         log_keys = [keys.log(code, race, seat) for seat in range(MAX_SEATS)]
-        args: list[str | bytes | int] = [
-            write.base,
-            write.version,
-            write.record or b"",
-            int(write.expiry),
-            len(write.entries),
-        ]
+        args: list[str | bytes | int] = [write.base, write.version, write.record or b"", int(write.expiry)]
+        args.append(len(write.entries))
         for seat, text in write.entries:
             args += [4 + seat, text]
-        with self._storage.guard(f"store room {code}"):
-            result = await self._commit(
-                keys=[keys.room(code), keys.room_version(code), keys.race(code, race), *log_keys], args=args
-            )
-        if result == 0:
-            raise VersionConflict(f"room {code} changed in storage under version {write.base}: reloading it")
-        return Committed(int(result))
+        return [keys.room(code), keys.room_version(code), keys.race(code, race), *log_keys], args
+
+    async def _send_batches(self) -> None:
+        while self._queued:
+            batch, self._queued = self._queued, []
+            try:
+                with self._storage.guard(f"store {len(batch)} room command(s)"):
+                    async with self._storage.redis.pipeline(transaction=False) as pipe:
+                        for write, _ in batch:
+                            keys, args = self._arguments(write)
+                            await self._commit(keys=keys, args=args, client=pipe)
+                        results = await pipe.execute()
+            except StoreUnavailable as error:
+                for write, done in batch:
+                    if not done.done():
+                        done.set_exception(StoreUnavailable(f"{error} (room {write.code})"))
+            else:
+                for (_, done), result in zip(batch, results, strict=True):
+                    if not done.done():
+                        done.set_result(int(result))
+
+    async def close(self) -> None:
+        """Wait for the writes on their way."""
+        if self._writer is not None:
+            await asyncio.gather(self._writer, return_exceptions=True)
 
     async def load(self, code: str) -> StoredRoom | None:
         """The room's record and stored version, or None if there is no such room (its

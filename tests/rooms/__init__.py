@@ -14,8 +14,8 @@ from protocol.messages import RoomOptions
 from server.games import Antares, Autoplay, Move, Options
 from server.rooms.lifecycle import COUNTDOWN_MS, State
 from server.rooms.step import Outcome
-from tests.rooms.driving import Driven, create
 from server.solver import Budget, Solved, solve
+from tests.rooms.driving import Driven, create
 
 T0 = 1_700_000_000_000
 PLAYERS = ("ann", "bob", "cat", "dan")

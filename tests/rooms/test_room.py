@@ -34,14 +34,14 @@ from protocol.messages import (
     Update,
 )
 from server.games import Antares, Autoplay, Options, Scorpion
-from server.rooms.lifecycle import COUNTDOWN_MS, State
-from server.rooms.record import decode_record, encode_record
 from server.rooms import commands
 from server.rooms.errors import RoomError
+from server.rooms.lifecycle import COUNTDOWN_MS, State
+from server.rooms.record import decode_record, encode_record
 from server.rooms.room import DEFAULT_GRACE_MS
 from server.rooms.step import Outcome
-from tests.rooms.driving import Driven, create, log_texts
 from tests.rooms import PLAYERS, T0, WINNABLE_ANTARES, open_room, play, start_race, winning_line
+from tests.rooms.driving import Driven, create, log_texts
 
 ANN, BOB, CAT = PLAYERS[:3]
 

@@ -56,7 +56,7 @@ async def test_every_store_raises_store_unavailable_once_redis_is_gone(tmp_path:
             lambda: deals.take_winnable("antares"),
         ]
         for operation in operations:
-            with pytest.raises(StoreUnavailable, match="storage unavailable: cannot .*: no answer from Redis"):
+            with pytest.raises(StoreUnavailable, match=r"storage unavailable: cannot .*: no answer from Redis"):
                 await operation()
     finally:
         await storage.close()

@@ -119,7 +119,8 @@ async def test_a_room_keys_share_one_hash_tag(store: Storage, raw: Redis) -> Non
     rooms = RoomStore(store)
     await rooms.commit(write(0, 1, [(3, "deal")], b"r", expiry=60))
     keys = sorted(await raw.keys(f"{store.prefix}room:*"))
-    assert keys and all("{ROOM}" in key for key in keys)
+    assert keys
+    assert all("{ROOM}" in key for key in keys)
 
 
 async def test_codes_that_could_collide_or_change_slot_are_rejected(store: Storage) -> None:

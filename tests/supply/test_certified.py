@@ -17,13 +17,13 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import msgspec
 import pytest
 import pytest_asyncio
-from server.storage.connection import Storage as Store
-from server.storage.deals import DealStore
 
 from server.competition.daily import DAILY_OPTIONS, DailyDeal, Solve, candidates, certified_winnable, pick_daily
 from server.games import Deal, Game, InvalidNotation, Options, variant_class
 from server.rooms.room import random_deal
 from server.solver import Budget, Result, Stats, Unknown, solve
+from server.storage.connection import Storage as Store
+from server.storage.deals import DealStore
 from server.supply.certified import DailyDeals, WinnablePool
 
 pytestmark = pytest.mark.asyncio
