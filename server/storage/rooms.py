@@ -22,6 +22,8 @@ import enum
 from dataclasses import dataclass
 from typing import Final
 
+from redis.exceptions import NoScriptError
+
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
 from server.storage.keys import MAX_SEATS, Keys
 
@@ -136,20 +138,42 @@ class RoomStore:
         while self._queued:
             batch, self._queued = self._queued, []
             try:
-                with self._storage.guard(f"store {len(batch)} room command(s)"):
-                    async with self._storage.redis.pipeline(transaction=False) as pipe:
-                        for write, _ in batch:
-                            keys, args = self._arguments(write)
-                            await self._commit(keys=keys, args=args, client=pipe)
-                        results = await pipe.execute()
+                results = await self._send(batch)
             except StoreUnavailable as error:
                 for write, done in batch:
                     if not done.done():
                         done.set_exception(StoreUnavailable(f"{error} (room {write.code})"))
-            else:
-                for (_, done), result in zip(batch, results, strict=True):
-                    if not done.done():
-                        done.set_result(int(result))
+                continue
+            for (write, done), result in zip(batch, results, strict=True):
+                if done.done():
+                    continue
+                if isinstance(result, int):
+                    done.set_result(result)
+                else:
+                    failed = result if isinstance(result, Exception) else TypeError(f"unexpected reply {result!r}")
+                    done.set_exception(self._storage.failure(f"store room {write.code}", failed))
+
+    async def _send(self, batch: list[tuple[RoomWrite, asyncio.Future[int]]]) -> list[object]:
+        """One pipeline of EVALSHA calls (no SCRIPT EXISTS round trip first, as redis-py's
+        pipelines would make); writes that found the script missing (a restarted Redis) did
+        not run, so they are sent again once it is loaded."""
+        redis = self._storage.redis
+        results: list[object] = [None] * len(batch)
+        todo = list(range(len(batch)))
+        with self._storage.guard(f"store {len(batch)} room command(s)"):
+            for _ in range(2):
+                async with redis.pipeline(transaction=False) as pipe:
+                    for index in todo:
+                        keys, args = self._arguments(batch[index][0])
+                        pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
+                    replies = await pipe.execute(raise_on_error=False)
+                for index, reply in zip(todo, replies, strict=True):
+                    results[index] = reply
+                todo = [index for index, reply in zip(todo, replies, strict=True) if isinstance(reply, NoScriptError)]
+                if not todo:
+                    break
+                await redis.script_load(_COMMIT)
+        return results
 
     async def close(self) -> None:
         """Wait for the writes on their way."""
