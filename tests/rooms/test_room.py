@@ -35,10 +35,10 @@ from protocol.messages import (
 )
 from server.games import Antares, Autoplay, Options, Scorpion
 from server.rooms import commands
+from server.rooms.draft import MAX_LOG_ENTRIES
 from server.rooms.errors import RoomError
 from server.rooms.lifecycle import COUNTDOWN_MS, State
 from server.rooms.record import decode_record, encode_record
-from server.rooms.draft import MAX_LOG_ENTRIES
 from server.rooms.room import DEFAULT_GRACE_MS
 from server.rooms.step import Outcome
 from tests.rooms import PLAYERS, T0, WINNABLE_ANTARES, open_room, play, start_race, winning_line
