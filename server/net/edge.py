@@ -34,6 +34,9 @@ logger = logging.getLogger("server.edge")
 #: Frames above this close the connection (1009) before we read them; between
 #: ``Config.max_frame`` and this they get a ``frame-too-large`` error.
 HARD_FRAME_LIMIT: Final = 256 * 1024
+#: Frames a connection's reader holds before it stops reading from the socket (websockets'
+#: ``max_queue``): requests are served one at a time, so a few are plenty.
+RECEIVE_QUEUE: Final = 4
 #: What a request costs in rate-limit tokens before its answer is charged (replays more).
 _COSTS: Final[dict[type, float]] = {AskReplay: 2.0, AskRaceLog: 2.0}
 
