@@ -37,7 +37,7 @@ from bench.fleet import Fleet
 from bench.peers import Spectator, StalledSpectator, say_hello
 from bench.spawn import Target, exit_on_sigterm, parse_cpus, target
 from bench.stats import median, ms, percentile, ratio
-from client.connection import RaceClient, ServerError
+from client.lib.connection import RaceClient, ServerError
 from protocol.messages import (
     AskLegalMoves,
     AskReplay,

@@ -5,7 +5,7 @@ Run::
     python -m bench.idle --connections 10000 --spawn
     python -m bench.idle --connections 2000 --url ws://127.0.0.1:8765 --server-pid 1234
 
-Opens ``--connections`` websocket connections, each a :class:`~client.connection.RaceClient`
+Opens ``--connections`` websocket connections, each a :class:`~client.lib.connection.RaceClient`
 that says hello (so each is a player the server knows), holds them for ``--hold``
 seconds, then reports the time it took to open them all and the server's RSS (and the
 growth per connection over the RSS it had before). The connections are spread over
@@ -33,7 +33,7 @@ from bench.spawn import (
     redis_child,
     spawn_server,
 )
-from client.connection import RaceClient, ServerError
+from client.lib.connection import RaceClient, ServerError
 
 
 @dataclass(frozen=True, slots=True)

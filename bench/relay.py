@@ -21,7 +21,7 @@ and everyone is ready (no countdown), accepts any move text, and finishes when e
 has resigned. Nothing is ever restored: it is a measuring stick, not a server.
 
 Without ``--redis-url`` it starts its own Redis exactly as the server does
-(:class:`server.redis_process.EmbeddedRedis`, in ``--data-dir`` or a temporary directory).
+(:class:`server.storage.embedded.EmbeddedRedis`, in ``--data-dir`` or a temporary directory).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ from protocol.messages import (
     Update,
     Welcome,
 )
-from server.redis_process import EmbeddedRedis
+from server.storage.embedded import EmbeddedRedis
 
 logger = logging.getLogger("relay")
 

@@ -1,9 +1,9 @@
 """The reference client of the Solitaire Race protocol. It knows no rules.
 
-- :mod:`client.connection`: the client library (:class:`~client.connection.RaceClient`).
+- :mod:`client.lib`: the client library: the connection with its room mirrors
+  (:class:`~client.lib.connection.RaceClient`), the saved settings, and the bots.
+- :mod:`client.render`: boards, cards, keyboard selection, replays, rules, keys and
+  standings as text, as pure functions.
 - :mod:`client.tui`: the terminal UI (``python -m client``).
-- :mod:`client.commands` and :mod:`client.bot`: the script commands and the bot.
-- :mod:`client.board`, :mod:`client.cursor`, :mod:`client.cards`, :mod:`client.replay`,
-  :mod:`client.describe`: drawing boards, keyboard selection, card notation, replays and
-  text, as pure functions.
+- :mod:`client.commands`: the script commands (``rooms``, ``watch --plain``, ``bot``, ...).
 """

@@ -1,9 +1,10 @@
-"""``python -m client``: the terminal UI, or one of the script commands.
+"""``python -m client`` (or ``solitaire-race``): the terminal UI, or one of the script commands.
 
 python -m client [--server URL]             the terminal UI
+python -m client play --bot [--level L]     the terminal UI, straight into a race against a bot
 python -m client rooms                      public rooms, one a line
 python -m client watch CODE [--plain]       spectate (UI, or a line per event)
-python -m client bot [--rooms N] [--join CODE]   bots racing by the server's hints
+python -m client bot [--rooms N] [--join CODE] [--level L]   bots racing by the server's hints
 python -m client leaderboard GAME [--board B] [--around]   a leaderboard (as your saved player)
 python -m client stats GAME                 your statistics in a game
 """
@@ -15,13 +16,32 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import Callable
 
 from websockets.exceptions import InvalidHandshake, InvalidURI
 
-from client.connection import ServerError
-from client.standings import BOARDS, GAMES
+from client import commands
+from client.lib.bot import LEVELS
+from client.lib.connection import ServerError
+from client.render.standings import BOARDS, GAMES
+from client.tui.app import RaceApp
 
 DEFAULT_SERVER = "ws://127.0.0.1:8765"
+
+
+def bounded(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high``, else a one-line error."""
+
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= number <= high:
+            raise argparse.ArgumentTypeError(f"{number} is out of range: {low} to {high}")
+        return number
+
+    return parse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -29,19 +49,34 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--server", default=DEFAULT_SERVER, help=f"server address (default {DEFAULT_SERVER})")
     parser.add_argument("--config-dir", default=None, help="where to keep the name and resume token")
     commands = parser.add_subparsers(dest="command")
+    play = commands.add_parser("play", help="the terminal UI (the same as no command)")
+    play.add_argument("--bot", action="store_true", help="start a race against a bot at once")
+    play.add_argument("--variant", choices=GAMES, default="scorpion", help="(--bot) the game (default scorpion)")
+    play.add_argument("--level", choices=LEVELS, default="medium", help="(--bot) the bot's level (default medium)")
+    play.add_argument("--delay", type=float, default=None, help="(--bot) seconds between the bot's moves")
     commands.add_parser("rooms", help="list the public rooms")
     watch = commands.add_parser("watch", help="spectate a room")
     watch.add_argument("code", help="the room code")
     watch.add_argument("--plain", action="store_true", help="print a line per event instead of the UI")
     watch.add_argument("--follow", action="store_true", help="(--plain) keep watching across rematches")
     bot = commands.add_parser("bot", help="bots that race using the server's hints")
-    bot.add_argument("--rooms", type=int, default=1, help="rooms of bots to open (default 1)")
-    bot.add_argument("--racers", type=int, default=2, help="bots in each room (default 2)")
-    bot.add_argument("--variant", choices=("scorpion", "antares"), default="scorpion")
+    bot.add_argument("--rooms", type=bounded(1, 1000), default=1, help="rooms of bots to open (default 1)")
+    bot.add_argument("--racers", type=bounded(1, 8), default=2, help="bots in each room, 1 to 8 (default 2)")
+    bot.add_argument("--variant", choices=GAMES, default="scorpion")
+    bot.add_argument("--level", choices=LEVELS, default="hard", help="easy, medium or hard (default hard)")
     bot.add_argument("--private", action="store_true", help="rooms not listed in the lobby")
-    bot.add_argument("--delay", type=float, default=0.3, help="seconds between a bot's moves (default 0.3)")
-    bot.add_argument("--races", type=int, default=1, help="races per room, rematching in between (default 1)")
-    bot.add_argument("--max-moves", type=int, default=600, help="a bot resigns after this many moves (default 600)")
+    bot.add_argument(
+        "--delay", type=float, default=None, help="seconds between a bot's moves (default: the level's, 0.3 to 3)"
+    )
+    bot.add_argument(
+        "--races",
+        type=bounded(1, 10**6),
+        default=None,
+        help="races per room, rematching in between (default 1; with --join: every rematch until you leave)",
+    )
+    bot.add_argument(
+        "--max-moves", type=bounded(1, 10**6), default=600, help="a bot resigns after this many moves (default 600)"
+    )
     bot.add_argument("--join", metavar="CODE", help="instead: one bot joins room CODE (race it yourself)")
     board = commands.add_parser("leaderboard", help="a leaderboard, with your line marked (you)")
     board.add_argument("game", choices=GAMES)
@@ -54,8 +89,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 async def _script(args: argparse.Namespace) -> int:
-    from client import commands
-
     if args.command == "rooms":
         return await commands.list_rooms(args.server)
     if args.command == "watch":
@@ -72,6 +105,7 @@ async def _script(args: argparse.Namespace) -> int:
         racers=args.racers,
         variant=args.variant,
         public=not args.private,
+        level=args.level,
         delay=args.delay,
         races=args.races,
         join=args.join,
@@ -81,10 +115,15 @@ async def _script(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.command is None or (args.command == "watch" and not args.plain):
-        from client.tui.app import RaceApp
-
-        app = RaceApp(args.server, config_dir=args.config_dir, watch=getattr(args, "code", None))
+    if args.command in (None, "play") or (args.command == "watch" and not args.plain):
+        bot_race = (args.variant, args.level) if args.command == "play" and args.bot else None
+        app = RaceApp(
+            args.server,
+            config_dir=args.config_dir,
+            watch=getattr(args, "code", None),
+            bot_race=bot_race,
+            bot_delay=getattr(args, "delay", None),
+        )
         app.run()
         return app.return_code or 0
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

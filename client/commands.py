@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from client.bot import Bot, BotResult
-from client.connection import RaceClient, ServerError
-from client.describe import count, event_line, results_lines, summary_line
-from client.settings import Settings, config_dir
-from client.standings import leaderboard_lines, stats_lines
+from client.lib.bot import Bot, BotResult, Level, join_and_stay
+from client.lib.connection import RaceClient, ServerError
+from client.lib.settings import Settings, config_dir
+from client.render.describe import count, event_line, results_lines, summary_line
+from client.render.standings import leaderboard_lines, stats_lines
 from protocol.messages import (
     AskLeaderboard,
     AskStats,
@@ -111,6 +111,7 @@ async def show_stats(url: str, variant: Variant, directory: str | Path | None = 
 async def watch_plain(url: str, code: str, follow: bool = False, out: TextIO = sys.stdout) -> int:
     """Spectate ``code`` and print a line per event until the race is over (with ``follow``,
     across rematches until interrupted)."""
+    code = code.strip().upper()  # room codes are upper case; the frames name it so
     done = asyncio.Event()
     names: dict[int, str] = {}
 
@@ -160,13 +161,14 @@ async def _bot_room(
     racers: int,
     variant: Variant,
     public: bool,
-    delay: float,
+    level: Level,
+    delay: float | None,
     races: int,
     max_moves: int,
     out: TextIO,
 ) -> None:
     """One room of bots: the first creates it, the others join; they race ``races`` times."""
-    clients = [await RaceClient.connect(url, f"Bot-{index}-{seat + 1}") for seat in range(racers)]
+    clients = [await RaceClient.connect(url, f"Bot-{index}-{seat + 1}", bot=True) for seat in range(racers)]
     try:
         options = RoomOptions(max_racers=racers, public=public)
         created = await clients[0].request(lambda i: CreateRoom(id=i, variant=variant, options=options))
@@ -177,7 +179,7 @@ async def _bot_room(
         print(f"room {code}: {racers} bots racing {variant}", file=out, flush=True)
         for race in range(races):
             bots = [
-                Bot(client, code, delay=delay, max_moves=max_moves, seed=index * 100 + seat)
+                Bot(client, code, level, delay=delay, max_moves=max_moves, seed=index * 100 + seat)
                 for seat, client in enumerate(clients)
             ]
             for bot in bots:
@@ -202,29 +204,34 @@ async def run_bots(
     racers: int = 2,
     variant: Variant = "scorpion",
     public: bool = True,
-    delay: float = 0.3,
-    races: int = 1,
+    level: Level = "hard",
+    delay: float | None = None,
+    races: int | None = None,
     join: str | None = None,
     max_moves: int = 600,
     out: TextIO = sys.stdout,
 ) -> int:
-    """``rooms`` rooms of ``racers`` bots each, or (``join``) one bot in an existing room."""
+    """``rooms`` rooms of ``racers`` bots each, racing ``races`` times (None: once); or
+    (``join``) one bot in an existing room, which stays for rematches (``races`` of them
+    at most) until it is alone there."""
     if join is not None:
-        async with await RaceClient.connect(url, "Bot") as client:
-            try:
-                joined = await client.request(lambda i: JoinRoom(id=i, room=join))
-            except ServerError as error:
-                print(f"cannot join {join}: {error}", file=sys.stderr)
-                return 1
-            assert isinstance(joined, Joined)
-            bot = Bot(client, joined.room, delay=delay, max_moves=max_moves)
-            await bot.ready()
-            print(f"bot ready in room {joined.room}", file=out, flush=True)
-            outcome = await bot.play(start_timeout=3600)
+
+        def told(outcome: BotResult) -> None:
             verdict = "won" if outcome.won else "resigned" if outcome.resigned else "did not win"
-            print(f"bot {verdict} after {count(outcome.moves, 'move')}", file=out)
+            print(f"bot {verdict} after {count(outcome.moves, 'move')}", file=out, flush=True)
+
+        def seated(room: str) -> None:
+            print(f"{level} bot ready in room {room}", file=out, flush=True)
+
+        try:
+            await join_and_stay(url, join, level, delay, races, max_moves, on_ready=seated, on_race=told)
+        except ServerError as error:
+            print(f"cannot join {join}: {error}", file=sys.stderr)
+            return 1
         return 0
-    tasks = [_bot_room(url, n + 1, racers, variant, public, delay, races, max_moves, out) for n in range(rooms)]
+    tasks = [
+        _bot_room(url, n + 1, racers, variant, public, level, delay, races or 1, max_moves, out) for n in range(rooms)
+    ]
     with contextlib.suppress(asyncio.CancelledError):
         await asyncio.gather(*tasks)
     return 0

@@ -1,1 +1,1 @@
-"""Solitaire Race server: rules engine (:mod:`server.games`), and later the solver, rooms and network."""
+"""The Solitaire Race server. See the README's layout table: each subpackage has one job."""

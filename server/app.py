@@ -1,6 +1,7 @@
-"""The server process: storage, the hub, the websocket listener, and a clean shutdown.
+"""The server process: storage, live rooms, features, the websocket edge, a clean shutdown.
 
-This is thin glue: every decision lives in the hub, the rooms and the engine.
+This is thin glue that builds the parts and starts and stops them in order; every decision
+lives in the features, the rooms and the engine.
 """
 
 from __future__ import annotations
@@ -9,31 +10,39 @@ import asyncio
 import contextlib
 import gc
 import logging
+import resource
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
+from websockets.asyncio.server import Server, serve
 
-from protocol.codec import MalformedFrame, decode_client, request_id_of
 from protocol.messages import Goodbye
-from server.client_link import ClientLink
+from server.clock import now_ms
 from server.config import Config
-from server.deal_supply import DailyDeals, WinnablePool
-from server.hub import Hub
-from server.limits import Offences, TokenBucket
-from server.redis_process import EmbeddedRedis
-from server.room_channel import now_ms
-from server.rooms.room import DealPicker, random_deal
-from server.store import Store
+from server.features import quick_match
+from server.features.context import Context
+from server.live.recording import RaceRecorder
+from server.live.registry import Registry
+from server.net.edge import HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
+from server.net.http import HttpRoutes
+from server.ops.metrics import REDIS_COMMAND_SECONDS, SPECTATOR_DELIVERIES, GcPauseMonitor, LoopLagMonitor, watch_rooms
+from server.ops.readiness import Readiness, drain
+from server.rooms.draft import DealPicker
+from server.rooms.room import random_deal
+from server.storage.boards import Leaderboards
+from server.storage.connection import Storage
+from server.storage.deals import DealStore
+from server.storage.embedded import EmbeddedRedis
+from server.storage.players import PlayerStore
+from server.storage.rooms import RoomStore
+from server.supply.certified import DailyDeals, WinnablePool
+from server.supply.workers import solver_pool
 
 logger = logging.getLogger("server")
 
-#: Frames above this close the connection (1009) before we read them; between
-#: ``Config.max_frame`` and this they get a ``frame-too-large`` error.
-HARD_FRAME_LIMIT = 256 * 1024
+#: Descriptors kept free for Redis, logs and the solver beside the connections.
+_SPARE_DESCRIPTORS = 256
 
 
 class RaceServer:
@@ -46,13 +55,17 @@ class RaceServer:
         self.config = config
         self.deal_picker = deal_picker
         self.embedded: EmbeddedRedis | None = None
-        self.store: Store | None = None
-        self.hub: Hub | None = None
+        self.storage: Storage | None = None
+        self.ctx: Context | None = None
         self.listener: Server | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._executor: ProcessPoolExecutor | None = None
         self._daily: DailyDeals | None = None
         self._pool: WinnablePool | None = None
+        self.max_connections = config.max_connections
+        #: What ``/readyz`` reports: restore done, storage answering, not draining.
+        self.readiness = Readiness()
+        self._monitors = (LoopLagMonitor(), GcPauseMonitor())
 
     @property
     def port(self) -> int:
@@ -62,26 +75,49 @@ class RaceServer:
 
     async def start(self) -> None:
         config = self.config
+        self.max_connections = _connection_cap(config.max_connections)
         url = config.redis_url
         if url is None:
             self.embedded = EmbeddedRedis(config.data_dir)
             url = await self.embedded.start()
             logger.info("embedded Redis running, data in %s", config.data_dir)
-        self.store = await Store.connect(url, prefix=config.key_prefix)
-        secret = await self.store.server_secret()
+        self.storage = storage = await Storage.connect(url, prefix=config.key_prefix)
+        storage.observe = lambda operation, seconds: REDIS_COMMAND_SECONDS.labels(operation).observe(seconds)
+        self.readiness.ping = storage.ping
+        players = PlayerStore(storage)
+        secret = await players.server_secret()
         if config.solver_workers > 0:
             # Solving is CPU-bound: it runs in worker processes, never on the event loop.
-            self._executor = ProcessPoolExecutor(config.solver_workers, mp_context=get_context("spawn"))
-            self._daily = DailyDeals(self.store, secret, config.solver_budget, self._executor)
-            self._pool = WinnablePool(self.store, config.solver_budget, config.pool_size, self._executor)
-        self.hub = Hub(config, self.store, secret, self.deal_picker, self._daily, self._pool)
-        restored = await self.hub.restore()
+            self._executor = solver_pool(config.solver_workers)
+            deals = DealStore(storage)
+            self._daily = DailyDeals(deals, secret, config.solver_budget, self._executor)
+            self._pool = WinnablePool(deals, config.solver_budget, config.pool_size, self._executor)
+        boards = Leaderboards(storage)
+        registry = Registry(
+            RoomStore(storage),
+            RaceRecorder(storage, boards),
+            config.grace,
+            config.finished_ttl,
+            self.deal_picker,
+            on_delivery=SPECTATOR_DELIVERIES.inc,
+        )
+        self.ctx = ctx = Context(config, registry, players, boards, secret, self._daily, self._pool)
+        restored = await registry.restore()
+        self.readiness.restored = True
+        watch_rooms(self._rooms_by_state)
+        for monitor in self._monitors:
+            monitor.start()
+        edge = Edge(ctx, config, self.max_connections)
         self.listener = await serve(
-            self._connection,
+            edge.serve,
             config.host,
             config.port,
             compression="deflate" if config.compression else None,
             max_size=HARD_FRAME_LIMIT,
+            # Requests are served one at a time: a few frames waiting is plenty, and it bounds
+            # what one connection can make the server hold (max_queue x max_size).
+            max_queue=RECEIVE_QUEUE,
+            process_request=HttpRoutes(self.readiness, config.allowed_origins),
         )
         self._tasks = [asyncio.create_task(self._sweep()), asyncio.create_task(self._match())]
         if self._daily is not None and self._pool is not None:
@@ -90,24 +126,36 @@ class RaceServer:
             "Solitaire Race server listening on ws://%s:%d (%d rooms restored)", config.host, self.port, restored
         )
 
+    def _rooms_by_state(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for runner in self.ctx.rooms.runners() if self.ctx is not None else ():
+            state = runner.room.state.value
+            counts[state] = counts.get(state, 0) + 1
+        return counts
+
     async def _match(self) -> None:
         """Form quick-match races every quarter of a second."""
         while True:
             await asyncio.sleep(0.25)
-            if self.hub is not None:
+            if self.ctx is not None:
                 try:
-                    await self.hub.match(time.monotonic())
+                    await quick_match.match(self.ctx, time.monotonic())
                 except Exception:
                     logger.exception("quick match failed")
 
     async def _sweep(self) -> None:
         while True:
             await asyncio.sleep(60)
-            if self.hub is not None:
-                self.hub.sweep(now_ms())
+            if self.ctx is not None:
+                self.ctx.rooms.sweep(now_ms())
 
     async def stop(self) -> None:
         """Close every connection with 1001 (going away), flush room writes, stop Redis."""
+        self.readiness.start_draining()
+        watch_rooms(None)
+        loop_lag, gc_pauses = self._monitors
+        await loop_lag.stop()
+        gc_pauses.stop()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -124,18 +172,19 @@ class RaceServer:
             if supply is not None:
                 await supply.close()
         if self.listener is not None:
-            if self.hub is not None:
-                for link in list(self.hub.links):
+            if self.ctx is not None:
+                for link in list(self.ctx.links):
                     link.send(Goodbye(reason="the server is shutting down; reconnect shortly with your resume token"))
             self.listener.close(close_connections=True)
             await self.listener.wait_closed()
-        if self.hub is not None:
-            await self.hub.drain()
-        if self.store is not None:
-            await self.store.close()
+        if self.ctx is not None:
+            await self.ctx.rooms.drain()
+        if self.storage is not None:
+            await self.storage.close()
         if self.embedded is not None:
             await self.embedded.stop()
-        logger.info("server stopped")
+        if self.listener is not None:
+            logger.info("server stopped")
 
     async def __aenter__(self) -> RaceServer:
         try:
@@ -148,64 +197,43 @@ class RaceServer:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    async def _connection(self, socket: ServerConnection) -> None:
-        hub = self.hub
-        assert hub is not None
-        config = self.config
-        if len(hub.links) >= config.max_connections:
-            await socket.close(1013, "the server is full; try again later")
-            return
-        link = ClientLink(
-            socket, TokenBucket(config.rate, config.burst), Offences(config.offence_limit, config.offence_window)
-        )
-        hub.links.add(link)
-        try:
-            async for frame in socket:
-                if not await self._frame(link, frame):
-                    # Read on, unanswered, while closing: the abuser's frames still in flight
-                    # would fill the receive queue, pause reading, and hold the closing
-                    # handshake (and the link) until the close timeout.
-                    closing = asyncio.create_task(socket.close(1008, "too many bad or excessive requests"))
-                    with contextlib.suppress(ConnectionClosed):
-                        async for _ in socket:
-                            pass
-                    await closing
-                    break
-        except ConnectionClosed:
-            pass
-        finally:
-            await hub.disconnected(link)
 
-    async def _frame(self, link: ClientLink, frame: str | bytes) -> bool:
-        """Answer one frame; False when the connection has crossed the abuse threshold."""
-        hub = self.hub
-        assert hub is not None
+def _connection_cap(wanted: int) -> int:
+    """Raise the descriptor limit as far as allowed, and keep the connection cap below it, so
+    the cap answers 1013 before the kernel refuses ``accept``."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, wanted + _SPARE_DESCRIPTORS)
+    if soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+    cap = min(wanted, max(16, soft - _SPARE_DESCRIPTORS))
+    if cap < wanted:
+        logger.debug("descriptor limit %d: at most %d connections (not %d)", soft, cap, wanted)
+    return cap
+
+
+class _OncePerInterval(logging.Filter):
+    """Lets a repeated record through at most once per ``interval`` seconds (asyncio logs
+    every failed ``accept`` when descriptors run out)."""
+
+    def __init__(self, interval: float = 10.0) -> None:
+        super().__init__()
+        self._interval = interval
+        self._last: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = str(record.msg)[:60]
         now = time.monotonic()
-        if isinstance(frame, str):
-            link.error("bad-frame", "send binary MessagePack frames, not text", None)
-            return not link.offences.record(now)
-        if len(frame) > self.config.max_frame:
-            link.error("frame-too-large", f"frames are limited to {self.config.max_frame} bytes", None)
-            return not link.offences.record(now)
-        if not link.bucket.take(now):
-            text = f"slow down: at most {self.config.rate:g} requests a second"
-            link.error("rate-limited", text, request_id_of(frame))
-            return not link.offences.record(now)
-        try:
-            message = decode_client(frame)
-        except MalformedFrame as error:
-            link.error(error.code, str(error), error.request_id)
-            return not link.offences.record(now)
-        try:
-            await hub.handle(link, message)
-        except Exception:
-            logger.exception("error while handling %s from %s", type(message).__name__, link.player)
-            link.error("internal-error", "the server failed on that request; it has been logged", message.id)
+        if now - self._last.get(key, -self._interval) < self._interval:
+            return False
+        self._last[key] = now
         return True
 
 
 async def run(config: Config) -> None:
     """Serve until SIGINT or SIGTERM, then shut down cleanly."""
+    logging.getLogger("asyncio").addFilter(_OncePerInterval())
     loop = asyncio.get_running_loop()
     stop: asyncio.Future[int] = loop.create_future()
 
@@ -216,7 +244,7 @@ async def run(config: Config) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signum, on_signal, signum)
-    async with RaceServer(config):
+    async with RaceServer(config) as server:
         # What start-up allocated lives as long as the server: keep it out of every future
         # collection, and collect less often (full collections paused the loop for 100+ ms
         # under load; see bench/load.py).
@@ -224,3 +252,5 @@ async def run(config: Config) -> None:
         gc.set_threshold(50_000, 50, 100)
         received = await stop
         logger.info("received %s: shutting down", signal.Signals(received).name)
+        if received == signal.SIGTERM:
+            await drain(server.readiness, config.drain)

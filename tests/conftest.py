@@ -1,7 +1,7 @@
 """Shared fixtures for tests that need Redis: a real server process, never a mock.
 
 ``redis_url`` (session scope, plain fixture)
-    The URL (``unix://...``) of ONE :class:`server.redis_process.EmbeddedRedis` started in a
+    The URL (``unix://...``) of ONE :class:`server.storage.embedded.EmbeddedRedis` started in a
     temporary directory for the whole test session and stopped at its end. It runs on an
     event loop of its own in a background thread, so it serves sync tests, async tests on any
     loop scope and subprocesses (pass it as REDIS_URL) alike, and its supervisor keeps
@@ -10,12 +10,12 @@
     kill or restart Redis starts a private :class:`EmbeddedRedis` in its ``tmp_path``.
 
 ``store`` (function scope, async)
-    A :class:`server.store.Store` connected to ``redis_url`` with a key prefix unique to the
+    A :class:`server.storage.connection.Storage` connected to ``redis_url`` with a key prefix unique to the
     test (``test:<12 hex digits>:``, see ``store.prefix``), so tests never see each other's
     keys; closed after the test. A redis.asyncio client belongs to the event loop that made
     it, and this fixture runs on the function-scoped loop: use it from tests on that loop
-    (``@pytest.mark.asyncio`` without ``loop_scope``). Tests on a wider loop connect a Store
-    of their own with ``await Store.connect(redis_url, prefix=...)``.
+    (``@pytest.mark.asyncio`` without ``loop_scope``). Tests on a wider loop connect a Storage
+    of their own with ``await Storage.connect(redis_url, prefix=...)``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import pytest_asyncio
 
-from server.redis_process import EmbeddedRedis
-from server.store import Store
+from server.storage.connection import Storage
+from server.storage.embedded import EmbeddedRedis
 
 _SETUP_TIMEOUT = 60.0
 
@@ -52,8 +52,8 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest_asyncio.fixture(loop_scope="function")
-async def store(redis_url: str) -> AsyncIterator[Store]:
-    connected = await Store.connect(redis_url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
+async def store(redis_url: str) -> AsyncIterator[Storage]:
+    connected = await Storage.connect(redis_url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
     try:
         yield connected
     finally:

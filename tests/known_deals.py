@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from server.daily import solution_texts
+from server.competition.daily import solution_texts
 from server.games import Antares, Autoplay, Deal, Game, Options
 from server.solver import Solved, solve
 

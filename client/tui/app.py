@@ -1,5 +1,7 @@
 """The terminal UI's application: the saved name and token, the connection (kept up
-in the background, with a banner while it is down), and the screens.
+in the background, with a banner while it is down), the bots it races in-process, and
+navigation: screens post :class:`~client.tui.navigation.Navigate` and only this module
+builds screens, so the screens never import one another.
 
 The client library's listeners run on the UI's event loop; they post each frame to
 every open screen as a :class:`ServerEvent`, so screens update from their own message
@@ -9,23 +11,40 @@ queues and nothing blocks the loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar, assert_never
 
 from textual.app import App
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from websockets.exceptions import InvalidHandshake, InvalidURI
 
-from client.connection import RaceClient, ServerError
-from client.settings import Settings
-from client.settings import config_dir as settings_dir
+from client.lib.bot import Level, join_and_stay
+from client.lib.connection import RaceClient, ServerError
+from client.lib.settings import Settings
+from client.lib.settings import config_dir as settings_dir
+from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
-from protocol.messages import Goodbye, ServerMessage
+from client.tui.botrace import BotRaceScreen
+from client.tui.daily import DailyScreen
+from client.tui.game import GameScreen
+from client.tui.help import HelpScreen, RulesScreen
+from client.tui.home import CreateScreen, HomeScreen, JoinScreen, NameScreen
+from client.tui.lobby import LobbyScreen
+from client.tui.quick import QuickScreen
+from client.tui.results import ResultsScreen
+from client.tui.spectate import SpectateScreen
+from client.tui.standings import LeaderboardScreen, StatsScreen
+from protocol.messages import Goodbye, ServerMessage, Variant
 
 
 class RaceApp(App[int]):
     """``RaceApp(url)``: the whole terminal client. ``watch`` opens a room as a spectator
-    straight away."""
+    straight away; ``bot_race`` (game, level) starts a race against a bot straight away.
+    ``bot_delay`` sets the seconds between the moves of the bots it starts (None: their
+    level's pace)."""
 
     TITLE = "Solitaire Race"
     CSS = """
@@ -37,23 +56,110 @@ class RaceApp(App[int]):
     .message.good { color: $success; }
     """
 
-    def __init__(self, url: str, config_dir: str | Path | None = None, watch: str | None = None) -> None:
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+q", "quit", "Quit", show=False)]
+
+    def __init__(
+        self,
+        url: str,
+        config_dir: str | Path | None = None,
+        watch: str | None = None,
+        bot_race: tuple[Variant, Level] | None = None,
+        bot_delay: float | None = None,
+    ) -> None:
         super().__init__()
         self.url = url
         self.settings = Settings.load(settings_dir(config_dir))
         self.watch_code = watch
+        self.bot_race = bot_race
+        self.bot_delay = bot_delay
         self.client: RaceClient | None = None
         self.banner: str | None = None
         self._connecting: asyncio.Task[None] | None = None
+        self._bots: dict[str, asyncio.Task[None]] = {}
 
     def on_mount(self) -> None:
-        from client.tui.home import HomeScreen, NameScreen
-
         self.push_screen(HomeScreen())
         if self.settings.name is None:
-            self.push_screen(NameScreen())
+            self.push_screen(NameScreen(first=True))
         else:
             self.connect()
+
+    # -- navigation ------------------------------------------------------------------------
+
+    def on_navigate(self, message: to.Navigate) -> None:
+        route = message.route
+        if isinstance(route, to.Home):
+            self.run_worker(self._pop_to_home(), exit_on_error=False)
+            return
+        screen = self.screen_for(route)
+        if message.replace:
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
+
+    async def _pop_to_home(self) -> None:
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
+            await self.pop_screen()
+
+    @staticmethod
+    def screen_for(route: to.Route) -> ClientScreen:
+        """The screen a route names (every screen of the UI is built here)."""
+        match route:
+            case to.Home():
+                return HomeScreen()
+            case to.Name(error=error, first=first):
+                return NameScreen(error=error, first=first)
+            case to.Game(code=code, seat=seat):
+                return GameScreen(code, seat=seat)
+            case to.Results(code=code):
+                return ResultsScreen(code)
+            case to.Spectate(code=code):
+                return SpectateScreen(code)
+            case to.Daily(variant=variant):
+                return DailyScreen(variant)
+            case to.Leaderboards(variant=variant, board=board):
+                return LeaderboardScreen(variant, board)
+            case to.Stats():
+                return StatsScreen()
+            case to.Quick():
+                return QuickScreen()
+            case to.Lobby():
+                return LobbyScreen()
+            case to.Create(practice=practice):
+                return CreateScreen(practice=practice)
+            case to.Join():
+                return JoinScreen()
+            case to.BotRace(variant=variant, level=level):
+                return BotRaceScreen(variant, level)
+            case to.Help():
+                return HelpScreen()
+            case to.Rules(variant=variant):
+                return RulesScreen(variant)
+            case _:
+                assert_never(route)
+
+    # -- bots raced in this process ----------------------------------------------------------
+
+    def start_bot(self, code: str, level: Level) -> None:
+        """A bot of ``level`` joins room ``code`` on a connection of its own, and stays
+        there for rematches until the player leaves (or the app closes)."""
+
+        async def run() -> None:
+            try:
+                await join_and_stay(self.url, code, level, delay=self.bot_delay)
+            except (ServerError, ConnectionError, OSError, TimeoutError) as error:
+                self.notify(f"The bot stopped: {error}", severity="warning")
+
+        self.stop_bot(code)
+        task = asyncio.create_task(run())
+        self._bots[code] = task
+        task.add_done_callback(lambda done: self._bots.pop(code, None) if self._bots.get(code) is done else None)
+
+    def stop_bot(self, code: str) -> None:
+        """Send away the bot started for room ``code`` (the player left it), if any."""
+        task = self._bots.pop(code, None)
+        if task is not None:
+            task.cancel()
 
     # -- the connection --------------------------------------------------------------------
 
@@ -92,10 +198,8 @@ class RaceApp(App[int]):
                     self.settings.tokens.pop(self.url, None)
                     continue
                 if error.code == "invalid-name":
-                    from client.tui.home import NameScreen
-
                     self.set_banner(None)
-                    self.push_screen(NameScreen(error=str(error)))
+                    self.push_screen(NameScreen(error=str(error), first=True))
                     return
                 self.set_banner(f"The server refused us: {error}. Retrying…")
             except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as error:
@@ -113,10 +217,11 @@ class RaceApp(App[int]):
         self.set_banner(None)
         self._broadcast(lambda: ConnectionChanged(True))
         if self.watch_code is not None:
-            from client.tui.spectate import SpectateScreen
-
             code, self.watch_code = self.watch_code, None
             self.push_screen(SpectateScreen(code))
+        if self.bot_race is not None:
+            (variant, level), self.bot_race = self.bot_race, None
+            self.push_screen(BotRaceScreen(variant, level))
 
     def _on_frame(self, room: str, message: ServerMessage) -> None:
         if isinstance(message, Goodbye):
@@ -155,5 +260,9 @@ class RaceApp(App[int]):
     async def on_unmount(self) -> None:
         if self._connecting is not None:
             self._connecting.cancel()
+        for task in list(self._bots.values()):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         if self.client is not None:
             await self.client.close()

@@ -5,20 +5,41 @@ the UI and report its failure in words."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import ClassVar, Protocol, TypeVar, cast
 
+from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
-from client.connection import RaceClient, ServerError
+from client.lib.bot import Level
+from client.lib.connection import RaceClient, ServerError
+from client.lib.settings import Settings
+from client.tui.navigation import Help, Home, Navigate, Route
 from protocol.messages import ClientMessage, ServerMessage
 
-if TYPE_CHECKING:
-    from client.tui.app import RaceApp
-
 T = TypeVar("T")
+
+#: The smallest terminal the screens are laid out for.
+MIN_WIDTH, MIN_HEIGHT = 80, 24
+
+
+class ClientApp(Protocol):
+    """What screens use of the app (the app itself imports the screens, so they name
+    it only by this protocol)."""
+
+    url: str
+    settings: Settings
+    client: RaceClient | None
+    banner: str | None
+
+    def set_name(self, name: str) -> None: ...
+
+    def start_bot(self, code: str, level: Level) -> None: ...
+
+    def stop_bot(self, code: str) -> None: ...
 
 
 class ServerEvent(Message):
@@ -51,23 +72,28 @@ class ClientScreen(Screen[None]):
     """A screen with the connection banner on top. Subclasses compose their body in
     :meth:`body` and handle frames in ``on_server_event``."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("f1,question_mark", "help", "Help")]
+
     DEFAULT_CSS = """
     #banner { dock: top; height: 1; background: $error; color: $text; text-style: bold; display: none; }
     #banner.shown { display: block; }
+    #too-small { dock: top; width: 100%; height: 100%; display: none; background: $error-darken-2;
+                 color: $text; text-style: bold; content-align: center middle; padding: 1 2; }
+    #too-small.shown { display: block; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static(id="banner")
         yield from self.body()
+        # Composed last and docked over everything: below 80x24 the board would be garbled.
+        yield Static(id="too-small")
 
     def body(self) -> ComposeResult:
         return iter(())
 
     @property
-    def race_app(self) -> RaceApp:
-        from client.tui.app import RaceApp
-
-        return cast(RaceApp, self.app)
+    def race_app(self) -> ClientApp:
+        return cast(ClientApp, self.app)
 
     @property
     def client(self) -> RaceClient | None:
@@ -75,9 +101,33 @@ class ClientScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.show_banner(self.race_app.banner)
+        self.check_size()
 
     def on_screen_resume(self) -> None:
         self.show_banner(self.race_app.banner)
+        self.check_size()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.check_size()
+
+    def check_size(self) -> None:
+        """Cover the screen with a notice while the terminal is smaller than 80x24."""
+        width, height = self.app.size
+        small = width < MIN_WIDTH or height < MIN_HEIGHT
+        notice = self.query_one("#too-small", Static)
+        if small:
+            notice.update(
+                f"The terminal is too small: {width} x {height}.\n\n"
+                f"Make it at least {MIN_WIDTH} x {MIN_HEIGHT} (resize the window, or a smaller font)."
+            )
+        notice.set_class(small, "shown")
+
+    def navigate(self, route: Route, replace: bool = False) -> None:
+        """Ask the app for the screen ``route`` (on top of this one, or ``replace``-ing it)."""
+        self.app.post_message(Navigate(route, replace))
+
+    def action_help(self) -> None:
+        self.navigate(Help())
 
     def show_banner(self, text: str | None) -> None:
         banner = self.query_one("#banner", Static)
@@ -86,13 +136,7 @@ class ClientScreen(Screen[None]):
 
     def go_home(self) -> None:
         """Close every screen above the home menu."""
-        from client.tui.home import HomeScreen
-
-        async def pop() -> None:
-            while len(self.app.screen_stack) > 1 and not isinstance(self.app.screen, HomeScreen):
-                await self.app.pop_screen()
-
-        self.app.run_worker(pop(), exit_on_error=False)
+        self.navigate(Home())
 
     def show_error(self, text: str) -> None:
         """Tell the player a request failed (screens with a message line override this)."""

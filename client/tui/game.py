@@ -17,16 +17,29 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Digits, Footer, Input, Static
 
-from client.cursor import hint_marks
-from client.describe import count, duration, elapsed_ms
+from client.render.cursor import hint_marks
+from client.render.describe import (
+    clock_text,
+    count,
+    daily_label,
+    duration,
+    elapsed_ms,
+    options_text,
+    racer_lines,
+    shown_name,
+    variant_title,
+)
+from client.render.keys import RACE_LEGEND
+from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
-from client.tui.widgets import BoardView, clock_text, racer_lines
+from client.tui.widgets import BoardView
 from protocol.messages import (
     Ack,
     AskHint,
-    DailyTag,
+    AskLegalMoves,
     HintItem,
     Hints,
+    LegalMoves,
     PlayMove,
     Racer,
     Ready,
@@ -44,29 +57,9 @@ from protocol.mirror import RoomMirror
 #: Seconds within which a second press confirms resigning or leaving a race.
 CONFIRM_SECONDS = 3.0
 
-
-def variant_title(view: RoomView) -> str:
-    return view.variant.capitalize()
-
-
-def daily_label(tag: DailyTag) -> str:
-    """``Daily — ranked`` or ``Daily — practice``: what a daily-challenge attempt counts for."""
-    return f"Daily — {'ranked' if tag.ranked else 'practice'}"
-
-
-def options_text(view: RoomView) -> str:
-    options = view.options
-    parts = ["practice" if options.max_racers == 1 else f"{options.max_racers} seats"]
-    if options.deal is not None:
-        parts.append(f"deal {options.deal}")
-    parts.append("public" if options.public else "private")
-    if view.variant == "antares":
-        parts.append(f"autoplay {options.autoplay}")
-    parts.append("hints" if options.hints else "no hints")
-    parts.append("undo" if options.undo else "no undo")
-    if options.time_limit:
-        parts.append(f"{options.time_limit // 60} min limit")
-    return " · ".join(parts)
+STUCK = "No moves left: undo (u) or resign (R R)."
+UNDONE = "↶ move taken back (it still counts in your moves)"
+STUCK_NO_UNDO = "No moves left: resign (R R) (this room has no undo)."
 
 
 class GameScreen(ClientScreen):
@@ -76,12 +69,13 @@ class GameScreen(ClientScreen):
         Binding("r", "ready", "Ready"),
         Binding("s", "start", "Start now"),
         Binding("u", "undo", "Undo"),
-        Binding("h,question_mark", "hint", "Hint"),
+        Binding("h", "hint", "Hint"),
         Binding("d", "deal", "Deal"),
         Binding("colon,slash", "type_move", "Type"),
         Binding("R", "resign", "Resign"),
         Binding("b", "next_board", "Next board"),
         Binding("o", "results", "Results"),
+        Binding("f2", "rules", "Rules"),
         Binding("escape", "cancel", "Cancel", show=False, priority=True),
         Binding("q", "leave", "Leave"),
     ]
@@ -96,6 +90,7 @@ class GameScreen(ClientScreen):
     #countdown { width: auto; margin: 1 4; }
     #countdown-label { padding: 1 4 0 4; text-style: bold; }
     #notation { margin: 0 1; }
+    #legend { dock: bottom; height: auto; color: $text-muted; border-top: solid $primary; }
     """
 
     def __init__(self, code: str, seat: int | None = None) -> None:
@@ -122,6 +117,7 @@ class GameScreen(ClientScreen):
             with Vertical(id="side"):
                 yield Static(id="clock")
                 yield Static(id="racers")
+                yield Static(RACE_LEGEND, id="legend")
         yield Static(id="message", classes="message")
         yield Input(placeholder="type a move (QS>5, deal, c2>h), Enter · ':' to come here", compact=True, id="notation")
         yield Footer()
@@ -233,7 +229,7 @@ class GameScreen(ClientScreen):
             if not racer.connected:
                 mark += " [red](disconnected)[/red]"
             you = " (you)" if racer.seat == self.seat else ""
-            lines.append(f"  {racer.name}{you}  {mark}")
+            lines.append(f"  {shown_name(racer)}{you}  {mark}")
         free = view.options.max_racers - len(view.racers)
         if free > 0:
             lines.append(f"  [dim]{free} seat{'s' if free > 1 else ''} free[/dim]")
@@ -253,9 +249,7 @@ class GameScreen(ClientScreen):
             self.say(f"🏁 You won in {duration(me.finished_ms)} with {moves}!{tail}", "good")
         if view.state == "finished" and view.results is not None and self._results_race != view.race:
             self._results_race = view.race
-            from client.tui.results import ResultsScreen
-
-            self.app.push_screen(ResultsScreen(self.code))
+            self.navigate(to.Results(self.code))
 
     def tick(self) -> None:
         mirror = self.mirror
@@ -303,7 +297,7 @@ class GameScreen(ClientScreen):
         if action in ("undo", "deal", "resign", "type_move"):
             return racing and (action != "undo" or view.options.undo)
         if action == "hint":
-            return racing and view.options.hints
+            return racing  # without hints, it says why
         if action == "next_board":
             return view.state in ("racing", "finished") and sum(r.board is not None for r in view.racers) > 1
         if action == "results":
@@ -315,29 +309,69 @@ class GameScreen(ClientScreen):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
+        # Emptied whatever the server says: a refused move (its reason quotes it) must not
+        # stay for the next move to be typed after it.
+        event.input.value = ""
         if text:
-            self.send_move(text, from_input=True)
+            self.send_move(text)
 
-    def send_move(self, text: str, from_input: bool = False) -> None:
+    def send_move(self, text: str) -> None:
         code = self.code
 
         def played(reply: ServerMessage) -> None:
             if isinstance(reply, Ack):
                 self.say(f"✓ {reply.move or text}", "good")
-                if from_input:
-                    self.query_one("#notation", Input).value = ""
+                self.check_stuck()
 
         self.request(lambda i: PlayMove(id=i, room=code, move=text), played, what=text)
+
+    def check_stuck(self) -> None:
+        """Ask the server for the legal moves; when there are none, say what is left to do
+        (the client knows no rules: an empty answer is how it knows the game is stuck)."""
+        code = self.code
+
+        def answered(reply: ServerMessage) -> None:
+            if isinstance(reply, LegalMoves) and not reply.moves and self.racing():
+                undo = self.mirror is not None and self.mirror.view().options.undo
+                self.say(STUCK if undo else STUCK_NO_UNDO, "error")
+
+        self.request(lambda i: AskLegalMoves(id=i, room=code), answered)
+
+    def racing(self) -> bool:
+        """Whether the player is still racing in this room."""
+        mirror = self.mirror
+        if mirror is None:
+            return False
+        view = mirror.view()
+        me = self.me(view)
+        return view.state == "racing" and me is not None and me.finished_ms is None and not me.resigned
 
     def action_deal(self) -> None:
         self.send_move("deal")
 
     def action_undo(self) -> None:
         code = self.code
-        self.request(lambda i: Undo(id=i, room=code), lambda reply: self.say("↶ move taken back", "good"), "undo")
+        self.request(
+            lambda i: Undo(id=i, room=code),
+            lambda reply: self.say("↶ move taken back (it still counts)", "good"),
+            "undo",
+        )
+
+    def action_rules(self) -> None:
+        mirror = self.mirror
+        self.navigate(to.Rules("antares" if mirror is not None and mirror.view().variant == "antares" else "scorpion"))
 
     def action_hint(self) -> None:
-        """Ask the server for hints; pressing again shows the next one."""
+        """Ask the server for hints; pressing again shows the next one. When the server has
+        no hint, the legal moves are shown instead; when there is none, that the game is stuck."""
+        mirror = self.mirror
+        if mirror is not None and not mirror.view().options.hints:
+            daily = mirror.view().daily
+            if daily is not None and daily.ranked:
+                self.say("Hints are off in a ranked daily attempt: everyone plays it with the same tools.", "error")
+            else:
+                self.say("Hints are off in this room.", "error")
+            return
         board = self.query_one("#board", BoardView)
         if self.hints and board.hint:
             self.hint_index = (self.hint_index + 1) % len(self.hints)
@@ -349,9 +383,22 @@ class GameScreen(ClientScreen):
             if not isinstance(reply, Hints):
                 return
             self.hints, self.hint_index = list(reply.hints), 0
-            if not self.hints:
-                self.say("No hint here: deal, undo, or resign.")
+            if self.hints:
+                self._show_hint()
+            else:
+                self.request(lambda i: AskLegalMoves(id=i, room=code), legal, "hint")
+
+        def legal(reply: ServerMessage) -> None:
+            if not isinstance(reply, LegalMoves):
                 return
+            if not reply.moves:
+                undo = self.mirror is not None and self.mirror.view().options.undo
+                self.say(STUCK if undo else STUCK_NO_UNDO, "error")
+                return
+            self.hints = [
+                HintItem(move=move, reason="a legal move (the server has no better hint)") for move in reply.moves
+            ]
+            self.hint_index = 0
             self._show_hint()
 
         self.request(lambda i: AskHint(id=i, room=code), hinted, "hint")
@@ -416,9 +463,7 @@ class GameScreen(ClientScreen):
         self.refresh_view()
 
     def action_results(self) -> None:
-        from client.tui.results import ResultsScreen
-
-        self.app.push_screen(ResultsScreen(self.code))
+        self.navigate(to.Results(self.code))
 
     def action_leave(self) -> None:
         mirror = self.mirror
@@ -431,6 +476,7 @@ class GameScreen(ClientScreen):
         code = self.code
 
         async def leave() -> None:
+            self.race_app.stop_bot(code)  # a bot called in for this room goes too
             client = self.client
             if client is not None:
                 try:

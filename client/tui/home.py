@@ -10,37 +10,52 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Checkbox, Footer, Input, Label, OptionList, Select, Static
+from textual.widgets import Button, Footer, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from client.connection import ServerError
-from client.standings import GAMES
+from client.lib.connection import ServerError
+from client.render.standings import GAMES
+from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent, explain
+from client.tui.widgets import Tick
 from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, RoomOptions, ServerMessage, Variant
 
 
 class NameScreen(ClientScreen):
-    """Asks for the player's name (once: it is remembered)."""
+    """Asks for the player's name: on the first run (``first``: a welcome, and no way
+    round it), or from the home menu to change it (Escape keeps the old one)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Keep your name", priority=True)]
 
     DEFAULT_CSS = """
     NameScreen { align: center middle; }
     NameScreen > Vertical { width: 60; height: auto; border: round $accent; padding: 1 2; }
     """
 
-    def __init__(self, error: str | None = None) -> None:
+    def __init__(self, error: str | None = None, first: bool = False) -> None:
         super().__init__()
         self.error = error
+        self.first = first
 
     def body(self) -> ComposeResult:
         with Vertical():
-            yield Label("Welcome to Solitaire Race!", classes="title")
+            yield Label("Welcome to Solitaire Race!" if self.first else "Change your name", classes="title")
             yield Label("What name should other racers see? (1-24 characters)")
             yield Input(value=self.race_app.settings.name or "", placeholder="your name", max_length=24, id="name")
             yield Static(self.error or "", id="name-error", classes="message error")
+            if not self.first:
+                yield Static("Enter: save · Esc: keep your name", classes="hint")
 
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#name", Input).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # On the first run there is no name to keep.
+        return action != "cancel" or not self.first
+
+    def action_cancel(self) -> None:
+        self.dismiss()
 
     @on(Input.Submitted, "#name")
     def submitted(self, event: Input.Submitted) -> None:
@@ -52,8 +67,25 @@ class NameScreen(ClientScreen):
         self.race_app.set_name(name)
 
 
+#: The home menu's entries that open a screen with no argument.
+MENU: dict[str, to.Route] = {
+    "bot": to.BotRace(),
+    "quick": to.Quick(),
+    "leaderboards": to.Leaderboards(),
+    "stats": to.Stats(),
+    "create": to.Create(practice=False),
+    "practice": to.Create(practice=True),
+    "join": to.Join(),
+    "lobby": to.Lobby(),
+    "name": to.Name(),
+    "help": to.Help(),
+}
+
+
 class HomeScreen(ClientScreen):
     """The main menu."""
+
+    _was_ready = False
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "app.quit", "Quit")]
 
@@ -66,7 +98,7 @@ class HomeScreen(ClientScreen):
         yield Label("♠ ♥ Solitaire Race ♣ ♦", classes="title")
         yield Static(id="who")
         yield OptionList(id="menu")
-        yield Static("Arrows and Enter to choose; q to quit.", classes="hint")
+        yield Static("Arrows and Enter to choose · ? keys · q quit", classes="hint")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -94,7 +126,10 @@ class HomeScreen(ClientScreen):
         else:
             who.update(f"Playing as [b]{client.name}[/b] on {app.url}")
         ready = client is not None
-        options = [Option("Quick race: race whoever is waiting", id="quick", disabled=not ready)]
+        options = [
+            Option("Race a bot: start a race now", id="bot", disabled=not ready),
+            Option("Quick race: race whoever is waiting", id="quick", disabled=not ready),
+        ]
         if client is not None:
             for code, mirror in sorted(client.rooms.items()):
                 if client.roles.get(code) == "racer" and mirror.view().state != "finished":
@@ -110,6 +145,8 @@ class HomeScreen(ClientScreen):
             Option("Practice a deal", id="practice", disabled=not ready),
             Option("Leaderboards", id="leaderboards", disabled=not ready),
             Option("Your statistics", id="stats", disabled=not ready),
+            *(Option(f"How to play {variant.capitalize()}", id=f"rules:{variant}") for variant in GAMES),
+            Option("Keys (? or F1 on any screen)", id="help"),
             Option("Change your name", id="name"),
             Option("Quit", id="quit"),
         ]
@@ -117,40 +154,26 @@ class HomeScreen(ClientScreen):
         before = menu.highlighted_option
         # Keep the highlight on the same choice (by id: rows move as rooms come and go).
         enabled = [i for i, option in enumerate(options) if not option.disabled]
-        keep = [i for i in enabled if before is not None and options[i].id == before.id and before.id != "name"]
+        # Once connected, start again from the top ("Race a bot"), not where offline choices left it.
+        same = self._was_ready == ready
+        self._was_ready = ready
+        keep = [i for i in enabled if same and before is not None and options[i].id == before.id]
         menu.clear_options()
         menu.add_options(options)
         menu.highlighted = keep[0] if keep else enabled[0]
 
     @on(OptionList.OptionSelected, "#menu")
     def chosen(self, event: OptionList.OptionSelected) -> None:
-        from client.tui.daily import DailyScreen
-        from client.tui.game import GameScreen
-        from client.tui.lobby import LobbyScreen
-        from client.tui.quick import QuickScreen
-        from client.tui.standings import LeaderboardScreen, StatsScreen
-
         choice = event.option.id or ""
+        route = MENU.get(choice)
         if choice.startswith("room:"):
-            self.app.push_screen(GameScreen(choice[5:]))
-        elif choice == "quick":
-            self.app.push_screen(QuickScreen())
+            self.navigate(to.Game(choice[5:]))
         elif choice.startswith("daily:"):
-            self.app.push_screen(DailyScreen("antares" if choice == "daily:antares" else "scorpion"))
-        elif choice == "leaderboards":
-            self.app.push_screen(LeaderboardScreen())
-        elif choice == "stats":
-            self.app.push_screen(StatsScreen())
-        elif choice == "create":
-            self.app.push_screen(CreateScreen(practice=False))
-        elif choice == "practice":
-            self.app.push_screen(CreateScreen(practice=True))
-        elif choice == "join":
-            self.app.push_screen(JoinScreen())
-        elif choice == "lobby":
-            self.app.push_screen(LobbyScreen())
-        elif choice == "name":
-            self.app.push_screen(NameScreen())
+            self.navigate(to.Daily("antares" if choice == "daily:antares" else "scorpion"))
+        elif choice.startswith("rules:"):
+            self.navigate(to.Rules("antares" if choice == "rules:antares" else "scorpion"))
+        elif route is not None:
+            self.navigate(route)
         elif choice == "quit":
             self.app.exit(0)
 
@@ -175,7 +198,8 @@ class CreateScreen(ClientScreen):
     def body(self) -> ComposeResult:
         title = "Practice a deal" if self.practice else "Create a room"
         yield Label(title, classes="title")
-        with VerticalScroll():
+        # Not focusable: a scroll container takes a Tab stop that shows nothing.
+        with VerticalScroll(can_focus=False):
             with Horizontal():
                 yield Label("Game")
                 yield Select[str](
@@ -197,8 +221,8 @@ class CreateScreen(ClientScreen):
                     )
                 with Horizontal():
                     yield Label("Time limit (minutes)")
-                    yield Input(placeholder="none", type="integer", compact=True, id="limit")
-                yield Checkbox("Public (listed for spectators)", value=False, compact=True, id="public")
+                    yield Input(placeholder="none", type="integer", valid_empty=True, compact=True, id="limit")
+                yield Tick("Public (listed for spectators)", value=False, id="public")
             with Horizontal():
                 yield Label("Autoplay (Antares)")
                 yield Select[str](
@@ -208,8 +232,8 @@ class CreateScreen(ClientScreen):
                     compact=True,
                     id="autoplay",
                 )
-            yield Checkbox("Hints allowed", value=True, compact=True, id="hints")
-            yield Checkbox("Undo allowed", value=True, compact=True, id="undo")
+            yield Tick("Hints allowed", value=True, id="hints")
+            yield Tick("Undo allowed", value=True, id="undo")
             yield Button("Start practice" if self.practice else "Create", id="create", compact=True, variant="primary")
             yield Static(id="create-error", classes="message error")
         yield Footer()
@@ -234,8 +258,8 @@ class CreateScreen(ClientScreen):
         autoplay = self.query_one("#autoplay", Select).value
         common = {
             "autoplay": autoplay if autoplay in ("off", "safe", "all") else "safe",
-            "hints": self.query_one("#hints", Checkbox).value,
-            "undo": self.query_one("#undo", Checkbox).value,
+            "hints": self.query_one("#hints", Tick).value,
+            "undo": self.query_one("#undo", Tick).value,
         }
         if self.practice:
             deal = self.query_one("#deal", Input).value.strip() or None
@@ -248,7 +272,7 @@ class CreateScreen(ClientScreen):
             return None
         return RoomOptions(
             max_racers=racers if isinstance(racers, int) else 2,
-            public=self.query_one("#public", Checkbox).value,
+            public=self.query_one("#public", Tick).value,
             time_limit=limit,
             **common,  # type: ignore[arg-type]
         )
@@ -264,11 +288,9 @@ class CreateScreen(ClientScreen):
         practice = self.practice
 
         def opened(reply: ServerMessage) -> None:
-            from client.tui.game import GameScreen
-
             if not isinstance(reply, Joined):
                 return
-            self.app.switch_screen(GameScreen(reply.room, seat=reply.seat))
+            self.navigate(to.Game(reply.room, seat=reply.seat), replace=True)
             if practice:
                 # A practice room starts as soon as its only racer is ready.
                 client = self.client
@@ -306,8 +328,6 @@ class JoinScreen(ClientScreen):
         code = event.value.strip().upper()
         if not code:
             return
-        from client.tui.game import GameScreen
-        from client.tui.spectate import SpectateScreen
 
         async def attempt() -> None:
             client = self.client
@@ -318,7 +338,7 @@ class JoinScreen(ClientScreen):
                 reply = await client.request(lambda i: JoinRoom(id=i, room=code))
             except ServerError as error:
                 if error.code in ("race-in-progress", "race-over"):
-                    self.app.switch_screen(SpectateScreen(code))
+                    self.navigate(to.Spectate(code), replace=True)
                     self.app.notify(f"Room {code} is already racing: you are watching it.")
                     return
                 self.show_error(explain(error))
@@ -327,6 +347,6 @@ class JoinScreen(ClientScreen):
                 self.show_error(explain(error))
                 return
             if isinstance(reply, Joined):
-                self.app.switch_screen(GameScreen(reply.room, seat=reply.seat))
+                self.navigate(to.Game(reply.room, seat=reply.seat), replace=True)
 
         self.run_worker(attempt(), exit_on_error=False)

@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Label, Static
 
+from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged
 from protocol.messages import Joined, JoinRoom, ListRooms, Lobby, ServerMessage
 
@@ -83,21 +84,17 @@ class LobbyScreen(ClientScreen):
         self.action_spectate()
 
     def action_spectate(self) -> None:
-        from client.tui.spectate import SpectateScreen
-
         code = self._selected()
         if code is not None:
-            self.app.push_screen(SpectateScreen(code))
+            self.navigate(to.Spectate(code))
 
     def action_join(self) -> None:
-        from client.tui.game import GameScreen
-
         code = self._selected()
         if code is None:
             return
 
         def joined(reply: ServerMessage) -> None:
             if isinstance(reply, Joined):
-                self.app.switch_screen(GameScreen(reply.room))
+                self.navigate(to.Game(reply.room), replace=True)
 
         self.request(lambda i: JoinRoom(id=i, room=code), joined, what=f"cannot join {code}")

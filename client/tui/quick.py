@@ -17,9 +17,10 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from client.connection import QueueTicket, ServerError
-from client.describe import duration
-from client.standings import GAMES
+from client.lib.connection import QueueTicket, ServerError
+from client.render.describe import duration
+from client.render.standings import GAMES
+from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, explain
 from protocol.messages import Joined, Variant
 
@@ -103,10 +104,8 @@ class QuickScreen(ClientScreen):
         self._enter(joined)
 
     def _enter(self, joined: Joined) -> None:
-        from client.tui.game import GameScreen
-
         self.waiting = None
-        self.app.switch_screen(GameScreen(joined.room, seat=joined.seat))
+        self.navigate(to.Game(joined.room, seat=joined.seat), replace=True)
 
     def on_connection_changed(self, event: ConnectionChanged) -> None:
         if event.up and self.waiting is not None and self.ticket is None:

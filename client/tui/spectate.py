@@ -11,9 +11,18 @@ from textual.binding import Binding, BindingType
 from textual.containers import ScrollableContainer, Vertical
 from textual.widgets import Footer, Static
 
-from client.describe import bar, count, duration, elapsed_ms, racer_status
+from client.render.describe import (
+    bar,
+    count,
+    duration,
+    elapsed_ms,
+    options_text,
+    racer_status,
+    shown_name,
+    variant_title,
+)
+from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
-from client.tui.game import GameScreen, options_text, variant_title
 from client.tui.widgets import BoardView
 from protocol.messages import Joined, JoinRoom, Racer, RoomView, ServerMessage, Spectate
 
@@ -41,7 +50,7 @@ class RacerPanel(Vertical):
         status = racer_status(racer) or clock
         title = self.query_one(".racer-title", Static)
         title.update(
-            f"[b]{racer.name}[/b]  {progress.home}/52 home · {count(progress.moves, 'move')}\n"
+            f"[b]{shown_name(racer)}[/b]  {progress.home}/52 home · {count(progress.moves, 'move')}\n"
             f"{bar(progress.home, width=12)} {status}"
         )
         board = self.query_one(BoardView)
@@ -124,7 +133,9 @@ class SpectateScreen(ClientScreen):
         lag = f" · {delay:g} s behind" if delay else ""
         top.update(
             f"[b]Watching {view.code}[/b] · {variant_title(view)} · race {view.race} · {view.state}{lag}"
-            f"\n{options_text(view)} · {view.spectators} watching"
+            # At least this spectator: the server's count reaches spectators with the room's
+            # spectator delay, so it can still read 0 while we watch.
+            f"\n{options_text(view)} · {max(view.spectators, 1)} watching"
         )
         # Spectators see the room `delay` seconds late: their clock runs that late too.
         now = time.time() * 1000 - delay * 1000
@@ -152,9 +163,7 @@ class SpectateScreen(ClientScreen):
             message.update(self._guide(view))
         if view.state == "finished" and view.results is not None and self._results_race != view.race:
             self._results_race = view.race
-            from client.tui.results import ResultsScreen
-
-            self.app.push_screen(ResultsScreen(self.code))
+            self.navigate(to.Results(self.code))
 
     @staticmethod
     def _guide(view: RoomView) -> str:
@@ -182,18 +191,16 @@ class SpectateScreen(ClientScreen):
         self.refresh_view()
 
     def action_results(self) -> None:
-        from client.tui.results import ResultsScreen
-
         view = self.view()
         if view is not None and view.state == "finished":
-            self.app.push_screen(ResultsScreen(self.code))
+            self.navigate(to.Results(self.code))
 
     def action_join(self) -> None:
         code = self.code
 
         def joined(reply: ServerMessage) -> None:
             if isinstance(reply, Joined):
-                self.app.switch_screen(GameScreen(reply.room))
+                self.navigate(to.Game(reply.room), replace=True)
 
         self.request(lambda i: JoinRoom(id=i, room=code), joined, f"cannot join {code}")
 

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Label, Static, Tab, Tabs
 
-from client.standings import BOARDS, FIGURES, GAMES, board_title, detail, figure, stats_rows
+from client.render.standings import BOARDS, FIGURES, GAMES, board_title, detail, figure, stats_rows
 from client.tui.base import ClientScreen, ConnectionChanged
 from protocol.messages import (
     AskLeaderboard,

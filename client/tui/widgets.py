@@ -1,5 +1,5 @@
-"""Widgets drawing what the server sends: a board (with the keyboard and mouse
-selection of the player's own board) and the racers' progress."""
+"""Widgets of the UI: a board drawing what the server sends (with the keyboard and mouse
+selection of the player's own board), and a checkbox that reads the same in any terminal."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widget import Widget
+from textual.widgets import Checkbox
 
-from client.board import Board, Layout, Marks, layout_for, pile_at, render_board
-from client.cursor import Cursor, Position, card_at, home_text, move_text
-from client.describe import CARDS, bar, count, duration, racer_status
-from protocol.messages import PileInfo, Racer
+from client.render.board import Board, Layout, Marks, layout_for, pile_at, render_board
+from client.render.cursor import Cursor, Position, card_at, home_text, move_text
+from protocol.messages import PileInfo
 
 
 class BoardView(Widget):
@@ -178,25 +178,14 @@ class BoardView(Widget):
         self.action_pick()
 
 
-def racer_lines(racers: Sequence[Racer], me: int | None, started: int | None) -> Text:
-    """Every racer: name, a bar of cards home, moves and what they are doing."""
-    text = Text()
-    for racer in racers:
-        progress = racer.progress
-        name = racer.name + (" (you)" if racer.seat == me else "")
-        style = "bold" if racer.seat == me else ""
-        text.append(f"{name[:18]:<18}", style)
-        text.append(f" {progress.home:>2}/{CARDS}\n")
-        text.append(bar(progress.home, width=24), "green" if progress.won else "cyan")
-        status = racer_status(racer) or ("racing" if started is not None else ("ready" if racer.ready else "not ready"))
-        text.append(f"\n{count(progress.moves, 'move')} · {status}\n", "dim" if racer.resigned else "")
-    return text
+class Tick(Checkbox):
+    """A checkbox whose box is empty when not ticked and shows an X when ticked (the stock
+    one shows an X in both, told apart by colour alone, which many terminals lose)."""
 
+    def __init__(self, label: str, value: bool = False, id: str | None = None) -> None:
+        super().__init__(label, value, compact=True, id=id)
+        self.BUTTON_INNER = "X" if value else " "
 
-def clock_text(elapsed: float | None, ends_in: float | None) -> str:
-    if elapsed is None:
-        return ""
-    text = f"⏱ {duration(elapsed)}"
-    if ends_in is not None:
-        text += f"  (ends in {duration(ends_in)})"
-    return text
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "X" if self.value else " "
+        super().watch_value()

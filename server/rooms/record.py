@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import enum
+
 import msgspec
 
-from protocol.messages import RoomOptions
+from protocol.messages import RoomOptions, RoomState, Variant
+
+
+class SeatStatus(enum.Enum):
+    """Where a racer stands in the room's current race; one value instead of several flags."""
+
+    NOT_READY = "not-ready"  # also a racer the creator started without their saying ready
+    READY = "ready"  # said ready; stays so through the race until they finish or resign
+    FINISHED = "finished"
+    RESIGNED = "resigned"
+
+    @property
+    def done(self) -> bool:
+        """Finished or resigned: out of the race, sees every board."""
+        return self in (SeatStatus.FINISHED, SeatStatus.RESIGNED)
 
 
 class SeatRecord(msgspec.Struct, omit_defaults=True):
@@ -13,22 +29,26 @@ class SeatRecord(msgspec.Struct, omit_defaults=True):
     seat: int
     player: str
     name: str
-    ready: bool = False
+    status: SeatStatus = SeatStatus.NOT_READY
+    #: With :attr:`SeatStatus.FINISHED`: the server-measured time.
     finished_ms: int | None = None
-    resigned: str | None = None  # why: "resigned", "disconnected", "left"
+    #: With :attr:`SeatStatus.RESIGNED`: why ("resigned", "disconnected", "left").
+    resigned: str | None = None
     #: Left the room after their race was over: not in the next one.
     left: bool = False
+    #: A bot said so in its hello: never rated, marked in results.
+    bot: bool = False
 
 
 class RoomRecord(msgspec.Struct, omit_defaults=True):
     """A room's stored record. ``deal`` and ``salt`` are secret until the race ends."""
 
     code: str
-    variant: str
+    variant: Variant
     options: RoomOptions
     creator: str
     created: int
-    state: str
+    state: RoomState
     race: int = 1
     version: int = 0
     seats: list[SeatRecord] = msgspec.field(default_factory=list)
@@ -51,6 +71,13 @@ class RoomRecord(msgspec.Struct, omit_defaults=True):
     ends: int | None = None
     finished: int | None = None
 
+    def seats_by(self, seat: int) -> SeatRecord:
+        """The record of seat number ``seat`` (:class:`KeyError` if nobody holds it)."""
+        for record in self.seats:
+            if record.seat == seat:
+                return record
+        raise KeyError(seat)
+
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(RoomRecord)
@@ -62,3 +89,8 @@ def encode_record(record: RoomRecord) -> bytes:
 
 def decode_record(data: bytes) -> RoomRecord:
     return _decoder.decode(data)
+
+
+def copy_record(record: RoomRecord) -> RoomRecord:
+    """A deep copy (seats included), for deciding a command without touching the original."""
+    return _decoder.decode(_encoder.encode(record))

@@ -13,6 +13,7 @@ survey first prints what it finished).
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import re
 import sys
@@ -23,10 +24,11 @@ from typing import Final, TextIO
 
 from server.games import VARIANTS, Autoplay, Deal, Game, Options, variant_class
 from server.solver.histogram import survey_png
+from server.solver.progress import Progress, format_seconds
 from server.solver.results import Budget, Result, Solved, Unknown, Unwinnable
 from server.solver.solve import solve
-from server.solver.statistics import summarize
-from server.solver.survey import Progress, format_budget, format_seconds, parse_deals, report, run_survey, write_csv
+from server.solver.statistics import DealRecord, summarize
+from server.solver.survey import csv_row, format_budget, parse_deals, read_csv, report, run_survey, write_csv
 
 #: Exit status of an interrupted command, as shells report a process ended by SIGINT.
 INTERRUPTED: Final = 130
@@ -93,7 +95,13 @@ def _parser() -> argparse.ArgumentParser:
     survey_command.add_argument(
         "--workers", type=_argument(_positive_int), default=cpus, help=f"worker processes (default {cpus})"
     )
-    survey_command.add_argument("--csv", metavar="PATH", help="write one row per deal to this CSV file")
+    survey_command.add_argument(
+        "--csv",
+        metavar="PATH",
+        help="write one row per deal to this CSV file as each finishes; an existing one is resumed:"
+        " the deals it holds are not solved again",
+    )
+    survey_command.add_argument("--fresh", action="store_true", help="with --csv: start over, ignore what it holds")
     survey_command.add_argument("--png", metavar="PATH", help="draw histograms of time and par to this PNG file")
     return parser
 
@@ -113,8 +121,8 @@ def _add_budget(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--nodes",
         type=_argument(_positive_int),
-        default=defaults.nodes,
-        help=f"node limit per deal (default {defaults.nodes:,})",
+        default=None,
+        help="node limit per deal (default: none, the time budget decides)",
     )
     command.add_argument(
         "--autoplay",
@@ -133,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "solve":
             return _solve(variant, args.deal, options, budget, sys.stdout)
         deals_text, deals = args.deals
-        return _survey(variant, deals_text, deals, options, budget, args.workers, args.csv, args.png)
+        return _survey(variant, deals_text, deals, options, budget, args.workers, args.csv, args.png, args.fresh)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
@@ -190,7 +198,16 @@ def _survey(
     workers: int,
     csv_path: str | None,
     png_path: str | None,
+    fresh: bool = False,
 ) -> int:
+    try:
+        earlier = [] if fresh or csv_path is None else _earlier_records(csv_path)
+    except ValueError as error:
+        print(f"error: cannot resume from {csv_path}: {error} (use --fresh to start over)", file=sys.stderr)
+        return 2
+    wanted = set(deals)
+    resumed = {record.deal: record for record in earlier if record.deal in wanted}
+    todo = [deal for deal in deals if deal not in resumed]
     with ExitStack() as files:
         # Open the outputs first: a survey can run for hours, and should not fail at the end.
         try:
@@ -199,27 +216,54 @@ def _survey(
         except OSError as error:
             print(f"error: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
             return 2
-        progress = Progress(len(deals), sys.stderr)
+        if csv_file is not None:
+            write_csv(earlier, csv_file)  # rewritten whole: drops a row cut short by a kill
+            csv_file.flush()
+        writer = csv.writer(csv_file, lineterminator="\n") if csv_file is not None else None
+
+        def on_record(record: DealRecord) -> None:
+            progress.add(record)
+            if writer is not None and csv_file is not None:
+                writer.writerow(csv_row(record))
+                csv_file.flush()  # each finished deal survives an interruption
+
+        if resumed:
+            print(f"resuming: {len(resumed)} of {len(deals)} deals already in {csv_path}", file=sys.stderr)
+        progress = Progress(len(deals), sys.stderr, done_before=len(resumed))
         try:
-            run = run_survey(variant, deals, options, budget, workers, progress.add)
+            run = run_survey(variant, todo, options, budget, workers, on_record)
         finally:
             progress.finish()
-        workers = min(workers, len(deals))
+        records = sorted([*resumed.values(), *run.records], key=lambda record: record.deal)
+        workers = min(workers, max(1, len(todo)))
         print(f"{_describe(variant, options, budget)}, {workers} worker{'s' if workers > 1 else ''}")
-        done = len(run.records)
+        done = len(records)
         if run.interrupted:
             print(
                 f"interrupted: {done} of {len(deals)} deals of {deals_text} finished in {format_seconds(run.seconds)}"
             )
         else:
             print(f"deals {deals_text}: {done} finished in {format_seconds(run.seconds)}")
-        for line in report(summarize(run.records)):
+        for line in report(summarize(records)):
             print(line)
         if csv_file is not None:
-            write_csv(run.records, csv_file)
+            csv_file.seek(0)
+            csv_file.truncate()
+            kept = {record.deal: record for record in earlier}
+            kept.update((record.deal, record) for record in run.records)
+            write_csv(list(kept.values()), csv_file)  # in deal order
         if png_file is not None:
-            png_file.write(survey_png(run.records))
+            png_file.write(survey_png(records))
     return INTERRUPTED if run.interrupted else 0
+
+
+def _earlier_records(csv_path: str) -> list[DealRecord]:
+    """The records an earlier run of the survey left in ``csv_path`` (none if no such file)."""
+    try:
+        with open(csv_path, newline="", encoding="utf-8") as stream:
+            return read_csv(stream)
+    except FileNotFoundError:
+        return []
 
 
 if __name__ == "__main__":

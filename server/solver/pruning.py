@@ -35,7 +35,7 @@ def forced_home(game: Game, moves: list[Move]) -> list[Move]:
 
 
 def spent(budget: Budget, nodes: int, deadline: float, positions: int) -> str:
-    if nodes >= budget.nodes:
+    if budget.nodes is not None and nodes >= budget.nodes:
         return "nodes"
     if time.perf_counter() >= deadline:
         return "seconds"

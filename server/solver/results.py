@@ -4,27 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Final
 
 from server.games import Move
+
+#: What one position in a search's table costs, measured (``python -m bench.solver_speed``
+#: prints it): about 8 million positions fit in a GB.
+BYTES_PER_POSITION: Final = 130
 
 
 @dataclass(frozen=True, slots=True)
 class Budget:
     """Limits of one solve. Whichever runs out first ends the search with :class:`Unknown`.
 
-    ``max_positions`` caps the transposition table (about 200 bytes a position), so a
-    solve never grows past roughly ``max_positions * 200`` bytes. ``interrupt`` is
-    polled every few thousand nodes; returning True stops the search.
+    ``seconds`` is the budget that matters; ``nodes`` is a cap only when asked for
+    (None, the default, means no node cap: the time budget is never cut short by it).
+    ``max_positions`` caps the transposition table, which is what memory limits: a
+    stored position costs about :data:`BYTES_PER_POSITION` bytes, so the default cap
+    of 16 million positions is about 2 GB, far more than 10 s of search reaches.
+    ``interrupt`` is polled every few thousand nodes; returning True stops the search.
     """
 
-    nodes: int = 2_000_000
+    nodes: int | None = None
     seconds: float = 10.0
-    max_positions: int = 2_000_000
+    max_positions: int = 16_000_000
     interrupt: Callable[[], bool] | None = field(default=None, compare=False)
 
     def share(self, fraction: float) -> Budget:
         """A budget of ``fraction`` of these nodes and seconds, with the same memory cap."""
-        return replace(self, nodes=int(self.nodes * fraction), seconds=self.seconds * fraction)
+        nodes = None if self.nodes is None else int(self.nodes * fraction)
+        return replace(self, nodes=nodes, seconds=self.seconds * fraction)
 
 
 @dataclass(frozen=True, slots=True)

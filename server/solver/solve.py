@@ -70,7 +70,8 @@ def _search(game: Game, budget: Budget) -> Result:
     result: Result = Unknown("nodes", Stats(0, 0.0))
     for share, search in phases:
         # Each phase gets its share of what the earlier ones left, so the solve keeps to the budget.
-        left = replace(budget, nodes=max(0, budget.nodes - nodes), seconds=budget.seconds - seconds)
+        nodes_left = None if budget.nodes is None else max(0, budget.nodes - nodes)
+        left = replace(budget, nodes=nodes_left, seconds=budget.seconds - seconds)
         result = search(game, left.share(share))
         nodes, seconds = nodes + result.stats.nodes, seconds + result.stats.seconds
         if not isinstance(result, Unknown) or result.reason in ("memory", "interrupted"):

@@ -21,6 +21,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Final, TextIO
 
 from server.games import Deal, Game, Options
+from server.solver.progress import format_seconds
 from server.solver.results import Budget, Solved, Unknown, Unwinnable
 from server.solver.solve import solve
 from server.solver.statistics import DealRecord, Summary, Verdict
@@ -65,24 +66,11 @@ def _deal_number(token: str, whole: str) -> int:
 # -- formatting -----------------------------------------------------------------------
 
 
-def format_seconds(seconds: float) -> str:
-    """A duration for people: ``"12ms"``, ``"1.57s"``, ``"12.3s"``, ``"2m13s"``, ``"1h05m"``."""
-    if seconds < 1:
-        return f"{seconds * 1000:.0f}ms"
-    if seconds < 10:
-        return f"{seconds:.2f}s"
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    whole = round(seconds)
-    if whole < 3600:
-        return f"{whole // 60}m{whole % 60:02d}s"
-    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
-
-
 def format_budget(budget: Budget) -> str:
-    """``"10s or 2,000,000 nodes"``: the limits a user chooses (not the memory cap)."""
+    """``"10s"``, or ``"10s or 2,000,000 nodes"`` with a node cap: the limits a user chose
+    (not the memory cap)."""
     seconds = format_seconds(budget.seconds) if budget.seconds < 1 else f"{budget.seconds:g}s"
-    return f"{seconds} or {budget.nodes:,} nodes"
+    return seconds if budget.nodes is None else f"{seconds} or {budget.nodes:,} nodes"
 
 
 def report(summary: Summary) -> list[str]:
@@ -132,94 +120,47 @@ def write_csv(records: Sequence[DealRecord], stream: TextIO) -> None:
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for r in sorted(records, key=lambda record: record.deal):
-        writer.writerow(
-            (
-                r.deal,
-                r.verdict.value,
-                f"{r.seconds:.6f}",
-                r.nodes,
-                "" if r.par is None else r.par,
-                "" if r.found is None else r.found,
-                "" if r.par_seconds is None else f"{r.par_seconds:.6f}",
-            )
+        writer.writerow(csv_row(r))
+
+
+def csv_row(r: DealRecord) -> tuple[object, ...]:
+    """The CSV fields of one record, as :data:`CSV_COLUMNS` names them."""
+    return (
+        r.deal,
+        r.verdict.value,
+        f"{r.seconds:.6f}",
+        r.nodes,
+        "" if r.par is None else r.par,
+        "" if r.found is None else r.found,
+        "" if r.par_seconds is None else f"{r.par_seconds:.6f}",
+    )
+
+
+def read_csv(stream: TextIO) -> list[DealRecord]:
+    """The records of a CSV written by :func:`write_csv` or :func:`csv_row` rows under its
+    header (what a survey wrote before it was interrupted). A last row cut short by the
+    interruption is dropped; raises ValueError for a file that is not a survey CSV."""
+    reader = csv.reader(stream)
+    header = next(reader, None)
+    if header is None:
+        return []
+    if tuple(header) != CSV_COLUMNS:
+        raise ValueError(f"not a survey CSV: its header is {','.join(header)!r}")
+    records: dict[int, DealRecord] = {}
+    for row in reader:
+        if len(row) != len(CSV_COLUMNS):
+            continue  # a row cut short when the survey was killed
+        deal, verdict, seconds, nodes, par, found, par_seconds = row
+        records[int(deal)] = DealRecord(
+            int(deal),
+            Verdict(verdict),
+            float(seconds),
+            int(nodes),
+            int(par) if par else None,
+            int(found) if found else None,
+            float(par_seconds) if par_seconds else None,
         )
-
-
-# -- progress -------------------------------------------------------------------------
-
-
-class Progress:
-    """A plain-text progress bar on ``stream``.
-
-    On a terminal the line is redrawn in place (``\\r``) at most ten times a second;
-    elsewhere (a log file, a pipe) a new line is written each tenth of the way, so
-    logs stay short.
-    """
-
-    BAR: Final = 20
-
-    def __init__(self, total: int, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
-        self.total = total
-        self.stream = stream
-        self.clock = clock
-        self.start = clock()
-        self.counts = dict.fromkeys(Verdict, 0)
-        self.tty = stream.isatty()
-        self._last_draw = float("-inf")
-        self._drawn_done = -1
-        self._drawn_width = 0
-        self._next_line = self._step()
-
-    @property
-    def done(self) -> int:
-        return sum(self.counts.values())
-
-    def add(self, record: DealRecord) -> None:
-        """Count one finished deal and redraw if it is time to."""
-        self.counts[record.verdict] += 1
-        if self.tty:
-            now = self.clock()
-            if now - self._last_draw >= 0.1 or self.done == self.total:
-                self._last_draw = now
-                self._draw()
-        elif self.done >= self._next_line:
-            self._next_line += self._step()
-            self.stream.write(self.line() + "\n")
-            self.stream.flush()
-
-    def finish(self) -> None:
-        """End the progress display (a final redraw and newline on a terminal)."""
-        if self.tty and self._drawn_width:
-            if self._drawn_done != self.done:  # the line on screen is not up to date
-                self._draw()
-            self.stream.write("\n")
-            self.stream.flush()
-
-    def line(self) -> str:
-        """``[#####...............] 512/2000 solved 120 unwinnable 380 unknown 12 eta 1m20s``
-        (``in 2m13s``, the time taken, once every deal is done)."""
-        done = self.done
-        filled = self.BAR * done // self.total if self.total else self.BAR
-        bar = "#" * filled + "." * (self.BAR - filled)
-        counts = " ".join(f"{verdict.value} {count}" for verdict, count in self.counts.items())
-        elapsed = self.clock() - self.start
-        if done == self.total:
-            when = f"in {format_seconds(elapsed)}"
-        elif done == 0:
-            when = "eta ?"
-        else:
-            when = f"eta {format_seconds(elapsed / done * (self.total - done))}"
-        return f"[{bar}] {done}/{self.total} {counts} {when}"
-
-    def _step(self) -> int:
-        return max(1, self.total // 10)
-
-    def _draw(self) -> None:
-        text = self.line()
-        padding = " " * max(0, self._drawn_width - len(text))  # wipe a longer previous line
-        self._drawn_done, self._drawn_width = self.done, len(text)
-        self.stream.write("\r" + text + padding)
-        self.stream.flush()
+    return list(records.values())
 
 
 # -- the pool ---------------------------------------------------------------------------

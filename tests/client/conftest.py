@@ -10,7 +10,7 @@ real Redis, and helpers to race on it.
 ``serve_daily`` (function scope, async)
     A factory like ``serve`` for a server that offers daily challenges (one solver
     worker, a 2 s budget): ``async with serve_daily() as (srv, deal):`` where ``deal`` is
-    today's Antares :class:`~server.daily.DailyDeal`, picked and stored before the server
+    today's Antares :class:`~server.competition.daily.DailyDeal`, picked and stored before the server
     starts, so that it is ready at once (the server's worker picks the Scorpion deal first,
     which can take a while).
 """
@@ -28,17 +28,25 @@ from typing import Any
 import msgspec
 import pytest_asyncio
 
-from client.connection import RaceClient
-from protocol.messages import RoomView
+from client.lib.connection import RaceClient
+from protocol.messages import PlayMove, RoomView
 from server.app import RaceServer
+from server.competition.daily import DailyDeal, utc_date
 from server.config import Config
-from server.daily import DailyDeal, utc_date
-from server.deal_supply import DailyDeals
-from server.hub import Hub
+from server.features.context import Context
 from server.rooms.room import random_deal
-from server.store import Store
+from server.storage.connection import Storage
+from server.storage.deals import DealStore
+from server.storage.players import PlayerStore
+from server.supply.certified import DailyDeals
 from tests.polling import PATIENCE as PATIENCE
 from tests.polling import eventually as eventually
+
+
+def playing(code: str, text: str) -> Callable[[int], PlayMove]:
+    """The request for move ``text`` in room ``code``, for ``client.request`` (built here, not
+    in a loop's lambda, so each request keeps its own move)."""
+    return lambda i: PlayMove(id=i, room=code, move=text)
 
 
 def without_now(view: RoomView) -> RoomView:
@@ -54,9 +62,9 @@ class Running:
     clients: list[RaceClient] = field(default_factory=list)
 
     @property
-    def hub(self) -> Hub:
-        assert self.server.hub is not None
-        return self.server.hub
+    def hub(self) -> Context:
+        assert self.server.ctx is not None
+        return self.server.ctx
 
     def view(self, code: str, seat: int | None) -> RoomView:
         """The room as the server shows it to ``seat`` (None: a spectator), now."""
@@ -112,11 +120,11 @@ async def serve_daily(serve: Serve, redis_url: str) -> ServeDaily:
     @contextlib.asynccontextmanager
     async def start(**settings: Any) -> AsyncIterator[tuple[Running, DailyDeal]]:
         prefix = f"test:{uuid.uuid4().hex[:12]}:"
-        store = await Store.connect(redis_url, prefix=prefix)
+        store = await Storage.connect(redis_url, prefix=prefix)
         try:
             # Picked the server's way, under the server's secret and keys, in a thread of ours.
             with ThreadPoolExecutor(1) as pool:
-                supply = DailyDeals(store, await store.server_secret(), DAILY_BUDGET, pool)
+                supply = DailyDeals(DealStore(store), await PlayerStore(store).server_secret(), DAILY_BUDGET, pool)
                 await supply.get("antares", utc_date(int(time.time() * 1000)))
                 await supply.close()
         finally:

@@ -32,7 +32,7 @@ import pytest_asyncio
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from client.connection import RaceClient
+from client.lib.connection import RaceClient
 from protocol.codec import decode_server, encode
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -53,7 +53,7 @@ from protocol.messages import (
 from protocol.mirror import RoomMirror
 from server.app import RaceServer
 from server.config import Config
-from server.hub import Hub
+from server.features.context import Context
 from server.rooms.room import DealPicker, random_deal
 from tests.polling import PATIENCE as PATIENCE
 from tests.polling import eventually as eventually
@@ -154,9 +154,9 @@ class RunningServer:
     _clients: list[RaceClient | RawClient] = field(default_factory=list)
 
     @property
-    def hub(self) -> Hub:
-        assert self.server.hub is not None
-        return self.server.hub
+    def hub(self) -> Context:
+        assert self.server.ctx is not None
+        return self.server.ctx
 
     async def connect(self, name: str, resume: str | None = None) -> RaceClient:
         """A :class:`RaceClient` that says hello as ``name`` (no automatic reconnection)."""

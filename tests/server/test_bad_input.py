@@ -10,7 +10,7 @@ import msgspec
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from client.connection import RaceClient, ServerError
+from client.lib.connection import RaceClient, ServerError
 from protocol.messages import (
     PROTOCOL_VERSION,
     Ack,

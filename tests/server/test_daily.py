@@ -1,7 +1,7 @@
 """The daily challenge through the real server, and races on solver-certified deals.
 
 Every test here runs the real solver in a worker process, as the server does. The daily
-deal is read from the server's own :class:`~server.deal_supply.DailyDeals` (the test plays
+deal is read from the server's own :class:`~server.supply.certified.DailyDeals` (the test plays
 its solution); the players' connections are :class:`RawClient` s, which keep every frame
 byte for byte, so the tests can check that the deal number never went over the wire.
 """
@@ -52,10 +52,10 @@ from protocol.messages import (
 )
 from protocol.mirror import RoomMirror
 from server.app import RaceServer
+from server.clock import now_ms
+from server.competition.daily import DAILY_OPTIONS, DailyDeal, utc_date
 from server.config import Config
-from server.daily import DAILY_OPTIONS, DailyDeal, utc_date
 from server.games import Antares, Deal
-from server.room_channel import now_ms
 from server.solver import Budget, Solved, solve
 from tests.server.conftest import PATIENCE, RawClient, RunningServer, ServerFactory, eventually
 
@@ -74,9 +74,9 @@ def today() -> str:
 
 async def daily_deal(server: RaceServer) -> DailyDeal:
     """Today's Antares deal, as the server picked it (waiting for the pick if needed)."""
-    assert server.hub is not None
-    assert server.hub.daily is not None
-    return await asyncio.wait_for(server.hub.daily.get("antares", today()), SOLVER_WAIT)
+    assert server.ctx is not None
+    assert server.ctx.daily is not None
+    return await asyncio.wait_for(server.ctx.daily.get("antares", today()), SOLVER_WAIT)
 
 
 async def start_daily(client: RawClient) -> Snapshot:
@@ -356,7 +356,8 @@ async def test_a_server_without_the_solver_offers_no_daily_challenge(server: Run
 
 async def test_a_winnable_deals_only_race_gets_a_deal_the_solver_certified(start_server: ServerFactory) -> None:
     async with start_server(**SOLVER) as srv:
-        pool, store = srv.hub.pool, srv.hub.store
+        pool, store = srv.hub.pool, srv.server.storage
+        assert store is not None
         assert pool is not None
         deadline = time.monotonic() + SOLVER_WAIT
         while await pool.size("antares") < 1:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from client.connection import RaceClient
+from client.lib.connection import RaceClient
 from protocol.messages import (
     AskLeaderboard,
     AskStats,
@@ -20,8 +20,8 @@ from protocol.messages import (
     Resign,
     StartDaily,
 )
-from server.daily import DailyDeal, utc_date
-from server.room_channel import now_ms
+from server.clock import now_ms
+from server.competition.daily import DailyDeal, utc_date
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.server.conftest import (
     ServerFactory,

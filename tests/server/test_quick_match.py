@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from client.connection import RaceClient, ServerError
+from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, Joined, LeaveQueue, QuickMatch, ServerMessage, Snapshot
-from server.matchmaking import MatchQueue
+from server.competition.matchmaking import MatchQueue
 from server.rooms.lifecycle import COUNTDOWN_MS
 from tests.server.conftest import PATIENCE, RunningServer, ServerFactory, eventually
 

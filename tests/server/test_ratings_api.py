@@ -18,7 +18,7 @@ from protocol.messages import (
     ServerMessage,
     Update,
 )
-from server.ratings import DEFAULT_RATING, DEFAULT_RD, Rating, rate_race
+from server.competition.ratings import DEFAULT_RATING, DEFAULT_RD, Rating, rate_race
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.server.conftest import ServerFactory, eventually, fixed_deal, start_race
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from client.connection import RaceClient
+from client.lib.connection import RaceClient
 from protocol.messages import (
     Ack,
     AskLegalMoves,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from client.connection import RaceClient
+from client.lib.connection import RaceClient
 from protocol.messages import (
     Ack,
     AskSnapshot,

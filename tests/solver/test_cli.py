@@ -31,7 +31,7 @@ def test_solve_prints_a_solution_that_wins_when_played() -> None:
     result = run("solve", "antares", "24", "--budget", "5s")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "antares, autoplay safe, budget 5s or 2,000,000 nodes, deal 24"
+    assert lines[0] == "antares, autoplay safe, budget 5s, deal 24"
     assert lines[1] == "verdict   solved"
     par, found = lines[2].removeprefix("par").replace("moves (first found", "").rstrip(")").split()
     numbered = [line for line in lines[lines.index("solution") + 1 :] if line[:5].strip().isdigit()]
@@ -57,7 +57,7 @@ def test_solve_reports_an_unknown_when_the_budget_runs_out(capsys: pytest.Captur
 def test_solve_reports_an_unwinnable_deal(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["solve", "SCORPION", "4", "--budget", "5"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "scorpion, budget 5s or 2,000,000 nodes, deal 4"  # no autoplay in Scorpion
+    assert out[0] == "scorpion, budget 5s, deal 4"  # no autoplay in Scorpion
     assert out[1].startswith("verdict   unwinnable")
 
 
@@ -134,7 +134,7 @@ def test_survey_prints_statistics_and_writes_csv_and_png(tmp_path: Path) -> None
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "antares, autoplay safe, budget 5s or 2,000,000 nodes, 2 workers"
+    assert lines[0] == "antares, autoplay safe, budget 5s, 2 workers"
     assert lines[1].startswith("deals 1-4: 4 finished in ")
     assert lines[2].split() == ["solved", "4", "100.0%"]
     assert lines[3].split() == ["unwinnable", "0", "0.0%"]

@@ -1,0 +1,98 @@
+"""Leaderboards and statistics as text for people: what each board ranks by, an entry's
+figure, and a player's statistics as labelled rows. Shared by the UI's tables and the
+``leaderboard`` and ``stats`` commands, so both say the same thing."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from client.render.describe import CARDS, count, precise_duration, rating_text
+from protocol.messages import Leaderboard, LeaderboardEntry, LeaderboardName, PlayerStats, Variant
+
+GAMES: Final[tuple[Variant, ...]] = ("scorpion", "antares")
+
+#: Every board, in the order the UI offers them, with its title.
+BOARDS: Final[dict[LeaderboardName, str]] = {
+    "daily": "Today's daily",
+    "best-time": "Best daily time",
+    "wins": "Daily wins",
+    "streak": "Longest streak",
+    "rating": "Rating",
+}
+
+#: The heading of the figure column of each board.
+FIGURES: Final[dict[LeaderboardName, str]] = {
+    "daily": "Time",
+    "best-time": "Best time",
+    "wins": "Wins",
+    "streak": "Days",
+    "rating": "Rating",
+}
+
+
+def figure(board: LeaderboardName, entry: LeaderboardEntry) -> str:
+    """The figure ``board`` ranks ``entry`` by: a time as m:ss.cc, a count, or a rating.
+
+    On a daily board a racer who did not finish is ranked by cards home (the entry's value)."""
+    if board == "daily":
+        if entry.finished is False:
+            return f"{entry.home if entry.home is not None else int(entry.value)}/{CARDS} home"
+        return precise_duration(entry.value)
+    if board == "best-time":
+        return precise_duration(entry.value)
+    if board == "wins":
+        return str(int(entry.value))
+    if board == "streak":
+        return count(int(entry.value), "day")
+    return rating_text(entry.value)
+
+
+def detail(board: LeaderboardName, entry: LeaderboardEntry) -> str:
+    """What else a daily entry tells (moves), empty for other boards."""
+    if board == "daily" and entry.moves is not None:
+        return count(entry.moves, "move")
+    return ""
+
+
+def board_title(reply: Leaderboard, around: bool) -> str:
+    """``Antares · Today's daily (2025-06-01) · top 10`` or ``… · around you``."""
+    day = f" ({reply.date})" if reply.date else ""
+    scope = "around you" if around else f"top {len(reply.entries)}" if reply.entries else "top"
+    return f"{reply.variant.capitalize()} · {BOARDS[reply.board]}{day} · {scope}"
+
+
+def leaderboard_lines(reply: Leaderboard, around: bool) -> list[str]:
+    """The board as plain lines: a title, then ``rank. name  figure  detail`` per entry,
+    ``(you)`` on the player's own line."""
+    lines = [board_title(reply, around) + ":"]
+    if not reply.entries:
+        lines.append("  you are not on this board yet" if around else "  nobody is on this board yet")
+    for entry in reply.entries:
+        you = "  (you)" if reply.me is not None and entry.player == reply.me.player else ""
+        more = detail(reply.board, entry)
+        parts = [f"{entry.rank:>3}. {entry.name}", figure(reply.board, entry), *([more] if more else [])]
+        lines.append("  ".join(parts) + you)
+    return lines
+
+
+def stats_rows(stats: PlayerStats) -> list[tuple[str, str]]:
+    """A player's statistics in one game as (label, value) rows."""
+    return [
+        ("Races started", str(stats.races_started)),
+        ("Races won", str(stats.races_won)),
+        ("Races finished", str(stats.races_finished)),
+        ("Daily attempts", str(stats.daily_attempts)),
+        ("Daily wins", str(stats.daily_wins)),
+        ("Best time", precise_duration(stats.best_time_ms)),
+        ("Daily streak", count(stats.current_streak, "day")),
+        ("Longest streak", count(stats.longest_streak, "day")),
+        ("Rating", f"{round(stats.rating)} ± {round(stats.rating_deviation)}"),
+    ]
+
+
+def stats_lines(stats: PlayerStats) -> list[str]:
+    """The statistics as plain lines: a title, then ``label: value``."""
+    rows = stats_rows(stats)
+    width = max(len(label) for label, _ in rows)
+    title = f"{stats.name} · {stats.variant.capitalize()}:"
+    return [title, *(f"  {label + ':':<{width + 1}} {value}" for label, value in rows)]

@@ -1,0 +1,126 @@
+"""How a screen asks for another: it posts :class:`Navigate` with a route, a frozen value
+naming the screen and its arguments, and the app (the one module that knows every screen
+class) builds and shows it. So no screen imports another, and the screens form no cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from client.lib.bot import Level
+from protocol.messages import LeaderboardName, Variant
+
+
+@dataclass(frozen=True)
+class Home:
+    """The home menu: every screen above it closes."""
+
+
+@dataclass(frozen=True)
+class Name:
+    """The name prompt (``error``: why the server refused the last name)."""
+
+    error: str | None = None
+    first: bool = False
+
+
+@dataclass(frozen=True)
+class Game:
+    """A room where the player has (or is taking) a seat."""
+
+    code: str
+    seat: int | None = None
+
+
+@dataclass(frozen=True)
+class Results:
+    code: str
+
+
+@dataclass(frozen=True)
+class Spectate:
+    code: str
+
+
+@dataclass(frozen=True)
+class Daily:
+    variant: Variant
+
+
+@dataclass(frozen=True)
+class Leaderboards:
+    variant: Variant = "scorpion"
+    board: LeaderboardName = "daily"
+
+
+@dataclass(frozen=True)
+class Stats:
+    pass
+
+
+@dataclass(frozen=True)
+class Quick:
+    pass
+
+
+@dataclass(frozen=True)
+class Lobby:
+    pass
+
+
+@dataclass(frozen=True)
+class Create:
+    practice: bool
+
+
+@dataclass(frozen=True)
+class Join:
+    pass
+
+
+@dataclass(frozen=True)
+class BotRace:
+    """Choose a game and a bot's level; ``variant`` and ``level`` given: start at once."""
+
+    variant: Variant | None = None
+    level: Level | None = None
+
+
+@dataclass(frozen=True)
+class Help:
+    pass
+
+
+@dataclass(frozen=True)
+class Rules:
+    variant: Variant
+
+
+Route = (
+    Home
+    | Name
+    | Game
+    | Results
+    | Spectate
+    | Daily
+    | Leaderboards
+    | Stats
+    | Quick
+    | Lobby
+    | Create
+    | Join
+    | BotRace
+    | Help
+    | Rules
+)
+
+
+class Navigate(Message):
+    """Show ``route``: on top of the current screen, or (``replace``) instead of it."""
+
+    def __init__(self, route: Route, replace: bool = False) -> None:
+        super().__init__()
+        self.route = route
+        self.replace = replace

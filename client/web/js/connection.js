@@ -1,0 +1,289 @@
+// One websocket to the race server, speaking PROTOCOL.md: MessagePack maps in binary frames.
+// It says hello (with the resume token kept in localStorage), answers each request with the
+// reply naming its id, keeps a RoomCopy of every room it follows (asking for a snapshot on a
+// gap) and reconnects by itself, resuming, when the connection drops.
+
+import { RoomCopy } from "./mirror.js";
+
+const { encode, decode } = globalThis.MessagePack;
+
+const NAME_KEY = "solitaire-race.name";
+const RESUME_KEY = "solitaire-race.resume";
+
+export function storedName() {
+  return localStorage.getItem(NAME_KEY) || "";
+}
+
+/** An error answer from the server: `code`, `message` (for people), `rule` for illegal moves. */
+export class ServerError extends Error {
+  constructor(reply) {
+    super(reply.message);
+    this.code = reply.code;
+    this.rule = reply.rule ?? null;
+  }
+}
+
+export class Connection {
+  constructor(url) {
+    this.url = url;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.rooms = new Map();
+    this.roles = new Map();
+    this.resyncing = new Set();
+    this.forgotten = new Set();
+    this.listeners = new Set();
+    this.player = null;
+    this.name = null;
+    this.socket = null;
+    this.ready = null;
+    this.closed = false;
+    this.retry = 250;
+    this.state = "connecting";
+  }
+
+  /** Open the socket and say hello as `name` (the stored name, or "Guest"). Resolves on welcome. */
+  start(name) {
+    this.wantedName = name || storedName() || "Guest";
+    this.ready = this.open();
+    return this.ready;
+  }
+
+  /** Say hello again under a new name (a new connection; the resume token keeps the player). */
+  async rename(name) {
+    localStorage.setItem(NAME_KEY, name);
+    this.wantedName = name;
+    if (this.socket) this.socket.close(1000);
+    // The close handler reconnects; wait for the new welcome.
+    await new Promise((resolve) => {
+      const off = this.on((kind) => {
+        if (kind === "connected") {
+          off();
+          resolve();
+        }
+      });
+    });
+  }
+
+  open() {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(this.url);
+      socket.binaryType = "arraybuffer";
+      this.socket = socket;
+      let welcomed = false;
+      socket.onopen = () => {
+        const hello = { type: "hello", id: this.nextId++, protocol: 1, name: this.wantedName };
+        const resume = localStorage.getItem(RESUME_KEY);
+        if (resume) hello.resume = resume;
+        this.helloId = hello.id;
+        socket.send(encode(hello));
+      };
+      socket.onmessage = (event) => {
+        if (typeof event.data === "string") return;
+        let message;
+        try {
+          message = decode(new Uint8Array(event.data));
+        } catch (error) {
+          console.warn("ignored a frame that is not MessagePack", error);
+          return;
+        }
+        if (!welcomed) {
+          if (message.type === "welcome") {
+            welcomed = true;
+            this.player = message.player;
+            this.name = message.name;
+            localStorage.setItem(RESUME_KEY, message.resume);
+            localStorage.setItem(NAME_KEY, message.name);
+            this.retry = 250;
+            this.state = "connected";
+            resolve(message);
+            this.emit("connected", message);
+            this.restoreRooms();
+            return;
+          }
+          if (message.type === "error" && message.id === this.helloId) {
+            if (message.code === "invalid-token") {
+              // This server no longer knows the token: become a new player.
+              localStorage.removeItem(RESUME_KEY);
+            }
+            this.emit("error", message);
+            socket.close();
+            return;
+          }
+        }
+        this.dispatch(message);
+      };
+      socket.onclose = (event) => {
+        this.state = "disconnected";
+        for (const [id, entry] of this.pending) {
+          entry.reject(new ServerError({ code: "disconnected", message: "the connection dropped" }));
+          this.pending.delete(id);
+        }
+        this.resyncing = new Set(this.rooms.keys());
+        this.emit("disconnected", event);
+        if (!welcomed) reject(new Error(`could not connect (close code ${event.code})`));
+        if (!this.closed) {
+          // Requests made meanwhile wait for the next welcome, however many attempts it takes.
+          if (!this.reconnected) {
+            this.reconnected = new Promise((resolve) => {
+              this.release = resolve;
+            });
+            this.ready = this.reconnected;
+          }
+          const wait = this.retry * (1 + Math.random());
+          this.retry = Math.min(this.retry * 2, 8000);
+          setTimeout(() => {
+            this.open().then(
+              (welcome) => {
+                this.reconnected = null;
+                this.release(welcome);
+              },
+              () => {},
+            );
+          }, wait);
+        }
+      };
+    });
+  }
+
+  close() {
+    this.closed = true;
+    if (this.socket) this.socket.close(1000);
+  }
+
+  /** Listen to everything: `listener(kind, message, room)`; returns a function that stops it. */
+  on(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(kind, message, room) {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(kind, message, room);
+      } catch (error) {
+        console.error("a listener failed", error);
+      }
+    }
+  }
+
+  /** Send a request (without `id`) and resolve with the reply naming its id; reject with ServerError. */
+  async request(fields) {
+    await this.ready;
+    if (!this.socket || this.socket.readyState !== WebSocket.OPEN) {
+      throw new ServerError({ code: "disconnected", message: "not connected to the server" });
+    }
+    const id = this.nextId++;
+    const message = { ...fields, id };
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.socket.send(encode(message));
+    });
+  }
+
+  /** After a reconnection: follow again every room followed before (seats come back by themselves). */
+  async restoreRooms() {
+    for (const [room, role] of [...this.roles]) {
+      try {
+        if (role === "spectator") await this.request({ type: "spectate", room });
+        else await this.request({ type: "snapshot", room });
+      } catch (error) {
+        this.forget(room);
+      }
+    }
+  }
+
+  /** Resolve with the copy of `room` once it exists and `predicate(copy)` holds. */
+  waitRoom(room, predicate = () => true, timeout = 15000) {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const copy = this.rooms.get(room);
+        if (copy && predicate(copy)) {
+          off();
+          clearTimeout(timer);
+          resolve(copy);
+          return true;
+        }
+        return false;
+      };
+      const off = this.on((kind, message, changed) => {
+        if (kind === "room" && changed === room) check();
+      });
+      const timer = setTimeout(() => {
+        off();
+        reject(new Error(`room ${room} did not arrive`));
+      }, timeout);
+      check();
+    });
+  }
+
+  forget(room) {
+    this.rooms.delete(room);
+    this.roles.delete(room);
+    this.resyncing.delete(room);
+    this.forgotten.add(room);
+  }
+
+  async leave(room) {
+    try {
+      await this.request({ type: "leave", room });
+    } catch (error) {
+      // Already gone: nothing to leave.
+    } finally {
+      this.forget(room);
+    }
+  }
+
+  dispatch(message) {
+    let room = null;
+    switch (message.type) {
+      case "snapshot": {
+        room = message.room;
+        this.resyncing.delete(room);
+        this.forgotten.delete(room);
+        const copy = this.rooms.get(room);
+        if (copy) copy.reset(message);
+        else this.rooms.set(room, new RoomCopy(message));
+        break;
+      }
+      case "update": {
+        room = message.room;
+        if (this.resyncing.has(room) || this.forgotten.has(room)) return;
+        const copy = this.rooms.get(room);
+        if (!copy) return; // its snapshot follows the joined
+        if (!copy.apply(message)) {
+          // A gap: ask once for the whole room again; updates wait for it.
+          this.resyncing.add(room);
+          this.request({ type: "snapshot", room }).catch(() => {});
+          return;
+        }
+        break;
+      }
+      case "joined":
+        this.roles.set(message.room, message.role);
+        this.forgotten.delete(message.room);
+        if (message.seat !== undefined && message.role === "racer") this.emit("seated", message, message.room);
+        break;
+      case "goodbye":
+        this.emit("goodbye", message);
+        break;
+      default:
+        break;
+    }
+    const entry = message.id !== undefined ? this.pending.get(message.id) : undefined;
+    // A snapshot carries an id only when it answers a snapshot request.
+    if (entry && !(message.type === "snapshot" && message.id === undefined)) {
+      this.pending.delete(message.id);
+      if (message.type === "error") entry.reject(new ServerError(message));
+      else entry.resolve(message);
+    }
+    if (room) this.emit("room", message, room);
+    else this.emit(message.type, message);
+  }
+}
+
+/** The server's websocket address: the page's own host. */
+export function serverUrl() {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${location.host}/`;
+}

@@ -1,0 +1,117 @@
+// Daily challenges: today's deal of each game (commitment, par, whether the ranked attempt is
+// used), a button to play it, today's board with the part around the player, the all-time
+// boards and the rating board.
+
+import { fill, formatMs, h, statusLine, variantName } from "./dom.js";
+
+const BOARDS = [
+  ["best-time", "Best daily time"],
+  ["wins", "Daily wins"],
+  ["streak", "Longest streak"],
+  ["rating", "Rating"],
+];
+
+function shownValue(board, entry) {
+  if (board === "daily") return entry.finished ? formatMs(entry.value) : `${entry.home} home`;
+  if (board === "best-time") return formatMs(entry.value);
+  if (board === "streak") return `${entry.value} days`;
+  if (board === "rating") return Number(entry.value).toFixed(0);
+  return String(entry.value);
+}
+
+export class DailyScreen {
+  constructor(conn, variant) {
+    this.conn = conn;
+    this.variant = variant === "scorpion" ? "scorpion" : "antares";
+  }
+
+  mount(main) {
+    this.status = statusLine();
+    this.today = h("div", { className: "panel", id: "daily-today" }, "Asking for today's deal…");
+    this.boards = h("div", { className: "grid-2" });
+    fill(main, 
+      h(
+        "section",
+        { id: "daily" },
+        h("h1", {}, "Daily challenge"),
+        h(
+          "div",
+          { className: "toolbar" },
+          ["antares", "scorpion"].map((v) =>
+            h("a", { href: `#/daily/${v}`, className: v === this.variant ? "pill racing" : "pill" }, variantName(v)),
+          ),
+        ),
+        this.status,
+        this.today,
+        this.boards,
+      ),
+    );
+    this.load().catch((error) => this.status.show(error.message, true));
+  }
+
+  unmount() {}
+
+  async load() {
+    await this.conn.ready;
+    const info = await this.conn.request({ type: "daily", variant: this.variant });
+    this.drawToday(info);
+    await this.drawBoards(info.date);
+  }
+
+  drawToday(info) {
+    const play = h(
+      "button",
+      { className: "primary", id: "play-daily", onclick: () => this.play() },
+      info.attempted ? "Practise today's deal" : "Play today's deal (ranked, once)",
+    );
+    fill(this.today, 
+      h("h2", {}, `${variantName(info.variant)} · ${info.date}`),
+      h("p", {}, `Par ${info.par} moves. `, info.attempted ? "You have used your ranked attempt today." : "Your first attempt today is the ranked one; hints are off in it."),
+      h("p", { className: "muted" }, "Commitment: ", h("code", {}, info.commitment)),
+      play,
+      info.yesterday
+        ? h("p", { className: "muted" }, `Yesterday (${info.yesterday.date}): deal ${info.yesterday.deal}, solved in ${info.yesterday.solution.length} moves.`)
+        : null,
+    );
+  }
+
+  async play() {
+    try {
+      const joined = await this.conn.request({ type: "start_daily", variant: this.variant });
+      location.assign(`/r/${joined.room}`);
+    } catch (error) {
+      this.status.show(error.message, true);
+    }
+  }
+
+  async board(board, extra = {}) {
+    return this.conn.request({ type: "leaderboard", variant: this.variant, board, limit: 10, ...extra });
+  }
+
+  table(title, board, reply, id) {
+    const rows = (reply.entries || []).map((entry) =>
+      h(
+        "tr",
+        { className: entry.player === this.conn.player ? "me" : "" },
+        h("td", {}, String(entry.rank)),
+        h("td", {}, entry.name),
+        h("td", {}, shownValue(board, entry)),
+        board === "daily" ? h("td", {}, `${entry.moves ?? ""} moves`) : null,
+      ),
+    );
+    return h(
+      "div",
+      { className: "panel", id },
+      h("h2", {}, title),
+      rows.length ? h("table", {}, h("tbody", {}, rows)) : h("p", { className: "muted" }, "Nobody yet."),
+    );
+  }
+
+  async drawBoards(date) {
+    const top = await this.board("daily", { date });
+    const around = await this.board("daily", { date, around: true });
+    const panels = [this.table(`Today's board (${date})`, "daily", top, "daily-board"), this.table("Around you", "daily", around, "daily-around")];
+    for (const [board, title] of BOARDS) panels.push(this.table(title, board, await this.board(board), `board-${board}`));
+    fill(this.boards, ...panels);
+  }
+}

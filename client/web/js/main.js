@@ -1,0 +1,68 @@
+// The web client's entry point: one connection for the page, and a screen per route.
+//   /r/CODE          race in room CODE (join with a name; a reload resumes the seat)
+//   #/lobby          live public rooms (the default)
+//   #/watch/CODE     watch a room
+//   #/daily[/GAME]   the daily challenge and the leaderboards
+//   #/replay/CODE[/SEAT]  a finished race, step by step
+
+import { Connection, serverUrl } from "./connection.js";
+import { DailyScreen } from "./daily.js";
+import { fill, h } from "./dom.js";
+import { LobbyScreen } from "./lobby.js";
+import { ReplayScreen } from "./replay.js";
+import { RoomScreen } from "./room.js";
+
+const conn = new Connection(serverUrl());
+// For the console and the tests: the page's connection (it holds nothing the page does not show).
+window.solitaireRace = { conn };
+const main = document.getElementById("view");
+const who = document.getElementById("who");
+let screen = null;
+
+function screenFor() {
+  const room = location.pathname.match(/^\/r\/([A-Za-z0-9]{1,16})\/?$/);
+  if (room) return new RoomScreen(conn, room[1], "race");
+  const [, page, arg, extra] = (location.hash || "#/lobby").split("/");
+  switch (page) {
+    case "watch":
+      return arg ? new RoomScreen(conn, arg, "watch") : new LobbyScreen(conn);
+    case "daily":
+      return new DailyScreen(conn, arg);
+    case "replay":
+      return arg ? new ReplayScreen(conn, arg, extra) : new LobbyScreen(conn);
+    default:
+      return new LobbyScreen(conn);
+  }
+}
+
+function route() {
+  if (screen) screen.unmount();
+  screen = screenFor();
+  screen.mount(main);
+}
+
+function showWho() {
+  fill(who, 
+    conn.state === "connected" ? `Playing as ${conn.name}` : "connecting…",
+    " ",
+    h("button", { id: "rename", onclick: rename }, "Change name"),
+  );
+}
+
+async function rename() {
+  const name = prompt("Your name (1 to 24 characters)", conn.name || "");
+  if (name && name.trim()) await conn.rename(name.trim());
+}
+
+conn.on((kind) => {
+  if (kind === "connected" || kind === "disconnected") showWho();
+});
+conn.start().catch((error) => {
+  main.prepend(h("p", { className: "status error" }, `Cannot reach the server: ${error.message}`));
+});
+showWho();
+window.addEventListener("hashchange", () => {
+  if (!location.pathname.startsWith("/r/")) route();
+  else location.assign(`/${location.hash}`);
+});
+route();

@@ -1,0 +1,94 @@
+"""Leaderboards and statistics."""
+
+from __future__ import annotations
+
+import datetime
+
+from protocol.errors import ErrorCode
+from protocol.messages import AskLeaderboard, AskStats, Leaderboard, LeaderboardEntry, PlayerStats
+from server.connections.link import ClientLink
+from server.features.context import Context, player_of
+from server.features.daily import today
+from server.rooms.errors import RoomError
+
+
+async def leaderboard(ctx: Context, link: ClientLink, message: AskLeaderboard) -> None:
+    player, variant, boards = player_of(link), message.variant, ctx.boards
+    span = message.limit // 2
+    date = None
+    entries: list[LeaderboardEntry]
+    if message.board == "daily":
+        date = message.date or today()
+        try:
+            datetime.date.fromisoformat(date)
+        except ValueError:
+            raise RoomError(ErrorCode.INVALID_MESSAGE, f"{date} is not a day") from None
+        daily = (
+            await boards.around(variant, date, player, span)
+            if message.around
+            else await boards.top(variant, date, message.limit)
+        )
+        entries = [
+            LeaderboardEntry(
+                rank=e.rank,
+                player=e.player,
+                name=e.name,
+                value=e.time_ms if e.time_ms is not None else e.home,
+                finished=e.finished,
+                moves=e.moves,
+                home=e.home,
+            )
+            for e in daily
+        ]
+    elif message.board == "rating":
+        rated = (
+            await boards.around_ratings(variant, player, span)
+            if message.around
+            else await boards.top_ratings(variant, message.limit)
+        )
+        entries = [
+            LeaderboardEntry(rank=e.rank, player=e.player, name=await _name(ctx, e.player), value=e.rating.rating)
+            for e in rated
+        ]
+    else:
+        ranked = (
+            await boards.around_all_time(variant, message.board, player, span)
+            if message.around
+            else await boards.top_all_time(variant, message.board, message.limit)
+        )
+        entries = [
+            LeaderboardEntry(rank=e.rank, player=e.player, name=await _name(ctx, e.player), value=e.value)
+            for e in ranked
+        ]
+    me = next((entry for entry in entries if entry.player == player), None)
+    link.send(Leaderboard(id=message.id, variant=variant, board=message.board, entries=entries, date=date, me=me))
+
+
+async def _name(ctx: Context, player: str) -> str:
+    return await ctx.players.name(player) or "?"
+
+
+async def stats(ctx: Context, link: ClientLink, message: AskStats) -> None:
+    player = message.player or player_of(link)
+    if not player.isascii() or not player.isalnum():
+        raise RoomError(ErrorCode.INVALID_MESSAGE, "a player id has only letters and digits")
+    figures = await ctx.boards.stats(message.variant, player, today())
+    rating = await ctx.boards.rating(message.variant, player)
+    link.send(
+        PlayerStats(
+            id=message.id,
+            variant=message.variant,
+            player=player,
+            name=await _name(ctx, player),
+            races_started=figures.races_started,
+            races_won=figures.races_won,
+            races_finished=figures.races_finished,
+            daily_attempts=figures.daily_attempts,
+            daily_wins=figures.daily_wins,
+            best_time_ms=figures.best_time_ms,
+            current_streak=figures.current_streak,
+            longest_streak=figures.longest_streak,
+            rating=rating.rating,
+            rating_deviation=rating.rd,
+        )
+    )

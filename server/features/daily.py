@@ -1,0 +1,130 @@
+"""Daily challenges: the day's information, starting an attempt, and who may watch attempts."""
+
+from __future__ import annotations
+
+import logging
+
+from protocol.errors import ErrorCode
+from protocol.messages import AskDaily, DailyInfo, DailyReveal, Joined, RoomOptions, RoomSummary, StartDaily, Variant
+from server.clock import now_ms
+from server.competition.daily import DailyDeal, day_end_ms, previous_date, utc_date
+from server.connections.link import ClientLink
+from server.features.context import Context, player_of
+from server.features.room_limits import check_room_limits, count_creation
+from server.games import VARIANTS
+from server.rooms.commands import SetReady
+from server.rooms.errors import RoomError
+from server.rooms.lifecycle import State
+from server.rooms.room import Room
+
+logger = logging.getLogger("server.daily")
+
+
+def today() -> str:
+    return utc_date(now_ms())
+
+
+async def _deal(ctx: Context, variant: str, date: str) -> DailyDeal:
+    if ctx.daily is None:
+        raise RoomError(ErrorCode.DAILY_UNAVAILABLE, "this server offers no daily challenge")
+    return await ctx.daily.get(variant, date)
+
+
+async def daily_info(ctx: Context, link: ClientLink, message: AskDaily) -> None:
+    player, date = player_of(link), today()
+    deal = await _deal(ctx, message.variant, date)
+    yesterday = None
+    if ctx.daily is not None:
+        before = await ctx.daily.stored(message.variant, previous_date(date))
+        if before is not None:
+            yesterday = DailyReveal(
+                date=before.date,
+                deal=before.deal,
+                salt=before.salt,
+                commitment=before.commitment,
+                solution=list(before.solution),
+            )
+    link.send(
+        DailyInfo(
+            id=message.id,
+            variant=message.variant,
+            date=date,
+            commitment=deal.commitment,
+            par=deal.par,
+            attempted=await ctx.players.attempted_daily(message.variant, date, player),
+            ends=day_end_ms(date),
+            yesterday=yesterday,
+        )
+    )
+
+
+async def start_daily(ctx: Context, link: ClientLink, message: StartDaily) -> None:
+    player, date = player_of(link), today()
+    check_room_limits(ctx, link)
+    deal = await _deal(ctx, message.variant, date)
+    await count_creation(ctx, link)
+    # The first attempt of the day is the ranked one, whatever happens to it afterwards.
+    ranked = await ctx.players.start_daily_attempt(message.variant, date, player)
+    # Ranked attempts have no hints: everyone races the same deal with the same tools. An
+    # attempt ends with its day, when the day's deal and solution are published.
+    left = (day_end_ms(date) - now_ms()) // 1000
+    options = RoomOptions(max_racers=1, hints=not ranked, time_limit=int(min(max(left, 30), 86_400)))
+    runner = await ctx.rooms.create(
+        message.variant,
+        options,
+        player,
+        link.name,
+        bot=link.bot,
+        next_deal=deal.deal,
+        next_salt=deal.salt,  # the day's commitment, the same for every attempt
+        daily=date,
+        ranked=ranked,
+    )
+    runner.audience.follow_as_racer(link, 0)
+    await runner.run(SetReady(player, True))
+    link.send(Joined(id=message.id, room=runner.code, role="racer", seat=0))
+    link.send(runner.snapshot_for(link))
+    kind = "ranked" if ranked else "practice"
+    logger.debug("daily %s %s: %s started a %s attempt", message.variant, date, link.name, kind)
+
+
+def check_daily_over(date: str | None) -> None:
+    """Daily attempts replay only once their day is over: the deal is everyone's until then."""
+    if date is not None and date >= today():
+        raise RoomError(ErrorCode.DAILY_SECRET, "daily attempts can be replayed once the day is over")
+
+
+async def may_watch_daily(ctx: Context, room: Room, player: str) -> bool:
+    """A live daily attempt may be watched by one who has used their own ranked attempt
+    that day; once the day is over, by anyone."""
+    date = room.record.daily
+    if date is None or date < today():
+        return True
+    return await used_ranked_attempt(ctx, room.record.variant, date, player)
+
+
+async def used_ranked_attempt(ctx: Context, variant: Variant, date: str, player: str) -> bool:
+    """Whether ``player``'s ranked attempt at ``variant`` on ``date`` is started and over:
+    one still playing it would copy the moves they watch."""
+    for runner in ctx.rooms.rooms_of(player):
+        record = runner.room.record
+        if record.ranked and record.daily == date and record.variant == variant and not runner.finished:
+            return False
+    return await ctx.players.attempted_daily(variant, date, player)
+
+
+async def watchable_daily_rooms(ctx: Context, player: str) -> list[RoomSummary]:
+    """Live daily attempts, for the lobby of one who may watch them (used their ranked attempt)."""
+    date, summaries = today(), []
+    for variant in VARIANTS:
+        if not await used_ranked_attempt(ctx, variant, date, player):  # type: ignore[arg-type]
+            continue
+        summaries += [
+            runner.room.summary()
+            for runner in ctx.rooms.runners()
+            if runner.room.record.daily == date
+            and runner.room.record.variant == variant
+            and runner.room.state is State.RACING
+            and runner.room.seat_of(player) is None
+        ]
+    return summaries

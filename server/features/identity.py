@@ -1,0 +1,83 @@
+"""Identity: hello (new or resumed player), and what a dropped connection leaves behind."""
+
+from __future__ import annotations
+
+import logging
+
+from protocol.errors import ErrorCode
+from protocol.messages import PROTOCOL_VERSION, Hello, Joined, Welcome
+from server.connections.link import ClientLink
+from server.features.context import Context
+from server.features.sessions import InvalidName, clean_name, new_player_id, sign, verify
+from server.rooms.commands import Presence
+from server.storage.connection import StoreUnavailable
+
+logger = logging.getLogger("server.identity")
+
+
+async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
+    if message.protocol != PROTOCOL_VERSION:
+        text = f"this server speaks protocol {PROTOCOL_VERSION}, not {message.protocol}; update your client"
+        link.error(ErrorCode.UNSUPPORTED_PROTOCOL, text, message.id)
+        return
+    if link.player is not None:
+        link.error(ErrorCode.ALREADY_HELLO, "this connection has already said hello", message.id)
+        return
+    try:
+        name = clean_name(message.name)
+    except InvalidName as error:
+        link.error(ErrorCode.INVALID_NAME, str(error), message.id)
+        return
+    player = new_player_id()
+    if message.resume is not None:
+        resumed = verify(message.resume, ctx.secret)
+        if resumed is None:
+            text = "that resume token is not valid here; say hello without it"
+            link.error(ErrorCode.INVALID_TOKEN, text, message.id)
+            return
+        player = resumed
+    if len(ctx.by_player.get(player, ())) >= ctx.config.max_connections_per_player:
+        link.error(ErrorCode.TOO_MANY_CONNECTIONS, "this player has too many connections open", message.id)
+        return
+    await ctx.players.save_name(player, name)
+    link.player, link.name, link.bot = player, name, message.bot
+    ctx.by_player.setdefault(player, set()).add(link)
+    resume = sign(player, ctx.secret)
+    link.send(Welcome(id=message.id, player=player, name=name, resume=resume, protocol=PROTOCOL_VERSION))
+    # Back in every room this player races in: their seat, and what they missed.
+    for runner in sorted(ctx.rooms.rooms_of(player), key=lambda r: r.code):
+        seat = runner.room.seat_of(player)
+        if seat is None:
+            continue
+        runner.audience.follow_as_racer(link, seat)
+        link.send(Joined(id=message.id, room=runner.code, role="racer", seat=seat))
+        try:
+            await runner.run(Presence(player, True))
+        except StoreUnavailable as error:
+            logger.warning("room %s: %s's return not stored yet: %s", runner.code, link.name, error)
+        link.send(runner.snapshot_for(link))
+
+
+async def disconnected(ctx: Context, link: ClientLink) -> None:
+    """``link`` closed: stop sending to it; racers whose last connection it was are marked
+    disconnected (they keep their seat for the grace period)."""
+    ctx.links.discard(link)
+    if link.player is not None:
+        links = ctx.by_player.get(link.player, set())
+        links.discard(link)
+        if not links:
+            ctx.by_player.pop(link.player, None)
+    for code in list(link.rooms):
+        runner = await ctx.rooms.get(code)
+        if runner is None:
+            continue
+        seat = runner.audience.unfollow(link)
+        player = link.player
+        if seat is None:
+            runner.spectators_changed()
+        elif player is not None and not runner.audience.links_of(seat):
+            try:
+                await runner.run(Presence(player, False))
+            except StoreUnavailable as error:
+                # Not stored: after the resync the seat is away (no connection follows it).
+                logger.warning("room %s: %s's drop not stored: %s", runner.code, link.name, error)

@@ -1,0 +1,160 @@
+"""Rooms: create, join, spectate, leave, the lobby, and the racers' commands."""
+
+from __future__ import annotations
+
+import logging
+
+from protocol.errors import ErrorCode
+from protocol.messages import (
+    Ack,
+    AskHint,
+    AskLegalMoves,
+    AskSnapshot,
+    CreateRoom,
+    Hints,
+    Joined,
+    JoinRoom,
+    Leave,
+    LegalMoves,
+    ListRooms,
+    Lobby,
+    PlayMove,
+    Ready,
+    Rematch,
+    Resign,
+    Spectate,
+    Start,
+    Undo,
+)
+from server.connections.link import ClientLink
+from server.features.context import Context, player_of
+from server.features.daily import may_watch_daily, watchable_daily_rooms
+from server.features.room_limits import check_room_limits, count_creation
+from server.rooms import commands
+from server.rooms.errors import RoomError
+from server.rooms.lifecycle import State
+
+logger = logging.getLogger("server.rooms")
+
+
+async def create_room(ctx: Context, link: ClientLink, message: CreateRoom) -> None:
+    player = player_of(link)
+    check_room_limits(ctx, link)
+    await count_creation(ctx, link)
+    options = message.options
+    next_deal = None
+    winnable = options.winnable if options.winnable is not None else message.variant == "scorpion"
+    if winnable and options.deal is None and ctx.pool is not None:
+        next_deal = await ctx.pool.take(message.variant)
+        if next_deal is None:
+            logger.warning("no certified %s deal in the pool: the room gets a random one", message.variant)
+    runner = await ctx.rooms.create(message.variant, options, player, link.name, bot=link.bot, next_deal=next_deal)
+    runner.audience.follow_as_racer(link, 0)
+    logger.debug("room %s created by %s (%s, %d racers)", runner.code, link.name, message.variant, options.max_racers)
+    link.send(Joined(id=message.id, room=runner.code, role="racer", seat=0))
+    link.send(runner.snapshot_for(link))
+
+
+async def join(ctx: Context, link: ClientLink, message: JoinRoom) -> None:
+    player = player_of(link)
+    runner = await ctx.room(message.room)
+    if runner.room.seat_of(player) is None:
+        check_room_limits(ctx, link)
+    await runner.run(commands.Join(player, link.name, link.bot), link, message.id, ack=False)
+    seat = runner.room.seat_of(player)
+    assert seat is not None
+    # A racer never also spectates their room, from any of their connections.
+    spectating = [other for other in runner.audience.spectators if other.player == player]
+    for other in spectating:
+        runner.audience.unfollow(other)
+    runner.audience.follow_as_racer(link, seat)
+    link.send(Joined(id=message.id, room=runner.code, role="racer", seat=seat))
+    link.send(runner.snapshot_for(link))
+    if spectating:
+        runner.spectators_changed()
+
+
+async def spectate(ctx: Context, link: ClientLink, message: Spectate) -> None:
+    player = player_of(link)
+    runner = await ctx.room(message.room)
+    if runner.room.seat_of(player) is not None:
+        raise RoomError(ErrorCode.NOT_ALLOWED, "you race in this room, so you cannot spectate it")
+    if not await may_watch_daily(ctx, runner.room, player):
+        raise RoomError(ErrorCode.NOT_ALLOWED, "watch today's daily attempts after your own ranked attempt")
+    runner.audience.follow_as_spectator(link)
+    link.send(Joined(id=message.id, room=runner.code, role="spectator"))
+    link.send(runner.snapshot_for(link))
+    runner.spectators_changed()
+
+
+async def leave(ctx: Context, link: ClientLink, message: Leave) -> None:
+    player = player_of(link)
+    runner = await ctx.room(message.room)
+    if runner.room.seat_of(player) is None:
+        if runner.code not in link.rooms:
+            raise RoomError(ErrorCode.NOT_IN_ROOM, f"you are not in room {runner.code}")
+        runner.audience.unfollow(link)
+        runner.spectators_changed()
+        link.send(Ack(id=message.id, room=runner.code, version=runner.room.version))
+        return
+    await runner.run(commands.Leave(player), link, message.id)
+    for other in list(ctx.by_player.get(player, ())):
+        runner.audience.unfollow(other)
+
+
+async def list_rooms(ctx: Context, link: ClientLink, message: ListRooms) -> None:
+    summaries = ctx.rooms.public() + await watchable_daily_rooms(ctx, player_of(link))
+    link.send(Lobby(id=message.id, rooms=summaries))
+
+
+async def ready(ctx: Context, link: ClientLink, message: Ready) -> None:
+    runner = await ctx.room(message.room)
+    await runner.run(commands.SetReady(player_of(link), message.ready), link, message.id)
+
+
+async def start(ctx: Context, link: ClientLink, message: Start) -> None:
+    runner = await ctx.room(message.room)
+    await runner.run(commands.Start(player_of(link)), link, message.id)
+
+
+async def move(ctx: Context, link: ClientLink, message: PlayMove) -> None:
+    runner = await ctx.room(message.room)
+    await runner.run(commands.Move(player_of(link), message.move), link, message.id)
+
+
+async def undo(ctx: Context, link: ClientLink, message: Undo) -> None:
+    runner = await ctx.room(message.room)
+    await runner.run(commands.TakeBack(player_of(link)), link, message.id)
+
+
+async def resign(ctx: Context, link: ClientLink, message: Resign) -> None:
+    runner = await ctx.room(message.room)
+    await runner.run(commands.Resign(player_of(link)), link, message.id)
+
+
+async def rematch(ctx: Context, link: ClientLink, message: Rematch) -> None:
+    runner = await ctx.room(message.room)
+    room = runner.room
+    next_deal = None
+    options = room.record.options
+    winnable = options.winnable if options.winnable is not None else room.record.variant == "scorpion"
+    if room.state is State.FINISHED and winnable and options.deal is None and ctx.pool is not None:
+        next_deal = await ctx.pool.take(room.record.variant)
+    await runner.run(commands.Rematch(player_of(link), next_deal), link, message.id)
+
+
+async def hint(ctx: Context, link: ClientLink, message: AskHint) -> None:
+    runner = await ctx.room(message.room)
+    link.send(Hints(id=message.id, room=runner.code, hints=runner.room.hints(player_of(link))))
+
+
+async def legal_moves(ctx: Context, link: ClientLink, message: AskLegalMoves) -> None:
+    runner = await ctx.room(message.room)
+    link.send(LegalMoves(id=message.id, room=runner.code, moves=runner.room.legal_moves(player_of(link))))
+
+
+async def snapshot(ctx: Context, link: ClientLink, message: AskSnapshot) -> None:
+    runner = await ctx.room(message.room)
+    if runner.code not in link.rooms:
+        raise RoomError(ErrorCode.NOT_IN_ROOM, f"join or spectate room {runner.code} first")
+    link.send(runner.snapshot_for(link, message.id))

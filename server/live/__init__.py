@@ -1,0 +1,1 @@
+"""Live rooms: running a room (lock, decide, persist, apply, ack, send), its audience, timers, the registry."""

@@ -1,0 +1,113 @@
+"""What a finished race leaves behind: ratings (before it is stored, so its results show
+them), statistics and daily boards (after it is stored, retried until Redis takes them).
+
+Ratings are computed where the race result is made: :meth:`RaceRecorder.rate` completes the
+finishing step with every racer's new rating before the step is stored, atomically and once
+per race (:func:`~server.storage.ratings.rate_race_once`). Bots are never rated, and
+practice rooms with a chosen deal never count toward statistics, best times or ratings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Final
+
+from server.rooms.lifecycle import State
+from server.rooms.room import Room
+from server.rooms.step import Step
+from server.storage.boards import Leaderboards
+from server.storage.connection import Storage, StoreUnavailable
+from server.storage.ratings import rate_race_once
+
+logger = logging.getLogger("server.results")
+
+_RETRY_FIRST, _RETRY_MAX = 0.5, 30.0
+_TRIES: Final = 12
+
+
+def counts(room: Room) -> bool:
+    """Whether the room's races count toward statistics and ratings (not a chosen-deal practice)."""
+    return room.record.options.deal is None
+
+
+class RaceRecorder:
+    """Records finished races in the boards and statistics of ``storage``."""
+
+    def __init__(self, storage: Storage, boards: Leaderboards) -> None:
+        self._storage = storage
+        self._boards = boards
+
+    async def rate(self, room: Room, step: Step) -> None:
+        """Add ratings to ``step``, which finishes ``room``'s race, if the race is rated: two or
+        more racers who are not bots, not a daily challenge, not a practice."""
+        record = step.record
+        if record.daily is not None or not counts(room):
+            return
+        results = [r for r in step.outcome.results if not record.seats_by(r.seat).bot]
+        if len(results) < 2:
+            return
+        players = [record.seats_by(r.seat).player for r in results]
+        rated = await rate_race_once(
+            self._storage, record.variant, f"{record.code}:{record.race}", players, [r.place for r in results]
+        )
+        room.rate(
+            step,
+            {
+                r.seat: (after.rating, after.rating - before.rating)
+                for r, (before, after) in zip(results, rated, strict=True)
+            },
+        )
+
+    async def started(self, room: Room) -> None:
+        """Count a race ``room``'s racers started (not for daily attempts or practice)."""
+        if room.record.daily is None and counts(room):
+            for player in room.racers().values():
+                await self._boards.race_started(room.record.variant, player)
+
+    async def record(self, room: Room) -> None:
+        """Statistics and the daily board for ``room``'s finished race, retried with backoff
+        while storage is away."""
+        if room.state is not State.FINISHED or not counts(room):
+            return
+        delay = _RETRY_FIRST
+        for _ in range(_TRIES):
+            try:
+                await self._record(room)
+                return
+            except StoreUnavailable as error:
+                logger.warning("room %s: results not recorded yet (%s); retrying in %.1f s", room.code, error, delay)
+                await asyncio.sleep(delay)
+                delay = min(_RETRY_MAX, delay * 2)
+        logger.error("room %s: gave up recording the results of race %d", room.code, room.record.race)
+
+    async def _record(self, room: Room) -> None:
+        record, boards = room.record, self._boards
+        variant = record.variant
+        players = room.racers()
+        results = room.results()
+        if record.daily is not None:
+            if record.ranked and results:
+                first = results[0]
+                game = room.game_of(first.seat)
+                progress = game.progress() if game is not None else None
+                player = players[first.seat]
+                await boards.record_daily(
+                    variant,
+                    record.daily,
+                    player,
+                    first.name,
+                    first.finished,
+                    first.time_ms,
+                    first.moves,
+                    first.home,
+                    progress.ordered if progress is not None else 0,
+                )
+                await boards.daily_result(variant, player, record.daily, first.finished, first.time_ms)
+                logger.debug(
+                    "daily %s %s: %s %s", variant, record.daily, first.name, "finished" if first.finished else "stopped"
+                )
+            return
+        for result in results:
+            won = result.place == 1 and result.finished
+            await boards.race_result(variant, players[result.seat], result.finished, won, result.time_ms)

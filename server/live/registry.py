@@ -1,0 +1,211 @@
+"""The live rooms of this process: created, loaded on demand, restored at start, let go.
+
+A room in progress lives in memory while it runs; a finished room is loaded on demand (for
+its results, race log or spectators) while Redis keeps it, and let go when nobody follows it.
+Who races where is read from the live rooms themselves, so it can never disagree with them.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from typing import Final
+
+import msgspec
+
+from protocol.messages import RoomOptions, RoomSummary, Variant
+from server.clock import now_ms
+from server.live.recording import RaceRecorder
+from server.live.runner import RoomRunner
+from server.rooms.draft import DealPicker
+from server.rooms.entries import parse_entry
+from server.rooms.record import RoomRecord, decode_record
+from server.rooms.room import Room
+from server.storage.rooms import RoomStore
+
+logger = logging.getLogger("server.rooms")
+
+#: Room codes: 8 characters from an alphabet without look-alikes (40 bits of chance).
+CODE_ALPHABET: Final = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+CODE_LENGTH: Final = 8
+#: How long a player dropped from a daily attempt keeps it (at least), in seconds.
+DAILY_GRACE_SECONDS: Final = 900.0
+#: Seconds a finished practice room (chosen deal, one racer) is kept: they are cheap to make.
+PRACTICE_TTL: Final = 24 * 3600
+
+
+def new_room_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+class Registry:
+    """Every live room of this process, by code."""
+
+    def __init__(
+        self,
+        store: RoomStore,
+        recorder: RaceRecorder,
+        grace: float,
+        finished_ttl: int,
+        deal_picker: DealPicker,
+        on_delivery: Callable[[int], None] | None = None,
+    ) -> None:
+        self.store = store
+        self._store = store
+        self._recorder = recorder
+        self._grace = grace
+        self._finished_ttl = finished_ttl
+        self._pick_deal = deal_picker
+        self._on_delivery = on_delivery
+        self._rooms: dict[str, RoomRunner] = {}
+
+    def __getitem__(self, code: str) -> RoomRunner:
+        """The live room ``code`` (:class:`KeyError` if it is not in memory)."""
+        return self._rooms[code]
+
+    def runners(self) -> list[RoomRunner]:
+        return [runner for runner in self._rooms.values() if not runner.closed]
+
+    def _grace_ms(self, daily: bool) -> int:
+        # A daily attempt is one a day: a dropped player has a quarter of an hour to come back.
+        return int((max(self._grace, DAILY_GRACE_SECONDS) if daily else self._grace) * 1000)
+
+    def _ttl(self, record: RoomRecord) -> int:
+        if record.options.deal is not None:
+            return min(self._finished_ttl, PRACTICE_TTL)
+        return self._finished_ttl
+
+    def _runner(self, room: Room) -> RoomRunner:
+        runner = RoomRunner(
+            room,
+            self._store,
+            self._recorder,
+            self._ttl,
+            self._pick_deal,
+            self._grace_ms(room.record.daily is not None),
+            self._on_delivery,
+        )
+        self._rooms[room.code] = runner
+        return runner
+
+    async def create(
+        self,
+        variant: Variant,
+        options: RoomOptions,
+        player: str,
+        name: str,
+        *,
+        bot: bool = False,
+        next_deal: str | None = None,
+        next_salt: str | None = None,
+        daily: str | None = None,
+        ranked: bool = False,
+    ) -> RoomRunner:
+        """A new room with ``player`` in seat 0, stored (and listed as in progress) before it
+        is returned. Raises :class:`~server.rooms.errors.RoomError` on bad options and
+        :class:`~server.storage.connection.StoreUnavailable` if it could not be stored."""
+        code = new_room_code()
+        while code in self._rooms or await self._store.exists(code):
+            code = new_room_code()
+        room, step = Room.create(
+            code,
+            variant,
+            options,
+            player,
+            name,
+            now_ms(),
+            self._pick_deal,
+            self._grace_ms(daily is not None),
+            bot=bot,
+            next_deal=next_deal,
+            next_salt=next_salt,
+            daily=daily,
+            ranked=ranked,
+        )
+        runner = RoomRunner(
+            room, self._store, self._recorder, self._ttl, self._pick_deal, self._grace_ms(daily is not None)
+        )
+        # Listed first: a code in the set without a record is skipped at restore; a record
+        # missing from the set would never be restored.
+        await self._store.mark_active(code, True)
+        await runner.store_first(step)
+        self._rooms[code] = runner
+        return runner
+
+    async def get(self, code: str) -> RoomRunner | None:
+        """The room ``code``, from memory or, if Redis still keeps it, from storage."""
+        code = code.strip().upper()
+        runner = self._rooms.get(code)
+        if runner is not None and not runner.closed:
+            return runner
+        if not code.isascii() or not code.isalnum():
+            return None
+        return await self._load(code)
+
+    async def _load(self, code: str) -> RoomRunner | None:
+        stored = await self._store.load(code)
+        if stored is None:
+            return None
+        record = decode_record(stored.record)
+        if not record.seats:
+            return None  # everyone left: the room is closed
+        record.version = max(record.version, stored.version)
+        logs = await self._store.logs(code, record.race)
+        entries = {seat: [parse_entry(text) for text in texts] for seat, texts in logs.items()}
+        daily = record.daily is not None
+        room = Room.restore(record, entries, now_ms(), self._pick_deal, self._grace_ms(daily))
+        runner = self._rooms.get(code)
+        if runner is not None and not runner.closed:
+            return runner  # loaded by another request meanwhile
+        runner = self._runner(room)
+        runner.schedule()
+        logger.debug("room %s loaded (%s, version %d)", code, room.state.value, room.version)
+        return runner
+
+    async def restore(self) -> int:
+        """Load every room in progress from Redis (after a restart); return how many."""
+        restored = 0
+        for code in await self._store.active():
+            runner = await self.get(code)
+            if runner is None or runner.finished:
+                await self._store.mark_active(code, False)  # tidy: finished or gone
+                continue
+            restored += 1
+        return restored
+
+    def rooms_of(self, player: str) -> list[RoomRunner]:
+        """The live rooms ``player`` holds a seat in (and has not left)."""
+        return [r for r in self.runners() if player in r.room.members().values()]
+
+    def public(self) -> list[RoomSummary]:
+        # The live spectator count: the room's own goes out at most once a second.
+        return [
+            msgspec.structs.replace(r.room.summary(), spectators=r.audience.spectator_count())
+            for r in self.runners()
+            if r.room.record.options.public and not r.finished
+        ]
+
+    def sweep(self, now: int, keep_finished_ms: int = 600_000) -> int:
+        """Let go of rooms nobody follows that finished more than ``keep_finished_ms`` ago
+        (Redis keeps them; they load again on demand). Returns how many were let go."""
+        stale = [
+            code
+            for code, runner in self._rooms.items()
+            if runner.closed
+            or (
+                runner.finished
+                and not runner.audience.spectators
+                and not runner.audience.present_seats()
+                and now - (runner.room.record.finished or now) >= keep_finished_ms
+            )
+        ]
+        for code in stale:
+            self._rooms.pop(code).close()
+        return len(stale)
+
+    async def drain(self) -> None:
+        """Wait until no room is in the middle of a command, then stop every room's timers."""
+        for runner in list(self._rooms.values()):
+            async with runner.lock:
+                runner.close()

@@ -1,0 +1,322 @@
+"""Running one live room: every command under the room's lock, stored before it is acknowledged.
+
+A command goes one way: the room *decides* (no I/O, no change), storage *stores* the step
+(one version-checked script), the room *applies* it, and only then is the request
+acknowledged and the events sent. If storage fails, the command is refused and the room
+keeps the state it had; because a write whose answer was lost may still have landed, the
+room then resynchronises from Redis before it takes another command. Timers (countdown end,
+time limit, grace periods) run commands like any other, and retry with backoff when storage
+fails: nothing ever happens only in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any, Final
+
+from protocol.errors import ErrorCode
+from protocol.messages import Ack, Snapshot, StateChanged
+from server.clock import now_ms
+from server.connections.link import ClientLink
+from server.live.audience import Audience
+from server.live.recording import RaceRecorder
+from server.rooms.commands import Command, SetSpectators, Tick
+from server.rooms.draft import DealPicker
+from server.rooms.entries import entry_text, parse_entry
+from server.rooms.errors import RoomError
+from server.rooms.lifecycle import State
+from server.rooms.record import RoomRecord, decode_record, encode_record
+from server.rooms.room import Room
+from server.rooms.step import Step
+from server.storage.connection import StoreUnavailable
+from server.storage.rooms import Expiry, RoomStore, RoomWrite
+
+logger = logging.getLogger("server.rooms")
+
+#: Spectator counts go out at most this often per room (seconds), as one coalesced event.
+SPECTATOR_COUNT_INTERVAL: Final = 1.0
+#: Backoff of a timer whose command could not be stored (seconds, doubling).
+_RETRY_FIRST, _RETRY_MAX = 0.2, 5.0
+#: Reads of a room during one resync before giving up on its changing under us.
+_RESYNC_READS: Final = 5
+
+
+class RoomRunner:
+    """A live room: the sans-I/O :class:`Room`, its audience, its storage and its timers."""
+
+    def __init__(
+        self,
+        room: Room,
+        store: RoomStore,
+        recorder: RaceRecorder,
+        finished_ttl: Callable[[RoomRecord], int],
+        deal_picker: DealPicker,
+        grace_ms: int,
+        on_delivery: Callable[[int], None] | None = None,
+    ) -> None:
+        """``finished_ttl`` says how long a finished room is kept (seconds); ``deal_picker``
+        and ``grace_ms`` are needed to rebuild the room on a resync."""
+        self.room = room
+        self.audience = Audience(room, on_delivery)
+        self.lock = asyncio.Lock()
+        self.closed = False
+        self._store = store
+        self._recorder = recorder
+        self._finished_ttl = finished_ttl
+        self._pick_deal = deal_picker
+        self._grace_ms = grace_ms
+        self._stale = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._retry = _RETRY_FIRST
+        self._heal_timer: asyncio.TimerHandle | None = None
+        self._heal_retry = _RETRY_FIRST
+        self._count_timer: asyncio.TimerHandle | None = None
+        self._count_sent = float("-inf")
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def code(self) -> str:
+        return self.room.code
+
+    # -- commands ----------------------------------------------------------------------
+
+    async def run(
+        self, command: Command, link: ClientLink | None = None, request_id: int | None = None, ack: bool = True
+    ) -> Step:
+        """Decide, store, apply, then acknowledge ``link``'s request (unless not ``ack``: the
+        caller answers) and send the events. Raises :class:`RoomError` if the room refuses the
+        command and :class:`StoreUnavailable` if it could not be stored: the room is then as
+        it was, and resynchronises before its next command."""
+        async with self.lock:
+            if self.closed:
+                raise RoomError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} is closed")
+            if self._stale:
+                try:
+                    await self._resync()
+                except StoreUnavailable:
+                    self._heal_later()
+                    raise
+            step = self.room.decide(command, now_ms())
+            if step.outcome.finished:
+                await self._recorder.rate(self.room, step)
+            try:
+                await self._store_step(step)
+            except StoreUnavailable:
+                self._stale = True
+                self._heal_later()
+                raise
+            self.room.apply(step)
+            if link is not None and request_id is not None and ack:
+                link.send(Ack(id=request_id, room=self.code, version=self.room.version, move=step.outcome.move))
+            self._deliver(step)
+            if step.outcome.finished:
+                self._background(self._recorder.record(self.room))
+            elif any(isinstance(e.full, StateChanged) and e.full.state == "racing" for e in step.outcome.emissions):
+                self._background(self._recorder.started(self.room))
+            if self.room.is_empty():
+                await self._close_for_good()
+            return step
+
+    async def store_first(self, step: Step) -> None:
+        """Store and apply a new room's first step (its creator's seat), sending nothing:
+        nobody follows the room yet."""
+        async with self.lock:
+            await self._store_step(step)
+            self.room.apply(step)
+            self.audience.reset_mirror(self.room)
+            self.schedule()
+
+    async def _store_step(self, step: Step) -> None:
+        outcome = step.outcome
+        if not outcome.emissions and not outcome.log and not outcome.save:
+            return  # nothing changed
+        record = step.record
+        if outcome.finished:
+            expiry = self._finished_ttl(record)
+        elif record.state == "finished":
+            expiry = Expiry.KEEP
+        else:
+            expiry = Expiry.NONE
+        if record.race != self.room.record.race:  # a rematch: in progress again
+            await self._store.mark_active(self.code, True)
+        save = outcome.save or outcome.finished
+        write = RoomWrite(
+            code=self.code,
+            race=record.race,
+            base=step.base,
+            version=step.version,
+            entries=[(seat, entry_text(entry)) for seat, entry in outcome.log],
+            record=encode_record(record) if save else None,
+            expiry=expiry,
+        )
+        await self._store.commit(write)
+        if outcome.finished:
+            try:
+                await self._store.mark_active(self.code, False)
+            except StoreUnavailable as error:
+                # The record says finished: a restore skips it and tidies the set.
+                logger.warning("room %s: could not take it off the active rooms: %s", self.code, error)
+
+    async def _resync(self) -> None:
+        """Rebuild the room from Redis, the truth after a failed write (raises
+        :class:`StoreUnavailable` while Redis is still away)."""
+        for _ in range(_RESYNC_READS):
+            stored = await self._store.load(self.code)
+            if stored is None:
+                raise StoreUnavailable(f"room {self.code} is gone from storage")
+            record = decode_record(stored.record)
+            record.version = max(record.version, stored.version)
+            logs = await self._store.logs(self.code, record.race)
+            # The record and the logs are two reads: a write whose reply was lost may land
+            # between them. The same version after the logs means they belong together.
+            again = await self._store.load(self.code)
+            if again is not None and again.version == stored.version:
+                break
+        else:
+            raise StoreUnavailable(f"room {self.code} kept changing in storage while it was reloaded")
+        self.room = Room.restore(
+            record,
+            {seat: [parse_entry(text) for text in entries] for seat, entries in logs.items()},
+            now_ms(),
+            self._pick_deal,
+            self._grace_ms,
+            present=frozenset(self.audience.present_seats()),
+            spectators=self.room.spectators,
+        )
+        self._stale = False
+        logger.info("room %s resynchronised from storage at version %d", self.code, self.room.version)
+        # Everyone sees the room as storage has it (spectators after their delay).
+        self.audience.resynced(self.room)
+        self.schedule()
+
+    def _heal_later(self) -> None:
+        """Resynchronise a stale room as soon as Redis answers again, retrying with backoff,
+        without waiting for its next command: a command that was not stored may be one
+        nobody repeats (a racer's drop, which starts their grace period), and the clients
+        whose requests failed learn the truth from the snapshots the resync sends."""
+        if self._heal_timer is None and not self.closed:
+            loop = asyncio.get_running_loop()
+            self._heal_timer = loop.call_later(self._heal_retry, lambda: self._background(self._heal()))
+
+    async def _heal(self) -> None:
+        self._heal_timer = None
+        async with self.lock:
+            if not self._stale or self.closed:
+                self._heal_retry = _RETRY_FIRST
+                return
+            try:
+                await self._resync()
+            except StoreUnavailable as error:
+                retry = self._heal_retry
+                logger.warning("room %s: not resynchronised yet, retrying in %.1f s: %s", self.code, retry, error)
+                self._heal_retry = min(_RETRY_MAX, self._heal_retry * 2)
+                self._heal_later()
+                return
+        self._heal_retry = _RETRY_FIRST
+
+    def _deliver(self, step: Step) -> None:
+        for emission in step.outcome.emissions:
+            self.audience.send(self.room, emission)
+        for seat in step.outcome.refresh:
+            self.audience.refresh(self.room, seat)
+        if any(isinstance(e.full, StateChanged) for e in step.outcome.emissions):
+            logger.debug("room %s is %s", self.code, self.room.state.value)
+        self.audience.keep_seats(self.room.members())
+        self.schedule()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def snapshot_for(self, link: ClientLink, request_id: int | None = None) -> Snapshot:
+        return self.audience.snapshot_for(self.room, link, request_id)
+
+    # -- timers ----------------------------------------------------------------------------
+
+    def schedule(self) -> None:
+        """Arm the timer for the room's next deadline (countdown, time limit, grace)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        deadline = self.room.next_deadline()
+        if deadline is None or self.closed:
+            return
+        self._arm(max(0.0, (deadline - now_ms()) / 1000))
+
+    def _arm(self, delay: float) -> None:
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_at(loop.time() + delay, lambda: self._background(self._tick()))
+
+    async def _tick(self) -> None:
+        self._timer = None
+        try:
+            await self.run(Tick())
+        except StoreUnavailable as error:
+            logger.warning("room %s: timer not stored, retrying in %.1f s: %s", self.code, self._retry, error)
+            self._arm(self._retry)
+            self._retry = min(_RETRY_MAX, self._retry * 2)
+            return
+        except RoomError:
+            return  # closed meanwhile
+        self._retry = _RETRY_FIRST
+
+    def spectators_changed(self) -> None:
+        """The spectators changed: their count goes out at once if none went out in the last
+        second, else at the end of that second, once, however many joined or left meanwhile."""
+        if self._count_timer is None and not self.closed:
+            loop = asyncio.get_running_loop()
+            wait = max(0.0, self._count_sent + SPECTATOR_COUNT_INTERVAL - loop.time())
+            self._count_timer = loop.call_later(wait, self._send_count)
+
+    def _send_count(self) -> None:
+        self._count_timer = None
+        self._count_sent = asyncio.get_running_loop().time()
+        self._background(self._count())
+
+    async def _count(self) -> None:
+        try:
+            await self.run(SetSpectators(self.audience.spectator_count()))
+        except StoreUnavailable:
+            self.spectators_changed()  # try again in a second
+        except RoomError:
+            pass
+
+    def _background(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- closing -----------------------------------------------------------------------------
+
+    async def _close_for_good(self) -> None:
+        """The last racer is gone (left, or dropped for good): out of the rooms in progress and
+        expiring, so nobody joins a room nobody can start."""
+        self.close()
+        write = RoomWrite(
+            code=self.code,
+            race=self.room.record.race,
+            base=self.room.version,
+            version=self.room.version + 1,
+            entries=[],
+            record=encode_record(self.room.record),
+            expiry=self._finished_ttl(self.room.record),
+        )
+        try:
+            await self._store.commit(write)
+            await self._store.mark_active(self.code, False)
+        except StoreUnavailable as error:
+            logger.warning("room %s: emptied, but not yet marked finished: %s", self.code, error)
+        logger.debug("room %s closed: every racer is gone", self.code)
+
+    def close(self) -> None:
+        """Stop the timers; the room takes no more commands."""
+        self.closed = True
+        for handle in (self._timer, self._count_timer, self._heal_timer):
+            if handle is not None:
+                handle.cancel()
+        self._timer = self._count_timer = self._heal_timer = None
+        self.audience.close()
+
+    @property
+    def finished(self) -> bool:
+        return self.room.state is State.FINISHED

@@ -1,0 +1,1 @@
+"""The websocket edge: connections, limits, backpressure and the typed dispatcher."""

@@ -1,0 +1,113 @@
+"""The dispatcher: one ``match`` over every client request, and one place that turns
+refusals into error frames. A request type without a handler fails type checking
+(``assert_never``). The router only routes: every decision is the features' and rooms'.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import assert_never
+
+from protocol.errors import ErrorCode
+from protocol.messages import (
+    AskDaily,
+    AskHint,
+    AskLeaderboard,
+    AskLegalMoves,
+    AskRaceLog,
+    AskReplay,
+    AskSnapshot,
+    AskStats,
+    ClientMessage,
+    CreateRoom,
+    Hello,
+    JoinRoom,
+    Leave,
+    LeaveQueue,
+    ListRooms,
+    PlayMove,
+    QuickMatch,
+    Ready,
+    Rematch,
+    Resign,
+    Spectate,
+    Start,
+    StartDaily,
+    Undo,
+)
+from server.connections.link import ClientLink
+from server.features import boards, daily, identity, quick_match, replays, rooms
+from server.features.context import Context
+from server.net.log_limits import LogLimiter
+from server.rooms.errors import RoomError
+from server.storage.connection import StoreUnavailable
+
+logger = logging.getLogger("server.dispatch")
+_log = LogLimiter(logger)
+
+
+async def route(ctx: Context, link: ClientLink, message: ClientMessage) -> None:
+    """Hand ``message`` to its feature."""
+    match message:
+        case Hello():
+            await identity.hello(ctx, link, message)
+        case CreateRoom():
+            await rooms.create_room(ctx, link, message)
+        case JoinRoom():
+            await rooms.join(ctx, link, message)
+        case Spectate():
+            await rooms.spectate(ctx, link, message)
+        case Leave():
+            await rooms.leave(ctx, link, message)
+        case ListRooms():
+            await rooms.list_rooms(ctx, link, message)
+        case Ready():
+            await rooms.ready(ctx, link, message)
+        case Start():
+            await rooms.start(ctx, link, message)
+        case PlayMove():
+            await rooms.move(ctx, link, message)
+        case Undo():
+            await rooms.undo(ctx, link, message)
+        case AskHint():
+            await rooms.hint(ctx, link, message)
+        case AskLegalMoves():
+            await rooms.legal_moves(ctx, link, message)
+        case Resign():
+            await rooms.resign(ctx, link, message)
+        case Rematch():
+            await rooms.rematch(ctx, link, message)
+        case AskSnapshot():
+            await rooms.snapshot(ctx, link, message)
+        case AskRaceLog():
+            await replays.race_log(ctx, link, message)
+        case AskReplay():
+            await replays.replay(ctx, link, message)
+        case QuickMatch():
+            await quick_match.quick_match(ctx, link, message)
+        case LeaveQueue():
+            await quick_match.leave_queue(ctx, link, message)
+        case AskDaily():
+            await daily.daily_info(ctx, link, message)
+        case StartDaily():
+            await daily.start_daily(ctx, link, message)
+        case AskLeaderboard():
+            await boards.leaderboard(ctx, link, message)
+        case AskStats():
+            await boards.stats(ctx, link, message)
+        case _:
+            assert_never(message)
+
+
+async def dispatch(ctx: Context, link: ClientLink, message: ClientMessage) -> None:
+    """Answer one decoded request; a refusal or a storage outage becomes its error frame."""
+    if link.player is None and not isinstance(message, Hello):
+        link.error(ErrorCode.HELLO_FIRST, "say hello first: no request is served before it", message.id)
+        return
+    try:
+        await route(ctx, link, message)
+    except StoreUnavailable as error:
+        _log.log(logging.WARNING, "storage", "storage unavailable: %s", error)
+        link.error(ErrorCode.STORAGE_UNAVAILABLE, "storage is unavailable; try again shortly", message.id)
+    except RoomError as error:
+        link.error(error.code, str(error), message.id, error.rule)

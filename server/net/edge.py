@@ -1,0 +1,133 @@
+"""The websocket edge: each connection's frames, checked and rate-limited, to the dispatcher.
+
+This glue only moves bytes one way: a frame is checked (type, size, rate), decoded, and
+handed to :func:`~server.net.dispatch.dispatch`; what comes back goes out through the
+connection's :class:`~server.connections.link.ClientLink`. Nothing here knows a rule of the game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Final
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from protocol.codec import MalformedFrame, decode_client, request_id_of
+from protocol.errors import CloseCode, ErrorCode
+from protocol.messages import AskRaceLog, AskReplay, ClientMessage
+from server.config import Config
+from server.connections.limits import Offences, TokenBucket
+from server.connections.link import ClientLink
+from server.features import identity, quick_match
+from server.features.context import Context
+from server.net.dispatch import dispatch
+from server.net.log_limits import LogLimiter
+from server.net.request_metrics import refused, served
+from server.ops.metrics import CLOSES, CONNECTIONS, CONNECTIONS_OPENED, RATE_LIMITED
+
+logger = logging.getLogger("server.edge")
+
+#: Frames above this close the connection (1009) before we read them; between
+#: ``Config.max_frame`` and this they get a ``frame-too-large`` error.
+HARD_FRAME_LIMIT: Final = 256 * 1024
+#: Frames a connection's reader holds before it stops reading from the socket (websockets'
+#: ``max_queue``): requests are served one at a time, so a few are plenty.
+RECEIVE_QUEUE: Final = 4
+#: What a request costs in rate-limit tokens before its answer is charged (replays more).
+_COSTS: Final[dict[type, float]] = {AskReplay: 2.0, AskRaceLog: 2.0}
+
+
+class Edge:
+    """Serves every websocket connection of the process against ``ctx``."""
+
+    def __init__(self, ctx: Context, config: Config, max_connections: int) -> None:
+        self.ctx = ctx
+        self.config = config
+        self.max_connections = max_connections
+        self._log = LogLimiter(logger)
+
+    async def serve(self, socket: ServerConnection) -> None:
+        """The handler for one connection, from open to close."""
+        ctx, config = self.ctx, self.config
+        if len(ctx.links) >= self.max_connections:
+            CLOSES.labels("full").inc()
+            await socket.close(CloseCode.TRY_AGAIN_LATER, "the server is full; try again later")
+            return
+        link = ClientLink(
+            socket,
+            TokenBucket(config.rate, config.burst),
+            Offences(config.offence_limit, config.offence_window),
+            write_cap=config.write_buffer_cap,
+        )
+        ctx.links.add(link)
+        CONNECTIONS.inc()
+        CONNECTIONS_OPENED.inc()
+        try:
+            async for frame in socket:
+                if link.dropped:
+                    break
+                if not await self._frame(link, frame):
+                    # Read on, unanswered, while closing: the abuser's frames still in flight
+                    # would fill the receive queue, pause reading, and hold the closing
+                    # handshake (and the link) until the close timeout.
+                    CLOSES.labels("abuse").inc()
+                    closing = asyncio.create_task(
+                        socket.close(CloseCode.POLICY_VIOLATION, "too many bad or excessive requests")
+                    )
+                    with contextlib.suppress(ConnectionClosed):
+                        async for _ in socket:
+                            pass
+                    await closing
+                    break
+        except ConnectionClosed:
+            pass
+        finally:
+            CONNECTIONS.dec()
+            quick_match.dropped(ctx, link)
+            await identity.disconnected(ctx, link)
+
+    async def _frame(self, link: ClientLink, frame: str | bytes) -> bool:
+        """Answer one frame; False when the connection has crossed the abuse threshold."""
+        now = time.monotonic()
+        if isinstance(frame, str):
+            link.error(ErrorCode.BAD_FRAME, "send binary MessagePack frames, not text", None)
+            refused(ErrorCode.BAD_FRAME)
+            return not link.offences.record(now)
+        if len(frame) > self.config.max_frame:
+            link.error(ErrorCode.FRAME_TOO_LARGE, f"frames are limited to {self.config.max_frame} bytes", None)
+            refused(ErrorCode.FRAME_TOO_LARGE)
+            return not link.offences.record(now)
+        if not link.bucket.take(now):
+            text = f"slow down: at most {self.config.rate:g} requests a second"
+            link.error(ErrorCode.RATE_LIMITED, text, request_id_of(frame))
+            RATE_LIMITED.inc()
+            refused(ErrorCode.RATE_LIMITED)
+            return not link.offences.record(now)
+        try:
+            message = decode_client(frame)
+        except MalformedFrame as error:
+            self._log.log(logging.DEBUG, error.code, "bad frame from %s: %s", link.player, error)
+            link.error(ErrorCode(error.code), str(error), error.request_id)
+            refused(error.code)
+            return not link.offences.record(now)
+        link.bucket.charge(_COSTS.get(type(message), 1.0) - 1.0)
+        started = time.perf_counter()
+        link.begin(message.id)
+        await self._handle(link, message)
+        served(link, message, started)
+        return True
+
+    async def _handle(self, link: ClientLink, message: ClientMessage) -> None:
+        try:
+            await dispatch(self.ctx, link, message)
+        except Exception:
+            # A bug: logged with its traceback, but rate-limited, so no client can make the
+            # server fill its disk.
+            kind = type(message).__name__
+            self._log.exception(kind, "error while handling %s from %s", kind, link.player)
+            text = "the server failed on that request; it has been logged"
+            link.error(ErrorCode.INTERNAL_ERROR, text, message.id)

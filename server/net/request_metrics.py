@@ -1,0 +1,34 @@
+"""Request metrics at the connection level: each request's type and outcome, and move→ack latency.
+
+:class:`MeteredLink` is a :class:`ClientLink` that notes the error code of the request
+being served (every error the hub and the rooms answer goes through ``link.error``);
+:func:`served` records the request once the hub is done with it.
+"""
+
+from __future__ import annotations
+
+import time
+
+from protocol.messages import ClientMessage
+from server.connections.link import ClientLink
+from server.ops.metrics import MOVE_ACK_SECONDS, REQUESTS
+
+
+def request_type(message: ClientMessage) -> str:
+    """The wire ``type`` of a request (``move``, ``hello``, ...)."""
+    return str(type(message).__struct_config__.tag)
+
+
+def served(link: ClientLink, message: ClientMessage, started: float) -> None:
+    """Count ``message`` by type and outcome; a move played also times its ack (``started``
+    is the ``time.perf_counter()`` when its frame was read)."""
+    kind = request_type(message)
+    REQUESTS.labels(kind, link.outcome).inc()
+    if kind == "move" and link.outcome == "ok":
+        MOVE_ACK_SECONDS.observe(time.perf_counter() - started)
+    link.serving = None
+
+
+def refused(kind: str) -> None:
+    """Count a frame refused before any request was read: ``bad-frame``, ``rate-limited``, ..."""
+    REQUESTS.labels("none", kind).inc()

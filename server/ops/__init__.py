@@ -1,0 +1,1 @@
+"""The operator's surface: Prometheus metrics, readiness and draining, log set-up."""

@@ -1,0 +1,125 @@
+"""The one Redis connection of a server process, and the one place redis-py's errors become ours.
+
+Callers never see redis-py: every failure of the storage (unreachable, timed out, refusing
+writes) raises :class:`StoreUnavailable`, whose message says which operation failed and why.
+
+Retries: the client never retries a command by itself, because a retried append whose first
+reply was lost would record it twice. Room writes are instead made safe to repeat by their
+version check (:mod:`server.storage.rooms`), and a room resynchronises from Redis after any
+failure. Connections broken by a Redis restart are replaced transparently on the next command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from typing import Self
+from urllib.parse import urlsplit, urlunsplit
+
+from redis import exceptions as redis_errors
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+# Seconds before a connection attempt or a reply counts as "storage unavailable".
+CONNECT_TIMEOUT = 5.0
+REPLY_TIMEOUT = 2.0
+# Connections to Redis at most; more concurrent commands wait for one (up to REPLY_TIMEOUT).
+POOL_SIZE = 50
+
+
+class StoreUnavailable(Exception):
+    """The storage could not be reached or refused the operation; the message says which and why."""
+
+
+#: Called with (operation, seconds) after every storage operation (metrics).
+LatencyObserver = Callable[[str, float], None]
+
+
+class Storage:
+    """A connected Redis and the key prefix; create it with :meth:`connect`, close it once."""
+
+    def __init__(self, client: Redis, prefix: str, where: str) -> None:
+        """Use :meth:`connect`; this wraps an already configured client."""
+        self.redis = client
+        self.prefix = prefix
+        self._where = where
+        self.observe: LatencyObserver | None = None
+
+    @classmethod
+    async def connect(cls, url: str, prefix: str = "sr:", reply_timeout: float = REPLY_TIMEOUT) -> Self:
+        """Connect to the Redis at ``url`` (``redis://``, ``rediss://`` or ``unix://``) and check it answers.
+
+        ``prefix`` starts every key, so several servers or test runs can share one Redis.
+        """
+        # A blocking pool: past its size, a command waits for a connection instead of
+        # failing at once ("too many connections") under a burst of requests.
+        pool = BlockingConnectionPool.from_url(
+            url,
+            max_connections=POOL_SIZE,
+            timeout=reply_timeout,
+            retry=Retry(NoBackoff(), 0),  # see "Retries" in the module docstring
+            socket_connect_timeout=CONNECT_TIMEOUT,
+            socket_timeout=reply_timeout,
+        )
+        client = Redis.from_pool(pool)
+        storage = cls(client, prefix, without_credentials(url))
+        try:
+            await storage.ping()
+        except StoreUnavailable:
+            await client.aclose()
+            raise
+        return storage
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+    async def ping(self) -> None:
+        """Return once Redis answers; raise :class:`StoreUnavailable` otherwise."""
+        with self.guard("reach the storage"):
+            await self.redis.ping()
+
+    @contextlib.contextmanager
+    def guard(self, action: str) -> Iterator[None]:
+        """Turn redis-py's errors inside into :class:`StoreUnavailable` saying what could not be done."""
+        start = time.perf_counter()
+        try:
+            yield
+        except (redis_errors.RedisError, OSError) as error:
+            raise self.failure(action, error) from error
+        finally:
+            if self.observe is not None:
+                self.observe(action.split(" ", 1)[0], time.perf_counter() - start)
+
+    def failure(self, action: str, error: Exception) -> StoreUnavailable:
+        """The :class:`StoreUnavailable` for ``action`` failing with redis-py's ``error``."""
+        if isinstance(error, (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)):
+            why = f"no answer from Redis at {self._where} ({error})"
+        else:
+            why = f"Redis at {self._where} refused it ({error})"
+        failure = StoreUnavailable(f"storage unavailable: cannot {action}: {why}")
+        failure.__cause__ = error
+        return failure
+
+
+def without_credentials(url: str) -> str:
+    """The URL as it may appear in messages: without user name and password."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def as_bytes(reply: object) -> bytes:
+    """A reply as bytes (the client does not decode replies; redis-py's types also allow str)."""
+    if isinstance(reply, bytes):
+        return reply
+    if isinstance(reply, str):
+        return reply.encode()
+    raise TypeError(f"expected a string reply, not {type(reply).__name__}")
+
+
+def as_text(reply: object) -> str:
+    return as_bytes(reply).decode()

@@ -1,0 +1,83 @@
+"""Every Redis key the server uses, in one table (the README's "Key layout" shows it too).
+
+Every key starts with a prefix (``sr:`` by default), so several servers or test runs can
+share one Redis. A room's keys share the hash tag ``{<code>}``, so a Redis Cluster keeps
+them in one slot and a room's script never spans two. Room codes and player ids contain no
+``:``, ``{`` or ``}``; seats are numbered 0 to 7; races from 1.
+
+=============================================  ======  ===============================================
+key                                            type    holds
+=============================================  ======  ===============================================
+``sr:secret``                                  string  32 random bytes that sign resume tokens
+``sr:player:<id>``                             hash    ``name``: the player's display name
+``sr:created:<id>:<hour>``                     string  rooms the player created in that UTC hour
+``sr:room:{<code>}``                           string  the room record (msgspec, see rooms/record.py)
+``sr:room:{<code>}:version``                   string  the room version stored with its last command
+``sr:room:{<code>}:race:<n>:log:<seat>``       list    seat's log entries in race n, oldest first
+``sr:room:{<code>}:race:<n>``                  string  the record of race n as it finished
+``sr:rooms:active``                            set     codes of the rooms in progress
+``sr:daily-attempt:<game>:<date>:<id>``        string  ``1``: the player's ranked attempt has started
+``sr:daily:<game>:<date>``                     string  the day's deal, par, solution, salt (JSON)
+``sr:pool:<game>``                             list    deal numbers certified winnable
+``sr:lb:...``, ``sr:stats:...``, ``sr:rating:...``     boards, statistics, ratings (storage/boards.py)
+=============================================  ======  ===============================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+MAX_SEATS: Final = 8
+
+
+def key_part(text: str) -> str:
+    """``text`` as one component of a key: a ``:`` or a brace could make keys collide or
+    move them to another Cluster slot."""
+    if not text or any(c in text for c in ":{}"):
+        raise ValueError(f"a key part must be non-empty, without ':', '{{' or '}}', not {text[:40]!r}")
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """The keys under one ``prefix``."""
+
+    prefix: str = "sr:"
+
+    def secret(self) -> str:
+        return f"{self.prefix}secret"
+
+    def player(self, player: str) -> str:
+        return f"{self.prefix}player:{key_part(player)}"
+
+    def created(self, player: str, hour: int) -> str:
+        return f"{self.prefix}created:{key_part(player)}:{hour}"
+
+    def room(self, code: str) -> str:
+        return f"{self.prefix}room:{{{key_part(code)}}}"
+
+    def room_version(self, code: str) -> str:
+        return f"{self.room(code)}:version"
+
+    def race(self, code: str, race: int) -> str:
+        if race < 1:
+            raise ValueError(f"races are numbered from 1, not {race}")
+        return f"{self.room(code)}:race:{race}"
+
+    def log(self, code: str, race: int, seat: int) -> str:
+        if not 0 <= seat < MAX_SEATS:
+            raise ValueError(f"seats are numbered 0 to {MAX_SEATS - 1}, not {seat}")
+        return f"{self.race(code, race)}:log:{seat}"
+
+    def active_rooms(self) -> str:
+        return f"{self.prefix}rooms:active"
+
+    def daily_attempt(self, game: str, date: str, player: str) -> str:
+        return f"{self.prefix}daily-attempt:{key_part(game)}:{key_part(date)}:{key_part(player)}"
+
+    def daily_deal(self, game: str, date: str) -> str:
+        return f"{self.prefix}daily:{key_part(game)}:{key_part(date)}"
+
+    def pool(self, game: str) -> str:
+        return f"{self.prefix}pool:{key_part(game)}"

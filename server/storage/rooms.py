@@ -1,0 +1,229 @@
+"""Rooms in Redis: records, move logs by race, and the set of rooms in progress.
+
+Every write of a room is one Lua script, :data:`_COMMIT`, conditional on the room's stored
+version: it appends the step's log entries, stores the new version and, when the step
+saves it, the record, all at once, and only if the stored version is the one the step was
+decided on. Applying the same step twice is then harmless (the second finds the version
+moved on and writes nothing), and a step decided on a stale room is refused instead of
+corrupting the log. A stored version equal to the step's *new* version is a conflict too,
+not "already stored": another step may have reached that version (a write whose reply was
+lost landing after a reload had read the room), and taking it for this one would
+acknowledge a step that was never stored. A finished race's record is also kept under its race number, and
+its logs stay keyed by race, so a rematch never hides the race before it.
+
+Durability: Redis hands every write to its append-only file before it replies (fsync every
+second), so a step stored when :meth:`RoomStore.commit` returns survives a crash of Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from dataclasses import dataclass
+from typing import Final
+
+from redis.exceptions import NoScriptError
+
+from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
+from server.storage.keys import MAX_SEATS, Keys
+
+#: Keys: 1 record, 2 version, 3 race archive, 4.. the race's log keys (one per seat).
+#: Argv: 1 base version, 2 new version, 3 record or "" (no save), 4 ttl mode (-1 keep the
+#: record's expiry, 0 no expiry, > 0 finish: expire the room's keys after that many
+#: seconds), 5 entry count, then per entry its log key's index in KEYS and its text.
+_COMMIT: Final = """
+local stored = tonumber(redis.call('GET', KEYS[2]) or '0')
+if stored ~= tonumber(ARGV[1]) then return 0 end
+for i = 0, tonumber(ARGV[5]) - 1 do
+  redis.call('RPUSH', KEYS[tonumber(ARGV[6 + 2 * i])], ARGV[7 + 2 * i])
+end
+local ttl = tonumber(ARGV[4])
+if ttl > 0 then
+  redis.call('SET', KEYS[2], ARGV[2], 'EX', ttl)
+  if ARGV[3] ~= '' then
+    redis.call('SET', KEYS[1], ARGV[3], 'EX', ttl)
+    redis.call('SET', KEYS[3], ARGV[3], 'EX', ttl)
+  end
+  for i = 4, #KEYS do redis.call('EXPIRE', KEYS[i], ttl) end
+elseif ttl == 0 then
+  redis.call('SET', KEYS[2], ARGV[2])
+  if ARGV[3] ~= '' then redis.call('SET', KEYS[1], ARGV[3]) end
+else
+  redis.call('SET', KEYS[2], ARGV[2], 'KEEPTTL')
+  if ARGV[3] ~= '' then redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL') end
+end
+return 1
+"""
+
+
+class Expiry(enum.IntEnum):
+    """What a commit does to the room's expiry (besides finishing, which sets one)."""
+
+    KEEP = -1  # a finished room saved again keeps its expiry
+    NONE = 0  # a room in progress never expires
+
+
+class Committed(enum.Enum):
+    STORED = 1
+
+
+class VersionConflict(StoreUnavailable):
+    """The stored room is not at the version the step was decided on: resynchronise."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRoom:
+    """A room as Redis holds it: its record (opaque bytes), version and current race's logs."""
+
+    record: bytes
+    version: int
+    logs: dict[int, list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomWrite:
+    """One step's writes: ``entries`` are (seat, text) in order; ``record`` is None when the
+    step does not save it; ``expiry`` is an :class:`Expiry` or, to finish, a TTL in seconds."""
+
+    code: str
+    race: int
+    base: int
+    version: int
+    entries: list[tuple[int, str]]
+    record: bytes | None
+    expiry: int
+
+
+class RoomStore:
+    """The rooms of a :class:`Storage`."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._keys = Keys(storage.prefix)
+        self._commit = storage.redis.register_script(_COMMIT)
+        # Writes waiting to go together (see commit), and the task sending them.
+        self._queued: list[tuple[RoomWrite, asyncio.Future[int]]] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    async def commit(self, write: RoomWrite) -> Committed:
+        """Store ``write`` if the stored version is ``write.base``; raise
+        :class:`VersionConflict` if it is not (whatever else it is), and
+        :class:`StoreUnavailable` if Redis fails (the write may then have happened or not).
+
+        Group commit: every write queued while a batch is on its way goes in the next single
+        pipeline, so a busy server makes one round trip for many rooms' commands. Each write
+        is still its own script, checked and applied on its own.
+        """
+        self._arguments(write)  # checks the keys before anything is queued
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._queued.append((write, done))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._send_batches())
+        result = await asyncio.shield(done)
+        if result == 0:
+            raise VersionConflict(f"room {write.code} changed in storage under version {write.base}: reloading it")
+        return Committed(result)
+
+    def _arguments(self, write: RoomWrite) -> tuple[list[str], list[str | bytes | int]]:
+        keys = self._keys
+        code, race = write.code, write.race
+        log_keys = [keys.log(code, race, seat) for seat in range(MAX_SEATS)]
+        args: list[str | bytes | int] = [write.base, write.version, write.record or b"", int(write.expiry)]
+        args.append(len(write.entries))
+        for seat, text in write.entries:
+            args += [4 + seat, text]
+        return [keys.room(code), keys.room_version(code), keys.race(code, race), *log_keys], args
+
+    async def _send_batches(self) -> None:
+        while self._queued:
+            batch, self._queued = self._queued, []
+            try:
+                results = await self._send(batch)
+            except StoreUnavailable as error:
+                for write, done in batch:
+                    if not done.done():
+                        done.set_exception(StoreUnavailable(f"{error} (room {write.code})"))
+                continue
+            for (write, done), result in zip(batch, results, strict=True):
+                if done.done():
+                    continue
+                if isinstance(result, int):
+                    done.set_result(result)
+                else:
+                    failed = result if isinstance(result, Exception) else TypeError(f"unexpected reply {result!r}")
+                    done.set_exception(self._storage.failure(f"store room {write.code}", failed))
+
+    async def _send(self, batch: list[tuple[RoomWrite, asyncio.Future[int]]]) -> list[object]:
+        """One pipeline of EVALSHA calls (no SCRIPT EXISTS round trip first, as redis-py's
+        pipelines would make); writes that found the script missing (a restarted Redis) did
+        not run, so they are sent again once it is loaded."""
+        redis = self._storage.redis
+        results: list[object] = [None] * len(batch)
+        todo = list(range(len(batch)))
+        with self._storage.guard(f"store {len(batch)} room command(s)"):
+            for _ in range(2):
+                async with redis.pipeline(transaction=False) as pipe:
+                    for index in todo:
+                        keys, args = self._arguments(batch[index][0])
+                        pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
+                    replies = await pipe.execute(raise_on_error=False)
+                for index, reply in zip(todo, replies, strict=True):
+                    results[index] = reply
+                todo = [index for index, reply in zip(todo, replies, strict=True) if isinstance(reply, NoScriptError)]
+                if not todo:
+                    break
+                await redis.script_load(_COMMIT)
+        return results
+
+    async def close(self) -> None:
+        """Wait for the writes on their way."""
+        if self._writer is not None:
+            await asyncio.gather(self._writer, return_exceptions=True)
+
+    async def load(self, code: str) -> StoredRoom | None:
+        """The room's record and stored version, or None if there is no such room (its
+        logs: :meth:`logs`, once the record says which race is current)."""
+        keys = self._keys
+        with self._storage.guard(f"load room {code}"):
+            async with self._storage.redis.pipeline(transaction=True) as pipe:
+                pipe.get(keys.room(code))
+                pipe.get(keys.room_version(code))
+                record, version = await pipe.execute()
+        if record is None:
+            return None
+        return StoredRoom(as_bytes(record), 0 if version is None else int(version), {})
+
+    async def logs(self, code: str, race: int, seats: int = MAX_SEATS) -> dict[int, list[str]]:
+        """The log entries of race ``race``, by seat (seats without entries are left out)."""
+        keys = self._keys
+        with self._storage.guard(f"read the move logs of room {code}"):
+            async with self._storage.redis.pipeline(transaction=True) as pipe:
+                for seat in range(seats):
+                    pipe.lrange(keys.log(code, race, seat), 0, -1)
+                replies = await pipe.execute()
+        return {seat: [as_text(e) for e in entries] for seat, entries in enumerate(replies) if entries}
+
+    async def finished_race(self, code: str, race: int) -> bytes | None:
+        """The record of race ``race`` of the room as it finished, or None."""
+        with self._storage.guard(f"read race {race} of room {code}"):
+            record = await self._storage.redis.get(self._keys.race(code, race))
+        return None if record is None else as_bytes(record)
+
+    async def exists(self, code: str) -> bool:
+        with self._storage.guard(f"look up room {code}"):
+            return bool(await self._storage.redis.exists(self._keys.room(code)))
+
+    async def mark_active(self, code: str, active: bool) -> None:
+        """Add the room to the rooms in progress (restored at start-up), or take it off."""
+        key = self._keys.active_rooms()
+        with self._storage.guard(f"list room {code} as {'active' if active else 'finished'}"):
+            if active:
+                await self._storage.redis.sadd(key, code)
+            else:
+                await self._storage.redis.srem(key, code)
+
+    async def active(self) -> list[str]:
+        """Codes of the rooms in progress, sorted."""
+        with self._storage.guard("list the rooms in progress"):
+            codes = await self._storage.redis.smembers(self._keys.active_rooms())
+        return sorted(as_text(code) for code in codes)

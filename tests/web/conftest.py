@@ -1,0 +1,136 @@
+"""Fixtures for the web client's tests: a real server on a thread of its own, a real Chromium.
+
+``web_server`` (function scope)
+    A factory: ``with web_server(deal="24", solver_workers=0) as srv:`` runs a
+    :class:`server.app.RaceServer` on an event loop in a background thread, against the
+    session Redis with a key prefix of its own, on a free port. The tests themselves are
+    synchronous (Playwright's sync API and urllib block), so the server cannot share their
+    thread. ``srv.base`` is its ``http://`` address, ``srv.call(coro)`` runs a coroutine on
+    the server's loop and waits for it (bots and protocol clients live there),
+    ``srv.spawn(coro)`` starts one without waiting.
+
+``browser`` (module scope: Playwright's sync API keeps an event loop running in the main
+thread while it is open, which asyncio tests run after it could not share)
+    Headless Chromium from the system packages (``/usr/bin/chromium``) driven by Playwright;
+    the tests skip when it is not installed. ``page`` gives each test a fresh context and page
+    that fail the test on any JavaScript error or CSP violation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import shutil
+import threading
+import uuid
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from server.app import RaceServer
+from server.config import Config
+from server.rooms.room import random_deal
+
+T = TypeVar("T")
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+#: Where screenshots go (looked at by people; the tests check them too).
+SHOTS = Path(__file__).resolve().parent.parent.parent / "build" / "screenshots"
+
+
+class ThreadedServer:
+    """A race server on an event loop in a background thread."""
+
+    def __init__(self, config: Config, deal: str | None) -> None:
+        picker = (lambda variant: deal) if deal is not None else random_deal
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="web-test-server", daemon=True)
+        self.thread.start()
+        self.server = RaceServer(config, picker)
+        self.call(self.server.__aenter__())
+        self.port = self.server.port
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.ws = f"ws://127.0.0.1:{self.port}"
+
+    def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 60.0) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def spawn(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+
+    def close(self) -> None:
+        try:
+            self.call(self.server.__aexit__(None, None, None))
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+            self.loop.close()
+
+
+@pytest.fixture
+def web_server(redis_url: str) -> Any:
+    @contextlib.contextmanager
+    def start(deal: str | None = None, **settings: Any) -> Iterator[ThreadedServer]:
+        settings.setdefault("solver_workers", 0)
+        config = Config(port=0, redis_url=redis_url, key_prefix=f"test:{uuid.uuid4().hex[:12]}:", **settings)
+        server = ThreadedServer(config, deal)
+        try:
+            yield server
+        finally:
+            server.close()
+
+    return start
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on(
+        "console",
+        lambda message: problems.append(f"console {message.type}: {message.text}") if message.type == "error" else None,
+    )
+    page.problems = problems
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not problems, problems
+
+
+def shot(page: Any, name: str) -> Path:
+    """Save a full-page screenshot as ``build/screenshots/<name>.png``; return its path."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.evaluate("() => document.getAnimations().forEach(animation => animation.finish())")
+    page.screenshot(path=str(path), full_page=True)
+    return path

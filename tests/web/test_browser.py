@@ -1,0 +1,314 @@
+"""The web client in a real browser (headless Chromium) against a real server.
+
+A bot races while the page watches; a person in the browser plays a known winnable deal to
+the end against a bot, with clicks, drags and typed moves; a reload puts the person back in
+their seat; the daily board shows the player's entry. Screenshots go to build/screenshots/.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+import pytest
+
+from client.lib.bot import Bot
+from client.lib.connection import RaceClient
+from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, RoomOptions
+from tests.known_deals import ANTARES_DEAL, winning_line
+from tests.web.conftest import ThreadedServer, shot
+
+#: Milliseconds the page may take for something the server does at once (the countdown is 3 s).
+WAIT = 15_000
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def srv(web_server: Any) -> Any:
+    with web_server(deal=str(ANTARES_DEAL)) as running:
+        yield running
+
+
+CORNER = {"x": 8, "y": 6}
+
+
+def foundation(card: str) -> str:
+    return "h" + card[-1].lower()
+
+
+def play_line(page: Any, moves: list[str], start: int = 0) -> None:
+    """Play ``moves`` on the page's own board: mostly click-click, every fifth move by drag and
+    drop, every seventh typed in the move box; waits for each move's board update."""
+    me = page.locator(".racer-panel.me")
+    for number, text in enumerate(moves, start=start):
+        card, target = text.split(">")
+        pile = foundation(card) if target == "h" else target
+        source = me.locator(f'.card[data-card="{card}"]')
+        destination = me.locator(f'.pile[data-pile="{pile}"]')
+        if number % 7 == 3:
+            page.fill("#move-text", text)
+            page.press("#move-text", "Enter")
+        elif number % 5 == 4:
+            source.drag_to(destination, source_position=CORNER, target_position=CORNER)
+        else:
+            # The top left corner: the part of a card that cards lying on it leave visible.
+            source.click(position=CORNER)
+            destination.click(position=CORNER)
+        page.wait_for_function(
+            "n => Number(document.querySelector('.racer-panel.me')?.dataset.moves) === n", arg=number + 1, timeout=WAIT
+        )
+
+
+def create_room_in_page(page: Any, srv: ThreadedServer, seats: int, deal: str | None = None) -> str:
+    page.goto(srv.base + "/")
+    page.wait_for_selector("#create-room")
+    page.select_option("#new-variant", "antares")
+    page.select_option("#new-seats", str(seats))
+    page.uncheck("#new-public")
+    if deal:
+        page.fill("#new-deal", deal)
+    page.click("#create-room button[type=submit]")
+    page.wait_for_url(re.compile(r"/r/[A-Z0-9]{8}$"))
+    page.wait_for_selector("#ready")
+    return str(page.url.rsplit("/", 1)[1])
+
+
+def test_the_page_watches_a_bot_race(srv: ThreadedServer, page: Any) -> None:
+    async def open_room() -> tuple[RaceClient, str]:
+        client = await RaceClient.connect(srv.ws, "Botty", reconnect=False)
+        options = RoomOptions(max_racers=1, deal=str(ANTARES_DEAL), spectator_delay=0)
+        joined = await client.request(lambda i: CreateRoom(id=i, variant="antares", options=options))
+        assert isinstance(joined, Joined)
+        return client, joined.room
+
+    client, code = srv.call(open_room())
+    page.goto(f"{srv.base}/#/watch/{code}")
+    page.wait_for_selector("#room[data-state=waiting]", timeout=WAIT)
+    assert page.text_content("#delay") == "you see this room 0 s late"
+    bot = Bot(client, code, delay=0.25, max_moves=12)
+    srv.call(bot.ready())
+    played = srv.spawn(bot.play())
+    panel = page.locator(".racer-panel[data-seat='0']")
+    page.wait_for_selector("#room[data-state=racing] .racer-panel .card.up", timeout=WAIT)
+    # The watched board changes as the bot plays (the bot may undo, so count distinct boards).
+    boards: set[str] = set()
+    for _ in range(300):
+        boards.add(panel.locator(".board").inner_html())
+        if len(boards) >= 4:
+            break
+        page.wait_for_timeout(50)
+    assert len(boards) >= 4, "the watched board did not follow the bot's moves"
+    # Moves slide in: cards of the watched board are caught animating.
+    page.wait_for_function("() => document.getAnimations().length > 0", timeout=WAIT, polling=10)
+    assert page.locator(".racer-panel progress").count() == 1
+    shot(page, "watch-desktop")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(300)
+    check_board_fits(page, "watch-phone")
+    played.result(60)
+    page.wait_for_selector("#room[data-state=finished] #results-table", timeout=WAIT)
+    page.wait_for_selector("#fairness[data-ok=true]", timeout=WAIT)
+    assert 'sha256("antares|24|' in (page.text_content("#fairness") or "")
+    check_board_fits(page, "watch-phone-results")
+    srv.call(client.close())
+
+
+def check_board_fits(page: Any, name: str) -> None:
+    """Every board fits the viewport's width, its cards are drawn, and the screenshot is not blank."""
+    page.evaluate("() => document.getAnimations().forEach(animation => animation.finish())")
+    overflow = page.evaluate("() => document.scrollingElement.scrollWidth - window.innerWidth")
+    wide = page.evaluate(
+        "() => [...document.querySelectorAll('body *')]"
+        ".filter(e => e.getBoundingClientRect().right > innerWidth + 1).slice(0, 5)"
+        ".map(e => `${e.tagName}.${e.className} ${(e.textContent || '').slice(0, 30)}`)"
+    )
+    assert overflow <= 0, f"the page is {overflow} px wider than the screen: {wide}"
+    widths = page.evaluate("() => [...document.querySelectorAll('.card.up')].map(c => c.getBoundingClientRect().width)")
+    assert widths
+    assert min(widths) >= 30, "cards too small to read"
+    # Columns side by side, never overlapping: each pile's box starts right of the previous one.
+    lefts = page.evaluate(
+        "() => [...document.querySelectorAll('.board-tableau')].map(row =>"
+        " [...row.children].map(p => [p.getBoundingClientRect().left, p.getBoundingClientRect().right]))"
+    )
+    for row in lefts:
+        assert all(a[1] <= b[0] + 0.5 for a, b in itertools.pairwise(row)), row
+    path = shot(page, name)
+    # A blank or single-colour page compresses to a few kilobytes; drawn cards do not.
+    assert path.stat().st_size > 15_000, "the screenshot looks blank"
+
+
+def test_a_person_plays_a_deal_to_the_end_against_a_bot(srv: ThreadedServer, page: Any) -> None:
+    code = create_room_in_page(page, srv, seats=2)
+
+    async def seat_bot() -> RaceClient:
+        client = await RaceClient.connect(srv.ws, "Robo", reconnect=False)
+        joined = await client.request(lambda i: JoinRoom(id=i, room=code))
+        assert isinstance(joined, Joined)
+        await client.request(lambda i: Ready(id=i, room=code))
+        return client
+
+    rival = srv.call(seat_bot())
+    page.wait_for_selector(".racer-panel:not(.me)", timeout=WAIT)
+    page.click("#ready")
+    page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
+    bot = srv.spawn(Bot(rival, code, delay=0.5, max_moves=8).play())
+    # An illegal move: the page shows the server's reason.
+    page.fill("#move-text", "2D>s2")
+    page.press("#move-text", "Enter")
+    page.wait_for_selector(".status.error", timeout=WAIT)
+    assert "build-in-suit" in (page.text_content(".status.error") or "")
+    # A rival's board stays hidden while the person races.
+    assert page.locator(".racer-panel:not(.me) .card").count() == 0
+    shot(page, "race-start")
+    line = list(winning_line())
+    play_line(page, line)
+    page.wait_for_selector(".racer-panel.me .badge:text('won in')", timeout=WAIT)
+    bot.result(60)
+    page.wait_for_selector("#room[data-state=finished] #results-table", timeout=WAIT)
+    first = page.locator("#results-table tbody tr").first
+    assert "won" in (first.text_content() or "")
+    page.wait_for_selector("#fairness[data-ok=true]", timeout=WAIT)
+    shot(page, "race-finished")
+    # The replay of the race, from the results.
+    page.click("#replay-link")
+    page.wait_for_selector("#replay-step[max]:not([max='0'])", timeout=WAIT)
+    assert int(page.get_attribute("#replay-step", "max") or 0) >= len(line)
+    page.fill("#replay-step", "5")
+    page.wait_for_function("() => document.querySelector('#replay-entry').textContent.startsWith('Step 5 ')")
+    shot(page, "replay")
+    srv.call(rival.close())
+
+
+def test_a_reload_puts_the_racer_back_in_the_seat(srv: ThreadedServer, page: Any) -> None:
+    code = create_room_in_page(page, srv, seats=1, deal=str(ANTARES_DEAL))
+    page.click("#ready")
+    page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
+    line = list(winning_line())
+    play_line(page, line[:3])
+    # Undo takes the third move back (the move count keeps it); playing it again makes 4 moves.
+    moved = page.get_attribute(f'.racer-panel.me .card[data-card="{line[2].split(">")[0]}"]', "data-pile")
+    page.click("#undo")
+    page.wait_for_function(
+        "([card, pile]) => document.querySelector(`.racer-panel.me .card[data-card='${card}']`).dataset.pile !== pile",
+        arg=[line[2].split(">")[0], moved],
+        timeout=WAIT,
+    )
+    page.fill("#move-text", line[2])
+    page.press("#move-text", "Enter")
+    page.wait_for_function("() => document.querySelector('.racer-panel.me').dataset.moves === '4'", timeout=WAIT)
+    # Hints: the server's list, best first, shown under the buttons.
+    page.click("#hint")
+    page.wait_for_selector(".hints li", timeout=WAIT)
+    token = page.evaluate("() => localStorage.getItem('solitaire-race.resume')")
+    page.reload()
+    page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
+    assert page.get_attribute(".racer-panel.me", "data-moves") == "4"
+    assert page.locator("#join-form").count() == 0
+    assert page.evaluate("() => localStorage.getItem('solitaire-race.resume')") == token
+    # Keyboard play after the reload: the cursor to the card, Enter, the cursor to the pile, Enter.
+    card, target = line[3].split(">")
+    piles = page.evaluate("() => [...document.querySelectorAll('.racer-panel.me .pile')].map(p => p.dataset.pile)")
+    order = page.evaluate(
+        "() => [...document.querySelectorAll('.racer-panel.me .pile')]"
+        ".sort((a, b) => a.compareDocumentPosition(b) & 2 ? 1 : -1).map(p => p.dataset.pile)"
+    )
+    assert sorted(piles) == sorted(order)
+    play_by_keyboard(page, card, target)
+    page.wait_for_function("() => document.querySelector('.racer-panel.me').dataset.moves === '5'", timeout=WAIT)
+    assert code in page.url
+    # A dropped connection: the page reconnects by itself, resumes, and play goes on.
+    page.evaluate("() => solitaireRace.conn.socket.close()")
+    page.wait_for_selector(".status.error:text('reconnecting')", timeout=WAIT)
+    page.fill("#move-text", line[4])
+    page.press("#move-text", "Enter")
+    page.wait_for_function("() => document.querySelector('.racer-panel.me').dataset.moves === '6'", timeout=WAIT)
+
+
+def play_by_keyboard(page: Any, card: str, target: str) -> None:
+    """Move the keyboard cursor to ``card``, pick it up, move to ``target``, put it down."""
+    source = page.get_attribute(f'.racer-panel.me .card[data-card="{card}"]', "data-pile")
+    index = int(page.get_attribute(f'.racer-panel.me .card[data-card="{card}"]', "data-index") or 0)
+    # Pile numbers follow the room's pile list: s1-s4, f1-f4, c1-c4, hc-hd.
+    order = ["s1", "s2", "s3", "s4", "f1", "f2", "f3", "f4", "c1", "c2", "c3", "c4", "hc", "hs", "hh", "hd"]
+    page.locator("body").click(position={"x": 2, "y": 2})
+    page.keyboard.press("ArrowRight")  # the cursor appears on s1, then moves to s2
+    page.keyboard.press("ArrowLeft")
+    for _ in range(order.index(source or "s1")):
+        page.keyboard.press("ArrowRight")
+    count = page.locator(f'.racer-panel.me .pile[data-pile="{source}"] .card').count()
+    for _ in range(count - 1 - index):
+        page.keyboard.press("ArrowUp")
+    page.keyboard.press("Enter")
+    assert page.locator(".racer-panel.me .card.selected").count() >= 1
+    steps = (order.index(target) - order.index(source or "s1")) % len(order)
+    for _ in range(steps):
+        page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+
+
+def test_the_daily_board_shows_the_players_entry(web_server: Any, page: Any) -> None:
+    with web_server(solver_workers=1, solver_budget=0.5, pool_size=1) as srv:
+        page.goto(f"{srv.base}/#/daily/antares")
+        page.wait_for_selector("#play-daily", timeout=90_000)
+        assert "ranked" in (page.text_content("#play-daily") or "")
+        page.click("#play-daily")
+        page.wait_for_url(re.compile(r"/r/[A-Z0-9]{8}$"))
+        page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
+        assert page.is_disabled("#hint")
+        name = page.evaluate("() => localStorage.getItem('solitaire-race.name')")
+        page.click("#resign")
+        page.wait_for_selector("#room[data-state=finished] #results-table", timeout=WAIT)
+        assert "secret until the day ends" in (page.text_content("#fairness") or "")
+        page.goto(f"{srv.base}/#/daily/antares")
+        page.wait_for_selector("#daily-board tr.me", timeout=WAIT)
+        assert name in (page.text_content("#daily-board tr.me") or "")
+        assert name in (page.text_content("#daily-around tr.me") or "")
+        assert "used your ranked attempt" in (page.text_content("#daily-today") or "")
+        shot(page, "daily")
+
+
+def test_the_lobby_lists_public_rooms_live(srv: ThreadedServer, page: Any) -> None:
+    page.goto(srv.base + "/")
+    page.wait_for_selector("#lobby-rooms")
+
+    async def open_public() -> tuple[RaceClient, str]:
+        client = await RaceClient.connect(srv.ws, "Lobbyist", reconnect=False)
+        options = RoomOptions(max_racers=3, public=True)
+        joined = await client.request(lambda i: CreateRoom(id=i, variant="scorpion", options=options))
+        assert isinstance(joined, Joined)
+        return client, joined.room
+
+    client, code = srv.call(open_public())
+    row = page.locator(f'#lobby-rooms tr[data-code="{code}"]')
+    row.wait_for(timeout=WAIT)
+    assert "Lobbyist (1/3)" in (row.text_content() or "")
+
+    srv.call(client.leave(code))
+    row.wait_for(state="detached", timeout=WAIT)
+    srv.call(client.close())
+
+
+def test_joining_from_a_link_with_a_name(srv: ThreadedServer, page: Any) -> None:
+    async def open_room() -> tuple[RaceClient, str]:
+        client = await RaceClient.connect(srv.ws, "Host", reconnect=False)
+        joined = await client.request(lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(max_racers=2)))
+        assert isinstance(joined, Joined)
+        return client, joined.room
+
+    client, code = srv.call(open_room())
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{srv.base}/r/{code}")
+    page.wait_for_selector("#join-form", timeout=WAIT)
+    page.fill("#join-name", "Zoë")
+    page.click("#join")
+    page.wait_for_selector(".racer-panel.me", timeout=WAIT)
+    assert "Zoë (you)" in (page.text_content(".racer-panel.me .name") or "")
+    assert page.evaluate("() => localStorage.getItem('solitaire-race.name')") == "Zoë"
+    page.click("#ready")
+    srv.call(client.request(lambda i: Ready(id=i, room=code)))
+    page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
+    check_board_fits(page, "race-phone")
+    srv.call(client.close())
