@@ -1,6 +1,6 @@
 """The load generator's bots: racers driven through real websocket clients, and what they measure.
 
-Each room gets ``plan.per_room`` bots, each one a :class:`~client.connection.RaceClient`
+Each room gets ``plan.per_room`` bots, each one a :class:`~client.lib.connection.RaceClient`
 (its own connection and player). One bot creates the room, the others join, everyone
 readies up, and after the countdown each bot loops: choose a move (by asking the server
 for its legal moves, or, with ``plan.ask_legal`` off, by running the rules engine on its
