@@ -56,6 +56,7 @@ from protocol.messages import (
     StateChanged,
     Undo,
     Update,
+    Variant,
 )
 from server.games import Game, Options, variant_class
 
@@ -146,7 +147,7 @@ class Plan:
     per_room: int
     rate: float  # this worker's moves a second, shared by its racing bots
     bot_interval: float  # the shortest time between two moves of one bot
-    variant: str
+    variant: Variant
     race_moves: int
     deal_after: int
     undo_share: float
@@ -406,7 +407,7 @@ async def run_room(
             creator = bots[0]
             options = RoomOptions(max_racers=plan.per_room, spectator_delay=plan.spectator_delay)
             variant = plan.variant
-            joined = await creator.call(lambda i: CreateRoom(id=i, variant=variant, options=options))  # type: ignore[arg-type]
+            joined = await creator.call(lambda i: CreateRoom(id=i, variant=variant, options=options))
             if not isinstance(joined, Joined):
                 return
             code = joined.room

@@ -29,8 +29,10 @@ from protocol.messages import (
 from protocol.mirror import RoomMirror
 from server.games import Move
 from server.rooms.lifecycle import COUNTDOWN_MS, State
-from server.rooms.room import DEFAULT_GRACE_MS, Emission, Outcome, Room
+from server.rooms.room import DEFAULT_GRACE_MS
+from server.rooms.step import Emission, Outcome
 from tests.rooms import PLAYERS, T0, WINNABLE_ANTARES, open_room, winning_line
+from tests.rooms.driving import Driven
 
 ANN, BOB, CAT = PLAYERS[:3]
 
@@ -41,9 +43,9 @@ def comparable(view: RoomView) -> RoomView:
     return msgspec.structs.replace(view, clock=msgspec.structs.replace(view.clock, now=0))
 
 
-def text_in(room: Room, seat: int, move: Move) -> str:
+def text_in(room: Driven, seat: int, move: Move) -> str:
     """``move`` written in the notation, in the position of ``seat``'s board."""
-    game = room.game_of(seat)
+    game = room.room.game_of(seat)
     assert game is not None
     return game.move_text(move)
 
@@ -57,7 +59,7 @@ def wire(update: Update) -> Update:
 class Audience:
     """A spectator mirror and one mirror per racer, fed as the room channel feeds clients."""
 
-    def __init__(self, room: Room, now: int) -> None:
+    def __init__(self, room: Driven, now: int) -> None:
         self.room = room
         self.now = now
         self.spectator = RoomMirror(self._snapshot(None))
@@ -184,7 +186,7 @@ def test_mirrors_learn_the_new_creator() -> None:
     assert mirror.view().creator == BOB
 
 
-def snapshot_mirror() -> tuple[Room, RoomMirror]:
+def snapshot_mirror() -> tuple[Driven, RoomMirror]:
     room = open_room(racers=3, seated=2)
     return room, RoomMirror(Snapshot(room=room.code, version=room.version, view=room.view(None, T0)))
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
+from typing import Any
 
-from protocol.messages import RoomOptions
+import msgspec
+
+from protocol.messages import RoomOptions, Variant
 from server.games import Antares, Autoplay, Move, Options
 from server.rooms.lifecycle import COUNTDOWN_MS, State
 from server.rooms.step import Outcome
@@ -24,14 +27,14 @@ WINNABLE_ANTARES = "24"
 
 
 def open_room(
-    variant: str = "scorpion", picks: str = "617", racers: int = 2, seated: int | None = None, **options: object
+    variant: Variant = "scorpion", picks: str = "617", racers: int = 2, seated: int | None = None, **options: Any
 ) -> Driven:
     """A room for ``racers`` with ``seated`` of :data:`PLAYERS` in it (all by default), at :data:`T0`,
     whose deal picker always picks deal ``picks``."""
     room, _ = create(
         "ROOM",
         variant,
-        RoomOptions(max_racers=racers, **options),  # type: ignore[arg-type]
+        msgspec.structs.replace(RoomOptions(max_racers=racers), **options),
         PLAYERS[0],
         PLAYERS[0].title(),
         T0,

@@ -457,6 +457,7 @@ def test_commitment_is_published_at_the_countdown_and_revealed_after_the_race() 
     outcome = room.resign(BOB, T0 + 4000)
     over = events(outcome)[-1]
     assert isinstance(over, RaceOver)
+    assert over.reveal is not None
     assert over.reveal.deal == "617"
     assert verify("scorpion", over.reveal.deal, over.reveal.salt, change.commitment)
     assert not verify("scorpion", "618", over.reveal.salt, change.commitment)
@@ -702,6 +703,7 @@ def test_race_ends_when_every_racer_is_done() -> None:
         (1, 0, True, 50_000, len(line)),
         (2, 1, False, None, 0),
     ]
+    assert over.reveal is not None
     assert over.reveal.deal == WINNABLE_ANTARES
     assert verify("antares", over.reveal.deal, over.reveal.salt, room.view(None, T0).commitment or "")
     view = room.view(1, started + 80_000)
@@ -968,7 +970,7 @@ def test_a_cancelled_countdown_keeps_the_prepared_deal_and_salt() -> None:
     first = room.record.commitment
     assert room.record.deal == "24"
     room.ready("bob", False, T0 + 1)  # cancels the countdown
-    assert room.state is State.WAITING
+    assert room.state == State.WAITING  # not `is`: mypy would keep that narrowing past the calls below
     room.ready("bob", True, T0 + 2)
     assert room.record.deal == "24"
     assert room.record.commitment == first

@@ -243,15 +243,15 @@ async def ready_and_race(race: Race) -> None:
     """Both racers say ready; return once both see their own board dealt (after the 3 s countdown)."""
     for racer in race.racers:
         await racer.request(lambda i: Ready(id=i, room=race.code))
-    for seat, racer in enumerate(race.racers):
-        await eventually(
-            lambda seat=seat, racer=racer: (
-                race.code in racer.rooms
-                and racer.rooms[race.code].view().state == "racing"
-                and racer.rooms[race.code].board(seat) is not None
-            ),
-            what=f"seat {seat} racing",
-        )
+    await eventually(
+        lambda: all(
+            race.code in racer.rooms
+            and racer.rooms[race.code].view().state == "racing"
+            and racer.rooms[race.code].board(seat) is not None
+            for seat, racer in enumerate(race.racers)
+        ),
+        what="both seats racing",
+    )
 
 
 async def start_race(srv: RunningServer, variant: Variant, options: RoomOptions | None = None) -> Race:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from functools import partial
 
 import msgspec
 import pytest
@@ -29,8 +30,8 @@ from protocol.messages import (
     Undo,
     Welcome,
 )
-from server.app import HARD_FRAME_LIMIT
 from server.games import Game, IllegalMove, Move
+from server.net.edge import HARD_FRAME_LIMIT
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 from tests.server.conftest import (
     RawClient,
@@ -137,9 +138,7 @@ async def test_an_invalid_resume_token_is_refused(server: RunningServer) -> None
     forged = f"{player}.{signature[::-1]}"
     for bad in (forged, "not a token", f"{'f' * 16}.{signature}"):
         client = await server.raw()
-        request_id = await client.send(
-            lambda i, bad=bad: Hello(id=i, protocol=PROTOCOL_VERSION, name="Eve", resume=bad)
-        )
+        request_id = await client.send(partial(Hello, protocol=PROTOCOL_VERSION, name="Eve", resume=bad))
         assert (await client.error(request_id)).code == "invalid-token"
 
 
@@ -310,7 +309,7 @@ async def test_a_bad_actor_does_not_affect_the_other_racer(start_server: ServerF
         await eventually(lambda: bob.rooms[code].board(0), what="Bob's deal")
         replica = new_antares()
         for text in line[:5]:
-            await bob.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+            await bob.request(partial(PlayMove, room=code, move=text))
             replica.apply(replica.parse_move(text))
         bob_board = bob.rooms[code].board(0)
         assert bob_board == board_lists(replica.public_piles())
@@ -320,7 +319,7 @@ async def test_a_bad_actor_does_not_affect_the_other_racer(start_server: ServerF
         # again, says hello again, and floods the server until it closes her connection.
         hers = new_antares()
         for text in line[:3]:
-            await mallory.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+            await mallory.request(partial(PlayMove, room=code, move=text))
             hers.apply(hers.parse_move(text))
         await mallory.send(lambda i: PlayMove(id=i, room=code, move=an_illegal_move(hers)[0]))
         await mallory.send(lambda i: Undo(id=i, room=code))
@@ -337,7 +336,7 @@ async def test_a_bad_actor_does_not_affect_the_other_racer(start_server: ServerF
         assert bob.rooms[code].board(1) is None
         assert bob.rooms[code].version > version
         for text in line[5:]:
-            ack = await bob.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+            ack = await bob.request(partial(PlayMove, room=code, move=text))
             assert isinstance(ack, Ack)
             replica.apply(replica.parse_move(text))
         await eventually(lambda: bob.rooms[code].view().racers[0].finished_ms, what="Bob finished")

@@ -14,6 +14,7 @@ import multiprocessing
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -129,7 +130,7 @@ async def ask(client: RawClient, build: Callable[[int], ClientMessage]) -> Serve
 async def play(client: RawClient, code: str, moves: tuple[str, ...] | list[str]) -> None:
     """Play ``moves`` one after the other, each acknowledged."""
     for text in moves:
-        ack = await ask(client, lambda i, text=text: PlayMove(id=i, room=code, move=text))
+        ack = await ask(client, partial(PlayMove, room=code, move=text))
         assert isinstance(ack, Ack), ack
 
 

@@ -4,6 +4,7 @@ replays through the engine to the boards everyone saw."""
 from __future__ import annotations
 
 import random
+from functools import partial
 
 import pytest
 
@@ -61,7 +62,7 @@ async def test_the_race_log_matches_the_commitment_and_replays_to_the_final_boar
             assert isinstance(legal, LegalMoves)
             if legal.moves:
                 choice = rng.choice(legal.moves)
-                ack = await racer.request(lambda i, choice=choice: PlayMove(id=i, room=race.code, move=choice))
+                ack = await racer.request(partial(PlayMove, room=race.code, move=choice))
                 assert isinstance(ack, Ack)
                 assert ack.move is not None
                 lines[seat].append(ack.move)

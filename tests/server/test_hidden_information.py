@@ -12,6 +12,7 @@ import asyncio
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import pytest
 
@@ -97,7 +98,7 @@ async def play_race(racers: list[RawClient], code: str, games: list[Game], rng: 
                 racing.remove(seat)
                 continue
             choice = "deal" if "deal" in legal.moves and turn == 4 + seat else rng.choice(legal.moves)
-            ack = await client.request(lambda i, choice=choice: PlayMove(id=i, room=code, move=choice))
+            ack = await client.request(partial(PlayMove, room=code, move=choice))
             assert isinstance(ack, Ack)
             assert ack.move is not None
             game.apply(game.parse_move(ack.move))
@@ -155,6 +156,7 @@ async def test_no_frame_shows_hidden_cards_the_deal_or_a_rivals_board(start_serv
         assert all(isinstance(frame, bytes) for frame in client.frames)
         end = next(k for k, m in enumerate(client.messages) if any(isinstance(e, RaceOver) for e in events(m)))
         over = next(e for e in events(client.messages[end]) if isinstance(e, RaceOver))
+        assert over.reveal is not None
         assert over.reveal.deal == DEAL
         secrets = (DEAL.encode(), over.reveal.salt.encode())
         assert all(secret in client.frames[end] for secret in secrets)  # the search would find them

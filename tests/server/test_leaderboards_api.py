@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any
 
 import pytest
@@ -59,7 +60,7 @@ async def daily_attempt(client: RaceClient) -> str:
 
 async def play(client: RaceClient, code: str, moves: tuple[str, ...]) -> None:
     for text in moves:
-        await client.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+        await client.request(partial(PlayMove, room=code, move=text))
 
 
 async def test_the_daily_board_ranks_finishers_by_time_then_the_others_by_progress(
@@ -79,7 +80,7 @@ async def test_the_daily_board_ranks_finishers_by_time_then_the_others_by_progre
         await play(cid, rooms["Cid"], deal.solution)  # the same moves, later
         await play(bob, rooms["Bob"], deal.solution[: len(deal.solution) // 2])
         for quitter in (bob, dee):
-            await quitter.request(lambda i, quitter=quitter: Resign(id=i, room=rooms[quitter.name]))
+            await quitter.request(partial(Resign, room=rooms[quitter.name]))
         results = {}
         for client in (ann, bob, cid, dee):
             mirror = await client.wait_room(rooms[client.name], lambda m: m.view().results is not None)
@@ -125,7 +126,7 @@ async def test_the_rating_board_ranks_racers_by_their_new_rating(start_server: S
         race = await start_race(srv, "antares")
         ann, bob = race.racers
         for text in winning_line():
-            await ann.request(lambda i, text=text: PlayMove(id=i, room=race.code, move=text))
+            await ann.request(partial(PlayMove, room=race.code, move=text))
         await bob.request(lambda i: Resign(id=i, room=race.code))
         results = await eventually(lambda: race.mirror(0).view().results, what="results")
         ratings = {r.name: r.rating for r in results}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from functools import partial
 
 import pytest
 from websockets.asyncio.client import connect
@@ -125,7 +126,7 @@ async def test_room_creation_is_limited_per_hour(start_server: ServerFactory) ->
                 lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(max_racers=1))
             )
             assert isinstance(created, Joined)
-            await ann.request(lambda i, code=created.room: Leave(id=i, room=code))
+            await ann.request(partial(Leave, room=created.room))
         refused = await ann.request(lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(max_racers=1)))
         assert isinstance(refused, Error)
         assert refused.code == "creation-limit"

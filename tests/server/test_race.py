@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import pytest
 
@@ -30,6 +31,11 @@ from tests.server.conftest import (
 pytestmark = pytest.mark.asyncio
 
 
+def keep(into: list[ServerMessage], room: str, message: ServerMessage) -> None:
+    """A client listener (bound to its list with ``partial``) that keeps every message it hears."""
+    into.append(message)
+
+
 async def test_two_racers_race_a_known_deal_from_ready_to_results(start_server: ServerFactory) -> None:
     line = winning_line()
     async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL))) as srv:
@@ -37,7 +43,7 @@ async def test_two_racers_race_a_known_deal_from_ready_to_results(start_server: 
         ann, bob = race.racers
         heard: dict[int, list[ServerMessage]] = {0: [], 1: []}
         for seat, racer in enumerate(race.racers):
-            racer.listen(lambda room, message, seat=seat: heard[seat].append(message))
+            racer.listen(partial(keep, heard[seat]))
 
         await ready_and_race(race)
         began = time.monotonic()
@@ -48,7 +54,7 @@ async def test_two_racers_race_a_known_deal_from_ready_to_results(start_server: 
 
         # Ann plays the winning line; every move is acknowledged with its canonical text.
         for text in line:
-            ack = await ann.request(lambda i, text=text: PlayMove(id=i, room=race.code, move=text))
+            ack = await ann.request(partial(PlayMove, room=race.code, move=text))
             assert isinstance(ack, Ack)
             assert ack.move == text
         ann_done = await eventually(lambda: race.mirror(1).view().racers[0].finished_ms, what="Ann finished")
@@ -61,10 +67,9 @@ async def test_two_racers_race_a_known_deal_from_ready_to_results(start_server: 
         assert race.mirror(1).board(0) is None
 
         for text in line:
-            await bob.request(lambda i, text=text: PlayMove(id=i, room=race.code, move=text))
+            await bob.request(partial(PlayMove, room=race.code, move=text))
         elapsed_ms = (time.monotonic() - began) * 1000
-        for seat in (0, 1):
-            await eventually(lambda seat=seat: race.mirror(seat).view().results, what=f"results at seat {seat}")
+        await eventually(lambda: all(race.mirror(seat).view().results for seat in (0, 1)), what="results at both seats")
 
     for seat in (0, 1):
         view = race.mirror(seat).view()
@@ -88,9 +93,11 @@ async def test_two_racers_race_a_known_deal_from_ready_to_results(start_server: 
         overs = [e for e in events if isinstance(e, RaceOver)]
         assert len(overs) == 1
         assert overs[0].results == results
-        assert overs[0].reveal.deal == str(ANTARES_DEAL)
+        reveal = overs[0].reveal
+        assert reveal is not None
+        assert reveal.deal == str(ANTARES_DEAL)
         assert view.commitment is not None
-        assert verify("antares", overs[0].reveal.deal, overs[0].reveal.salt, view.commitment)
+        assert verify("antares", reveal.deal, reveal.salt, view.commitment)
 
 
 async def test_a_race_ends_when_the_last_racer_resigns(start_server: ServerFactory) -> None:
@@ -101,9 +108,9 @@ async def test_a_race_ends_when_the_last_racer_resigns(start_server: ServerFacto
         ann, bob = race.racers
         await ready_and_race(race)
         for text in line[:10]:
-            await bob.request(lambda i, text=text: PlayMove(id=i, room=race.code, move=text))
+            await bob.request(partial(PlayMove, room=race.code, move=text))
         for text in line:
-            await ann.request(lambda i, text=text: PlayMove(id=i, room=race.code, move=text))
+            await ann.request(partial(PlayMove, room=race.code, move=text))
         await bob.request(lambda i: Resign(id=i, room=race.code))
         results = await eventually(lambda: race.mirror(1).view().results, what="results")
     assert [(r.seat, r.finished, r.moves) for r in results] == [(0, True, len(line)), (1, False, 10)]

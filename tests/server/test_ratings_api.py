@@ -3,6 +3,8 @@ their Glicko-2 ratings (shown in the results) and counts in both players' statis
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from protocol.messages import (
@@ -39,7 +41,7 @@ async def test_a_two_player_race_moves_both_ratings_and_counts_in_both_statistic
         heard: list[ServerMessage] = []
         bob.listen(lambda room, message: heard.append(message))
         for text in line:
-            await ann.request(lambda i, text=text: PlayMove(id=i, room=race.code, move=text))
+            await ann.request(partial(PlayMove, room=race.code, move=text))
         await bob.request(lambda i: Resign(id=i, room=race.code))
         results = await eventually(lambda: race.mirror(1).view().results, what="results")
 
@@ -97,7 +99,7 @@ async def test_a_race_alone_is_not_rated(start_server: ServerFactory) -> None:
         await ann.request(lambda i: Ready(id=i, room=code))
         await ann.wait_room(code, lambda m: m.view().state == "racing" and m.board(0) is not None)
         for text in line:
-            await ann.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+            await ann.request(partial(PlayMove, room=code, move=text))
         results = (await ann.wait_room(code, lambda m: m.view().results is not None)).view().results
         assert results is not None
         assert [(r.place, r.finished, r.rating, r.rating_change) for r in results] == [(1, True, None, None)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from protocol.messages import Ack, PlayMove, RacerResigned, Resign, ServerMessage, Update
@@ -24,7 +26,7 @@ async def test_a_racer_who_reconnects_with_the_token_gets_the_seat_and_board_bac
         ann, bob = race.racers
         replica = new_antares()
         for text in line[:15]:
-            await ann.request(lambda i, text=text: PlayMove(id=i, room=race.code, move=text))
+            await ann.request(partial(PlayMove, room=race.code, move=text))
             replica.apply(replica.parse_move(text))
         before = race.mirror(0).board(0)
         assert before == board_lists(replica.public_piles())
@@ -44,7 +46,7 @@ async def test_a_racer_who_reconnects_with_the_token_gets_the_seat_and_board_bac
 
         # The race goes on from where Ann was: she wins it.
         for text in line[15:]:
-            ack = await back.request(lambda i, text=text: PlayMove(id=i, room=race.code, move=text))
+            ack = await back.request(partial(PlayMove, room=race.code, move=text))
             assert isinstance(ack, Ack)
             replica.apply(replica.parse_move(text))
         assert replica.is_won()

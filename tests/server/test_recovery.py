@@ -11,6 +11,7 @@ import signal
 import socket
 import sys
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -128,8 +129,10 @@ async def test_a_killed_server_restarts_with_every_acknowledged_move(tmp_path: P
             await bob.request(lambda i: JoinRoom(id=i, room=code))
             for racer in (ann, bob):
                 await racer.request(lambda i: Ready(id=i, room=code))
-            for seat, racer in enumerate((ann, bob)):
-                await eventually(lambda racer=racer, seat=seat: racer.rooms[code].board(seat), what="the deal")
+            await eventually(
+                lambda: all(racer.rooms[code].board(seat) is not None for seat, racer in enumerate((ann, bob))),
+                what="the deal",
+            )
             replicas = [replica_of(racer.rooms[code].board(seat)) for seat, racer in enumerate((ann, bob))]
             rng = random.Random(20240611)
             played: list[list[str]] = [[], []]
@@ -139,8 +142,9 @@ async def test_a_killed_server_restarts_with_every_acknowledged_move(tmp_path: P
 
             processes[0].send_signal(signal.SIGKILL)  # right after the last acknowledgement
             await processes[0].wait()
-            for racer in (ann, bob):
-                await eventually(lambda racer=racer: not racer.connected.is_set(), what="the connection dropping")
+            await eventually(
+                lambda: not any(racer.connected.is_set() for racer in (ann, bob)), what="the connections dropping"
+            )
             processes.append(await launch(port, data, log))
 
             back = [
@@ -149,7 +153,7 @@ async def test_a_killed_server_restarts_with_every_acknowledged_move(tmp_path: P
             clients += back
             for seat, racer in enumerate(back):
                 assert racer.player == (ann, bob)[seat].player
-                mirror = await eventually(lambda racer=racer: racer.rooms.get(code), what="the seat back")
+                mirror = await eventually(partial(racer.rooms.get, code), what="the seat back")
                 assert racer.roles[code] == "racer"
                 view = mirror.view()
                 assert view.state == "racing"
@@ -164,11 +168,12 @@ async def test_a_killed_server_restarts_with_every_acknowledged_move(tmp_path: P
                 await racer.request(lambda i: Resign(id=i, room=code))
             results = await eventually(lambda: back[0].rooms[code].view().results, what="results")
             assert sorted((r.seat, r.moves) for r in results) == [(0, 9), (1, 9)]
-            for seat in (0, 1):
-                await eventually(
-                    lambda seat=seat: back[0].rooms[code].board(seat) == board_lists(replicas[seat].public_piles()),
-                    what=f"seat {seat}'s final board",
-                )
+            await eventually(
+                lambda: all(
+                    back[0].rooms[code].board(seat) == board_lists(replicas[seat].public_piles()) for seat in (0, 1)
+                ),
+                what="both final boards",
+            )
         finally:
             for client in clients:
                 await client.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import pytest
 
@@ -177,7 +178,7 @@ async def test_spectators_of_a_public_room_see_updates_after_its_delay(server: R
     arrived = await eventually(lambda: sam.rooms.get(code), what="Sam's snapshot")
     assert [racer.name for racer in arrived.view().racers] == ["Ann"]
     for ready in (True, False, True):
-        await bob.request(lambda i, ready=ready: Ready(id=i, room=code, ready=ready))
+        await bob.request(partial(Ready, room=code, ready=ready))
         await eventually(lambda: ann.rooms[code].version in ann_times)
     final = ann.rooms[code].version
     await eventually(lambda: sam.rooms[code].version == final, timeout=3.0, what="Sam catching up")

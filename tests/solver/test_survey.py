@@ -12,12 +12,11 @@ import pytest
 from server.games import Antares, Options, Scorpion
 from server.solver import Budget, Solved, Unwinnable, solve
 from server.solver.histogram import Canvas, png_bytes, survey_png
-from server.solver.progress import Progress
+from server.solver.progress import Progress, format_seconds
 from server.solver.statistics import DealRecord, Verdict, summarize
 from server.solver.survey import (
     MAX_SURVEY_DEALS,
     format_budget,
-    format_seconds,
     parse_deals,
     report,
     run_survey,
