@@ -125,6 +125,12 @@ def _add_budget(command: argparse.ArgumentParser) -> None:
         help="node limit per deal (default: none, the time budget decides)",
     )
     command.add_argument(
+        "--par",
+        type=_argument(parse_seconds),
+        default=None,
+        help="time to shorten a winning line (default a fifth of the budget, at least 0.5s)",
+    )
+    command.add_argument(
         "--autoplay",
         type=_argument(Autoplay.parse),
         default=None,
@@ -139,9 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     budget = Budget(nodes=args.nodes, seconds=args.budget)
     try:
         if args.command == "solve":
-            return _solve(variant, args.deal, options, budget, sys.stdout)
+            return _solve(variant, args.deal, options, budget, sys.stdout, args.par)
         deals_text, deals = args.deals
-        return _survey(variant, deals_text, deals, options, budget, args.workers, args.csv, args.png, args.fresh)
+        return _survey(
+            variant, deals_text, deals, options, budget, args.workers, args.csv, args.png, args.fresh, args.par
+        )
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
@@ -158,8 +166,10 @@ def _describe(variant: type[Game], options: Options | None, budget: Budget) -> s
     return f"{text}, budget {format_budget(budget)}"
 
 
-def _solve(variant: type[Game], deal: Deal, options: Options | None, budget: Budget, out: TextIO) -> int:
-    result = solve(variant, deal, options, budget)
+def _solve(
+    variant: type[Game], deal: Deal, options: Options | None, budget: Budget, out: TextIO, par: float | None = None
+) -> int:
+    result = solve(variant, deal, options, budget, par)
     out.write(f"{_describe(variant, options, budget)}, deal {deal}\n")
     out.write(f"{'verdict':<10}{_verdict_text(result)}\n")
     if isinstance(result, Solved):
@@ -199,6 +209,7 @@ def _survey(
     csv_path: str | None,
     png_path: str | None,
     fresh: bool = False,
+    par: float | None = None,
 ) -> int:
     try:
         earlier = [] if fresh or csv_path is None else _earlier_records(csv_path)
@@ -231,7 +242,7 @@ def _survey(
             print(f"resuming: {len(resumed)} of {len(deals)} deals already in {csv_path}", file=sys.stderr)
         progress = Progress(len(deals), sys.stderr, done_before=len(resumed))
         try:
-            run = run_survey(variant, todo, options, budget, workers, on_record)
+            run = run_survey(variant, todo, options, budget, workers, on_record, par)
         finally:
             progress.finish()
         records = sorted([*resumed.values(), *run.records], key=lambda record: record.deal)
