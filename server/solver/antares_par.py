@@ -126,10 +126,11 @@ def _one_pass(
             # ``position`` matches positions[i] up to interchangeable piles: card moves carry over.
             shorter.extend(line[i:])
             break
-        found = _look_ahead(position, later, i, depth, mode, settled=bool(shorter) or i > 0)
+        settled = position is not root  # autoplay never ran on the deal
+        found = _look_ahead(position, later, i, depth, mode, settled)
         if found is None:
             shorter.append(line[i])
-            position = play(position, fast_move(position, line[i]), mode, bool(shorter) or i > 0)
+            position = play(position, fast_move(position, line[i]), mode, settled)
             i += 1
             continue
         detour, i, position = found
