@@ -17,6 +17,7 @@ import csv
 import os
 import re
 import sys
+import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
@@ -37,6 +38,9 @@ MOVES_PER_LINE: Final = 10
 
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m)?")
 _UNIT_SECONDS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}
+
+#: The clocks a budget may count on.
+_CLOCKS: Final = {"wall": time.perf_counter, "cpu": time.process_time}
 
 _UNKNOWN_REASONS: Final = {
     "nodes": "the node budget ran out",
@@ -86,11 +90,11 @@ def _parser() -> argparse.ArgumentParser:
     solve_command = commands.add_parser("solve", help="solve one deal and print its winning line")
     _add_variant(solve_command)
     solve_command.add_argument("deal", type=_argument(Deal.parse), help="deal number: N or msN")
-    _add_budget(solve_command)
+    _add_budget(solve_command, clock="wall")
     survey_command = commands.add_parser("survey", help="solve many deals in parallel and print statistics")
     _add_variant(survey_command)
     survey_command.add_argument("deals", type=_argument(_deal_list), help="deal numbers: 1-1000, 7 or 1-10,20,30-35")
-    _add_budget(survey_command)
+    _add_budget(survey_command, clock="cpu")
     cpus = os.cpu_count() or 1
     survey_command.add_argument(
         "--workers", type=_argument(_positive_int), default=cpus, help=f"worker processes (default {cpus})"
@@ -110,8 +114,15 @@ def _add_variant(command: argparse.ArgumentParser) -> None:
     command.add_argument("variant", type=str.lower, choices=sorted(VARIANTS), help="the game")
 
 
-def _add_budget(command: argparse.ArgumentParser) -> None:
+def _add_budget(command: argparse.ArgumentParser, clock: str) -> None:
     defaults = Budget()
+    command.add_argument(
+        "--clock",
+        choices=sorted(_CLOCKS),
+        default=clock,
+        help="what the time budget counts: wall-clock time, or the CPU time of the process solving"
+        f" (fair on a shared machine) (default {clock})",
+    )
     command.add_argument(
         "--budget",
         type=_argument(parse_seconds),
@@ -142,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     variant = variant_class(args.variant)
     options = None if args.autoplay is None else Options(autoplay=args.autoplay)
-    budget = Budget(nodes=args.nodes, seconds=args.budget)
+    budget = Budget(nodes=args.nodes, seconds=args.budget, clock=_CLOCKS[args.clock])
     try:
         if args.command == "solve":
             return _solve(variant, args.deal, options, budget, sys.stdout, args.par)
@@ -159,11 +170,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _describe(variant: type[Game], options: Options | None, budget: Budget) -> str:
-    """``antares, autoplay safe, budget 10s or 2,000,000 nodes``."""
+    """``antares, autoplay safe, budget 10s CPU`` (or ``budget 10s or 2,000,000 nodes``, wall-clock)."""
     text = variant.VARIANT
     if variant.BUILDS_FOUNDATIONS:  # autoplay only changes games whose foundations players build
         text += f", autoplay {(options or Options()).autoplay.value}"
-    return f"{text}, budget {format_budget(budget)}"
+    cpu = " CPU" if budget.clock is time.process_time else ""
+    return f"{text}, budget {format_budget(budget)}{cpu}"
 
 
 def _solve(

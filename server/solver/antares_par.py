@@ -14,6 +14,7 @@ shortens the line or time is up; the result is short, not a proven optimum, and
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from server.games import Game, Move
 from server.games.antares import FOUNDATION
@@ -78,9 +79,15 @@ def engine_moves(game: Game, line: list[CardMove]) -> tuple[Move, ...]:
     return tuple(result)
 
 
-def shorten_antares(game: Game, line: tuple[Move, ...], seconds: float, depth: int = 2) -> tuple[Move, ...]:
+def shorten_antares(
+    game: Game,
+    line: tuple[Move, ...],
+    seconds: float,
+    depth: int = 2,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[Move, ...]:
     """A winning line from ``game``'s position never longer than ``line`` (which must win)."""
-    deadline = time.perf_counter() + seconds
+    deadline = clock() + seconds
     mode = AUTOPLAY_CODE[game.options.autoplay]
     walker = game.copy(history=False)
     root = encode(walker)
@@ -96,8 +103,8 @@ def shorten_antares(game: Game, line: tuple[Move, ...], seconds: float, depth: i
         walker.push(move)
     for look in range(1, depth + 1):
         changed = True
-        while changed and time.perf_counter() < deadline:
-            cards, changed = _one_pass(root, cards, mode, look, deadline)
+        while changed and clock() < deadline:
+            cards, changed = _one_pass(root, cards, mode, look, deadline, clock)
     return engine_moves(game, cards)
 
 
@@ -110,7 +117,7 @@ def _target(move: Move) -> int:
 
 
 def _one_pass(
-    root: Position, line: list[CardMove], mode: int, depth: int, deadline: float
+    root: Position, line: list[CardMove], mode: int, depth: int, deadline: float, clock: Callable[[], float]
 ) -> tuple[list[CardMove], bool]:
     """Walk the line once taking every shortcut of up to ``depth`` moves."""
     positions = [root]
@@ -122,7 +129,7 @@ def _one_pass(
     i = 0
     position = root
     while i < len(line):
-        if time.perf_counter() > deadline:
+        if clock() > deadline:
             # ``position`` matches positions[i] up to interchangeable piles: card moves carry over.
             shorter.extend(line[i:])
             break

@@ -8,7 +8,6 @@ two share the transposition-table soundness argument of :mod:`server.solver.keys
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 from server.games import Antares, Autoplay, Game, Move
@@ -48,7 +47,7 @@ def depth_first(game: Game, budget: Budget) -> Result:
     """Search from ``game``'s position for a winning line; ``game`` is left as it was."""
     key_of = key_function(type(game))
     force_home = isinstance(game, Antares) and game.options.autoplay is Autoplay.OFF
-    start = time.perf_counter()
+    start = budget.clock()
     deadline = start + budget.seconds
     seen = {key_of(game)}
     path: list[Move] = []
@@ -61,7 +60,7 @@ def depth_first(game: Game, budget: Budget) -> Result:
         return iter(_antares_order(game, moves))
 
     def stats() -> Stats:
-        return Stats(nodes, time.perf_counter() - start)
+        return Stats(nodes, budget.clock() - start)
 
     if game.is_won():
         return Solved((), 0, stats())

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from server.games import Antares, Deal, Game, Move, Options
 from server.solver.antares_par import shorten_antares
 from server.solver.antares_search import search_antares
@@ -39,10 +37,11 @@ def solve_position(game: Game, budget: Budget, par_seconds: float | None = None)
     if not isinstance(result, Solved):
         return result
     seconds = par_seconds if par_seconds is not None else max(0.5, budget.seconds / 5)
-    start = time.perf_counter()
-    line = (shorten_antares if isinstance(game, Antares) else shorten)(game, result.moves, seconds)
+    start = budget.clock()
+    shortening = shorten_antares if isinstance(game, Antares) else shorten
+    line = shortening(game, result.moves, seconds, clock=budget.clock)
     _verify(game, line)
-    return Solved(line, result.found, result.stats, par_seconds=time.perf_counter() - start)
+    return Solved(line, result.found, result.stats, par_seconds=budget.clock() - start)
 
 
 def _search(game: Game, budget: Budget) -> Result:

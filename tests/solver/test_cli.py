@@ -134,7 +134,7 @@ def test_survey_prints_statistics_and_writes_csv_and_png(tmp_path: Path) -> None
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "antares, autoplay safe, budget 5s, 2 workers"
+    assert lines[0] == "antares, autoplay safe, budget 5s CPU, 2 workers"
     assert lines[1].startswith("deals 1-4: 4 finished in ")
     assert lines[2].split() == ["solved", "4", "100.0%"]
     assert lines[3].split() == ["unwinnable", "0", "0.0%"]
