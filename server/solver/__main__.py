@@ -24,7 +24,7 @@ from contextlib import ExitStack
 from typing import Final, TextIO
 
 from server.games import VARIANTS, Autoplay, Deal, Game, Options, variant_class
-from server.solver.histogram import survey_png
+from server.solver.histogram import plots_available, survey_png
 from server.solver.progress import Progress, format_seconds
 from server.solver.results import Budget, Result, Solved, Unknown, Unwinnable
 from server.solver.solve import solve
@@ -228,6 +228,9 @@ def _survey(
     except ValueError as error:
         print(f"error: cannot resume from {csv_path}: {error} (use --fresh to start over)", file=sys.stderr)
         return 2
+    if png_path and not plots_available():
+        print("error: --png needs matplotlib: pip install -e '.[plots]'", file=sys.stderr)
+        return 2
     wanted = set(deals)
     resumed = {record.deal: record for record in earlier if record.deal in wanted}
     todo = [deal for deal in deals if deal not in resumed]
@@ -276,7 +279,7 @@ def _survey(
             kept.update((record.deal, record) for record in run.records)
             write_csv(list(kept.values()), csv_file)  # in deal order
         if png_file is not None:
-            png_file.write(survey_png(records))
+            png_file.write(survey_png(records, f"{variant.VARIANT} deals {deals_text}"))
     return INTERRUPTED if run.interrupted else 0
 
 
