@@ -117,7 +117,7 @@ def moves(piles: Piles, cells: bytes, home: bytes) -> list[FastMove]:
     limit = 5 - len(cells)  # free cells + 1
     table = b"\xfe".join(piles)
     starts = list(itertools.accumulate((len(pile) + 1 for pile in piles[:-1]), initial=0))
-    runs = [_run_length(pile, limit) if pile else 0 for pile in piles]
+    runs = [0, 0, 0, 0] + [_run_length(pile, limit) if pile else 0 for pile in piles[4:]]  # FreeCell piles only
     out: list[FastMove] = []
     wanted: list[tuple[int, int]] = []  # (card, tableau pile it may go onto)
     empty_scorpion = empty_freecell = -1
