@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import time
+from collections.abc import Callable
 from typing import Final
 
 from server.games import Game, Move
@@ -47,6 +49,8 @@ from server.solver.results import Budget, Result, Solved, Stats, Unknown, Unwinn
 
 #: Nodes a scan runs before the next one has its turn (and the budget is looked at).
 SLICE: Final = 256
+#: Points a move from the deal counts in :func:`short_line` (a card not home counts 2).
+PAR_DEPTH_WEIGHT: Final = 1
 #: Nodes the first depth-first scan runs alone before the others join in.
 FIRST_SLICE: Final = POLL_EVERY
 #: The weights of the first depth-first scan and of the best-first scan: progress home first.
@@ -140,10 +144,15 @@ class DepthFirst(_Scan):
 
 
 class BestFirst(_Scan):
-    """Best-first search over every position found, lowest estimate first (ties: deepest)."""
+    """Best-first search over every position found, lowest estimate first (ties: deepest).
 
-    def __init__(self, root: Position, mode: int, estimate: Estimator) -> None:
+    With a ``depth_weight``, the priority is the estimate plus that many points a move
+    from the deal (a weighted A*): slower to find a win, but its lines are short.
+    """
+
+    def __init__(self, root: Position, mode: int, estimate: Estimator, depth_weight: int = 0) -> None:
         super().__init__(root, mode, estimate)
+        self.depth_weight = depth_weight
         root_key = key(root[0], root[1])
         self.parents: dict[bytes, tuple[bytes, FastMove] | None] = {root_key: None}
         self.queue: list[tuple[int, int, int, Position, bytes]] = [(estimate(root), 0, 0, root, root_key)]
@@ -175,7 +184,8 @@ class BestFirst(_Scan):
                     self.nodes += done
                     return
                 self.pushed += 1
-                heapq.heappush(queue, (estimate(child), minus_depth - 1, -self.pushed, child, child_key))
+                priority = estimate(child) + self.depth_weight * (1 - minus_depth)
+                heapq.heappush(queue, (priority, minus_depth - 1, -self.pushed, child, child_key))
         self.nodes += done
 
     def _line(self, last: bytes) -> list[FastMove]:
@@ -222,6 +232,22 @@ def search_antares(game: Game, budget: Budget) -> Result:
             if reason:
                 return Unknown(reason, stats)
     raise AssertionError("the rounds never end")
+
+
+def short_line(game: Game, seconds: float, clock: Callable[[], float] = time.perf_counter) -> tuple[Move, ...] | None:
+    """A winning line found by weighted A* (:class:`BestFirst` with a depth weight) within
+    ``seconds``, or None: slower than :func:`search_antares`, but its lines are short, so
+    par spends part of its time on it."""
+    deadline = clock() + seconds
+    root = encode(game)
+    scan = BestFirst(root, AUTOPLAY_CODE[game.options.autoplay], Estimator(HOMEWARD), depth_weight=PAR_DEPTH_WEIGHT)
+    while clock() < deadline:
+        scan.step(SLICE)
+        if scan.solution is not None:
+            return engine_line(game, scan.solution)
+        if scan.exhausted:
+            return None
+    return None
 
 
 def engine_line(game: Game, line: list[FastMove]) -> tuple[Move, ...]:

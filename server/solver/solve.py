@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from server.games import Antares, Deal, Game, Move, Options
 from server.solver.antares_par import shorten_antares
-from server.solver.antares_search import search_antares
+from server.solver.antares_search import search_antares, short_line
 from server.solver.par import shorten
 from server.solver.results import Budget, Result, Solved
 from server.solver.scorpion_search import depth_first_scorpion
@@ -38,8 +38,15 @@ def solve_position(game: Game, budget: Budget, par_seconds: float | None = None)
         return result
     seconds = par_seconds if par_seconds is not None else max(0.5, budget.seconds / 5)
     start = budget.clock()
-    shortening = shorten_antares if isinstance(game, Antares) else shorten
-    line = shortening(game, result.moves, seconds, clock=budget.clock)
+    line = result.moves
+    if isinstance(game, Antares):
+        # Half the time on a search for short lines, the rest on shortcuts along the shorter one.
+        short = short_line(game, seconds / 2, budget.clock)
+        if short is not None and len(short) < len(line):
+            line = short
+        line = shorten_antares(game, line, seconds - (budget.clock() - start), clock=budget.clock)
+    else:
+        line = shorten(game, line, seconds, clock=budget.clock)
     _verify(game, line)
     return Solved(line, result.found, result.stats, par_seconds=budget.clock() - start)
 

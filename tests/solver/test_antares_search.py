@@ -8,10 +8,10 @@ import random
 import pytest
 
 from server.games import Antares, Autoplay, Game, Move, Options
-from server.solver import Budget, Solved, Unknown, Unwinnable, solve
+from server.solver import Budget, Solved, Stats, Unknown, Unwinnable, solve
 from server.solver.antares_core import AUTOPLAY_CODE, CELL, HOME, FastMove, encode, moves, play
 from server.solver.antares_par import shorten_antares
-from server.solver.antares_search import search_antares
+from server.solver.antares_search import search_antares, short_line
 from tests.games.positions import antares
 from tests.solver.test_solve import assert_wins
 
@@ -109,3 +109,17 @@ def test_budgets_stop_the_search(budget: Budget, reason: str) -> None:
         pytest.skip("solved within the budget")  # a fast machine may finish deal 19 in 0.05 s
     assert isinstance(result, Unknown)
     assert result.reason == reason
+
+
+def test_the_weighted_search_for_par_finds_a_short_winning_line() -> None:
+    game = Antares.new(3)
+    line = short_line(game, 30.0)
+    assert line is not None
+    assert_wins(game, Solved(line, len(line), Stats(0, 0.0)))
+    found = search_antares(game, Budget(seconds=30))
+    assert isinstance(found, Solved)
+    assert len(line) <= len(found.moves)
+
+
+def test_no_time_for_par_means_no_weighted_search() -> None:
+    assert short_line(Antares.new(3), 0.0) is None
