@@ -103,7 +103,8 @@ def report(summary: Summary) -> list[str]:
     )
     if summary.par_mean is not None and summary.par_median is not None:
         lines.append(
-            f"{'par':<12}mean {summary.par_mean:.1f}, median {summary.par_median:g} moves "
+            f"{'par':<12}mean {summary.par_mean:.1f}, median {summary.par_median:g}, "
+            f"p90 {summary.par_p90:g}, max {summary.par_max} moves "
             f"(over {summary.solved} solved deal{'s' if summary.solved > 1 else ''})"
         )
     return lines

@@ -106,13 +106,13 @@ def test_report_gives_counts_winnability_times_and_par() -> None:
     # Wilson: 2 of 4 gives a low of 15.0%, 3 of 4 a high of 95.4%.
     assert lines[3] == "winnable    50.0% to 75.0% of deals; 95% confidence interval 15.0% to 95.4% (Wilson)"
     assert lines[4] == "time/deal   median 875ms, p90 7.46s, max 10.0s (search to the verdict)"
-    assert lines[5] == "par         mean 65.5, median 65.5 moves (over 2 solved deals)"
+    assert lines[5] == "par         mean 65.5, median 65.5, p90 69.1, max 70 moves (over 2 solved deals)"
 
 
 def test_report_without_unknowns_gives_one_observed_share() -> None:
     lines = report(summarize([record(1, S, 0.1, 50), record(2, W, 0.1)]))
     assert lines[3].startswith("winnable    50.0% of deals; 95% confidence interval 9.5% to 90.5%")
-    assert lines[5] == "par         mean 50.0, median 50 moves (over 1 solved deal)"
+    assert lines[5] == "par         mean 50.0, median 50, p90 50, max 50 moves (over 1 solved deal)"
 
 
 def test_report_of_nothing_says_so() -> None:
