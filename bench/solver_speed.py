@@ -7,9 +7,11 @@ temporary directory, and the same measurement runs on it and on this tree, each 
 its own process on one core, one after the other, in this one run. Each deal is
 solved by ``solve()`` with no par shortening (search to the verdict only); the
 figures are totals over the deals: positions (nodes) per second of search, deals
-per second, and the median time to a verdict. It also prints what a position in
-the search's table costs in memory (tracemalloc, on a Scorpion deal proven
-unwinnable), and so how many fit in a GB.
+per second, and the median time to a verdict, all in CPU seconds of the solving
+process (steadier than wall-clock time on a shared machine; the budget itself is
+wall-clock time in both trees, as the baseline knows no other). It also
+prints what a stored position costs in memory (tracemalloc's peak over the
+positions, for each game), and so how many fit in a GB.
 """
 
 from __future__ import annotations
@@ -40,29 +42,39 @@ nodes = 0
 seconds = []
 verdicts = {"solved": 0, "unwinnable": 0, "unknown": 0}
 for deal in deals:
+    cpu = time.process_time()
     try:
         result = solve(variant, deal, None, budget, par_seconds=0.0)
     except TypeError:  # the baseline's solve() takes no par_seconds
         from server.solver.solve import solve_position
         result = solve_position(variant.new(deal, None), budget, par_seconds=0.0)
     nodes += result.stats.nodes
-    seconds.append(result.stats.seconds)
+    seconds.append(time.process_time() - cpu)
     name = "solved" if isinstance(result, Solved) else "unwinnable" if isinstance(result, Unwinnable) else "unknown"
     verdicts[name] += 1
 print(json.dumps({"nodes": nodes, "seconds": sum(seconds), "median": statistics.median(seconds),
                   "deals": len(deals), "verdicts": verdicts}))
 """
 
-#: Bytes a stored position costs: tracemalloc around a Scorpion search that exhausts its space.
+#: Bytes a stored position costs: tracemalloc's peak over the positions stored, for a
+#: Scorpion search that exhausts its space and an Antares search that runs out of time.
 MEMORY = r"""
-import json, sys, tracemalloc
-from server.games import Scorpion
+import json, sys, time, tracemalloc
+from server.games import Antares, Autoplay, Options, Scorpion
+from server.solver.antares_search import search_antares
 from server.solver.results import Budget
 from server.solver.scorpion_search import depth_first_scorpion
-tracemalloc.start()
-result = depth_first_scorpion(Scorpion.new(int(sys.argv[1])), Budget(seconds=120))
-peak = tracemalloc.get_traced_memory()[1]
-print(json.dumps({"nodes": result.stats.nodes, "peak": peak}))
+figures = {}
+for name, run in (
+    ("scorpion", lambda: depth_first_scorpion(Scorpion.new(int(sys.argv[1])), Budget(seconds=120))),
+    ("antares", lambda: search_antares(Antares.new(19, Options(autoplay=Autoplay.OFF)),
+                                       Budget(seconds=5, clock=time.process_time))),
+):
+    tracemalloc.start()
+    result = run()
+    figures[name] = {"nodes": result.stats.nodes, "peak": tracemalloc.get_traced_memory()[1]}
+    tracemalloc.stop()
+print(json.dumps(figures))
 """
 
 
@@ -107,7 +119,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as temporary:
         baseline = Path(temporary)
         _extract(args.baseline, baseline)
-        print(f"solver speed, {args.budget:g}s per deal, search to the verdict (no par), one core")
+        print(f"solver speed, {args.budget:g}s per deal, search to the verdict (no par), one core, CPU seconds")
         for variant, deals in (("antares", args.antares), ("scorpion", args.scorpion)):
             listed = _deal_list(deals)
             before = _run(baseline, MEASURE, variant, listed, str(args.budget))
@@ -120,12 +132,13 @@ def main() -> None:
             )
             print(f"  deals/s ratio (this tree / baseline): {speedup:.1f}x")
         memory = _run(ROOT, MEMORY, str(args.memory_deal))
-        per_position = float(memory["peak"]) / float(memory["nodes"])  # type: ignore[arg-type]
-        print(
-            f"memory: Scorpion deal {args.memory_deal}, {memory['nodes']:,} positions, peak "
-            f"{float(memory['peak']) / 2**20:.0f} MiB: {per_position:.0f} bytes a position, "  # type: ignore[arg-type]
-            f"{2**30 / per_position / 1e6:.1f} million positions per GiB"
-        )
+        for variant, figures in memory.items():
+            nodes, peak = figures["nodes"], figures["peak"]  # type: ignore[index]
+            what = f"deal {args.memory_deal}" if variant == "scorpion" else "deal 19 (autoplay off, 5 s)"
+            print(
+                f"memory: {variant} {what}, {nodes:,} positions, peak {peak / 2**20:.0f} MiB: "
+                f"{peak / nodes:.0f} bytes a position, {2**30 / (peak / nodes) / 1e6:.1f} million positions per GiB"
+            )
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@ from typing import Final
 
 from server.games import Move
 
-#: What one position in a search's table costs, measured (``python -m bench.solver_speed``
-#: prints it): about 8 million positions fit in a GB.
-BYTES_PER_POSITION: Final = 130
+#: What one stored position costs, measured by ``python -m bench.solver_speed``: about 130
+#: bytes in a Scorpion search (8 million positions a GB), about 400 in an Antares search,
+#: whose scans also keep positions waiting in their queues (2.5 million a GB).
+BYTES_PER_POSITION: Final = {"scorpion": 130, "antares": 400}
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,9 +21,10 @@ class Budget:
 
     ``seconds`` is the budget that matters; ``nodes`` is a cap only when asked for
     (None, the default, means no node cap: the time budget is never cut short by it).
-    ``max_positions`` caps the transposition table, which is what memory limits: a
+    ``max_positions`` caps the transposition tables, which is what memory limits: a
     stored position costs about :data:`BYTES_PER_POSITION` bytes, so the default cap
-    of 16 million positions is about 2 GB, far more than 10 s of search reaches.
+    of 16 million positions is about 2 GB in Scorpion (6 GB in Antares), far more than
+    10 s of search reaches (about 1.2 million and 300,000 positions).
     ``interrupt`` is polled every few thousand nodes; returning True stops the search.
     ``clock`` tells the time for ``seconds``.
     """
