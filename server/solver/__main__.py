@@ -1,10 +1,16 @@
 """Command line of the solver.
 
-``python -m server.solver solve antares 123456 [--budget 10s] [--nodes N] [--autoplay safe]``
-solves one deal and prints the verdict, par and the winning line in move notation.
+``python -m server.solver solve antares 123456 [--budget 10s] [--nodes N] [--par 1s]
+[--clock wall|cpu] [--autoplay safe]`` solves one deal and prints the verdict, par and the
+winning line in move notation.
 
-``python -m server.solver survey scorpion 1-1000 [--budget 10s] [--workers N] [--csv out.csv]
-[--png out.png]`` solves many deals in parallel and prints their statistics.
+``python -m server.solver survey scorpion 1-1000 [--budget 10s] [--par 1s] [--workers N]
+[--csv out.csv [--fresh]] [--png out.png]`` solves many deals in parallel and prints their
+statistics. The budget counts CPU seconds by default (``--clock cpu``); there is no node
+cap unless ``--nodes`` asks for one. Each deal's row is written to the CSV as it finishes,
+and a survey run again with the same CSV solves only the deals it does not hold yet (so an
+interrupted survey resumes, and one that is complete only prints its report). ``--png``
+needs the ``[plots]`` extra (matplotlib).
 
 Bad input exits with status 2 and a message on stderr; Ctrl-C exits with 130 (a
 survey first prints what it finished).
