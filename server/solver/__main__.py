@@ -67,6 +67,11 @@ def parse_seconds(text: str) -> float:
     return seconds
 
 
+def _par_seconds(text: str) -> float:
+    """A duration as :func:`parse_seconds` reads it, or ``"0"``: no time at all."""
+    return 0.0 if text.strip() in ("0", "0s") else parse_seconds(text)
+
+
 def _positive_int(text: str) -> int:
     if not text.strip().isascii() or not text.strip().isdigit() or int(text) < 1:
         raise ValueError(f"{text!r} is not a positive whole number")
@@ -143,9 +148,10 @@ def _add_budget(command: argparse.ArgumentParser, clock: str) -> None:
     )
     command.add_argument(
         "--par",
-        type=_argument(parse_seconds),
+        type=_argument(_par_seconds),
         default=None,
-        help="time to shorten a winning line (default a fifth of the budget, at least 0.5s)",
+        help="time to shorten a winning line: 1s, 500ms, or 0 to keep the line as found"
+        " (default a fifth of the budget, at least 0.5s)",
     )
     command.add_argument(
         "--autoplay",
