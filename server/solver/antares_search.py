@@ -10,7 +10,8 @@ Three scans of the same position space run interleaved, a slice of nodes at a ti
   undoes the previous one leads back to a position already seen and is skipped by
   the transposition table. Most deals fall to this scan within a few hundred positions.
   A second one, with other weights (:data:`TIDY`), takes its turn.
-- **best-first** over all positions found (ties to the deeper one): where the
+- **best-first** over all positions found (ties to the deeper one, then the smaller key),
+  with twice the turns of each depth-first scan: where the
   depth-first scan commits early to a region without a win, this one escapes it.
 
 Autoplay is part of every move as the engine plays it (a compound move: the move and
@@ -155,8 +156,7 @@ class BestFirst(_Scan):
         self.depth_weight = depth_weight
         root_key = key(root[0], root[1])
         self.parents: dict[bytes, tuple[bytes, FastMove] | None] = {root_key: None}
-        self.queue: list[tuple[int, int, int, Position, bytes]] = [(estimate(root), 0, 0, root, root_key)]
-        self.pushed = 0
+        self.queue: list[tuple[int, int, bytes, Position]] = [(estimate(root), 0, root_key, root)]
         self.root_key = root_key
 
     @property
@@ -170,7 +170,7 @@ class BestFirst(_Scan):
             if not queue:
                 self.exhausted = True
                 return
-            _, minus_depth, _, position, position_key = heapq.heappop(queue)
+            _, minus_depth, position_key, position = heapq.heappop(queue)
             settled = position_key != self.root_key  # autoplay never ran on the deal
             for move in self._moves(position):
                 child = play(position, move, mode, settled)
@@ -183,9 +183,9 @@ class BestFirst(_Scan):
                     self.solution = self._line(child_key)
                     self.nodes += done
                     return
-                self.pushed += 1
                 priority = estimate(child) + self.depth_weight * (1 - minus_depth)
-                heapq.heappush(queue, (priority, minus_depth - 1, -self.pushed, child, child_key))
+                # Ties: the deeper position, then the smaller key (keys are unique, so states never compare).
+                heapq.heappush(queue, (priority, minus_depth - 1, child_key, child))
         self.nodes += done
 
     def _line(self, last: bytes) -> list[FastMove]:
@@ -212,7 +212,7 @@ def search_antares(game: Game, budget: Budget) -> Result:
     scans: list[tuple[_Scan, int]] = [
         (DepthFirst(root, mode, Estimator(HOMEWARD)), SLICE),
         (DepthFirst(root, mode, Estimator(TIDY)), SLICE),
-        (BestFirst(root, mode, Estimator(HOMEWARD)), SLICE),
+        (BestFirst(root, mode, Estimator(HOMEWARD)), 2 * SLICE),
     ]
     # The first scan alone first: most deals fall to it within a few hundred positions,
     # and the others would only triple the work on those.
