@@ -22,6 +22,14 @@ if TYPE_CHECKING:
 #: Size of the image in pixels (at :data:`DPI`).
 WIDTH: Final = 720
 HEIGHT: Final = 540
+try:  # the optional [plots] extra; Agg draws to memory, no display needed
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure as _Figure
+except ImportError:  # pragma: no cover - without the extra
+    _Figure = None  # type: ignore[assignment,misc]
+
 DPI: Final = 100
 VERDICT_COLORS: Final = {Verdict.SOLVED: "#2e9646", Verdict.UNWINNABLE: "#cd3c32", Verdict.UNKNOWN: "#a0a0a0"}
 PAR_COLOR: Final = "#3264be"
@@ -33,24 +41,14 @@ class PlotsUnavailable(RuntimeError):
 
 def plots_available() -> bool:
     """Whether matplotlib can be imported (the ``[plots]`` extra is installed)."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return _Figure is not None
 
 
 def survey_png(records: Sequence[DealRecord], title: str = "") -> bytes:
     """The two histograms of ``records`` as PNG bytes (WIDTH x HEIGHT pixels)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from matplotlib.figure import Figure
-    except ImportError as error:
-        raise PlotsUnavailable("histograms need matplotlib: pip install -e '.[plots]'") from error
-
-    figure = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI, layout="constrained")
+    if _Figure is None:
+        raise PlotsUnavailable("histograms need matplotlib: pip install -e '.[plots]'")
+    figure = _Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI, layout="constrained")
     times, pars = figure.subplots(2, 1)
     if title:
         figure.suptitle(title)
