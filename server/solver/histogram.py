@@ -1,7 +1,7 @@
 """A survey's histograms as a PNG image, drawn with matplotlib (the optional ``[plots]`` extra).
 
 Two panels: the search time per deal on log-scaled bins, stacked by verdict, and
-the par of solved deals. matplotlib is imported only when a PNG is asked for, with
+the par of solved deals. matplotlib (the optional ``[plots]`` extra) is imported with this module, with
 its file-only ``Agg`` backend, so the solver and the server never need it;
 :func:`survey_png` raises :class:`PlotsUnavailable` with the install command when
 it is missing.
