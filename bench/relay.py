@@ -7,11 +7,15 @@ Run::
 
 It is what issue 16 measures the server against: per move, one Redis pipeline (RPUSH of
 the move to the seat's log and PUBLISH of the update frame) and one broadcast of that
-frame to the room, nothing else. It answers just enough of the protocol for
-``bench.load``'s bots (and spectators) to run against it: ``hello``, ``create_room``,
-``join``, ``spectate``, ``ready``, ``legal_moves`` (always the same list), ``move``,
-``undo``, ``resign``, ``rematch``, ``snapshot`` and ``leave``; anything else gets
-``not-allowed``. Requests are decoded and validated by the protocol's own decoder, as in
+frame to the room, nothing else. By default the pipelines of the moves that arrive while
+one is on its way go to Redis together, as one (a group commit, as the server's store
+does: under load, hundreds of separate pipelines cost Redis and the relay more than the
+moves themselves); ``--pipeline-per-move`` sends each move's pipeline on its own.
+
+It answers just enough of the protocol for ``bench.load``'s bots (and spectators) to run
+against it: ``hello``, ``create_room``, ``join``, ``spectate``, ``ready``, ``legal_moves``
+(always the same list), ``move``, ``undo``, ``resign``, ``rematch``, ``snapshot`` and
+``leave``; anything else gets ``not-allowed``. Requests are decoded and validated by the protocol's own decoder, as in
 the server, and answered one at a time per connection. A room races as soon as it is full
 and everyone is ready (no countdown), accepts any move text, and finishes when every racer
 has resigned. Nothing is ever restored: it is a measuring stick, not a server.
@@ -37,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import ConnectionPool, Redis
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 
@@ -69,8 +73,6 @@ from protocol.messages import (
     Rematched,
     Resign,
     RoomEvent,
-    RoomOptions,
-    RoomState,
     RoomView,
     ServerMessage,
     Snapshot,
@@ -78,7 +80,6 @@ from protocol.messages import (
     StateChanged,
     Undo,
     Update,
-    Variant,
     Welcome,
 )
 from server.storage.embedded import EmbeddedRedis
@@ -87,6 +88,8 @@ logger = logging.getLogger("relay")
 
 #: What ``legal_moves`` always answers: moves the bots can choose among (the relay takes any).
 LEGAL_MOVES = ["QS>5", "7H>3", "JD>1", "9C>6", "deal"]
+#: Redis connections at most.
+POOL_SIZE = 5000
 #: The same frame limit as the server's.
 MAX_FRAME = 256 * 1024
 
@@ -123,12 +126,12 @@ class Session:
 @dataclass(eq=False, slots=True)
 class RelayRoom:
     code: str
-    variant: Variant
-    options: RoomOptions
+    variant: Any
+    options: Any
     creator: str
     seats: dict[int, Seat] = field(default_factory=dict)
     followers: dict[Session, int | None] = field(default_factory=dict)  # session -> seat (None: spectator)
-    state: RoomState = "waiting"
+    state: str = "waiting"
     version: int = 0
     race: int = 1
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -141,7 +144,7 @@ class RelayRoom:
             code=self.code,
             variant=self.variant,
             options=self.options,
-            state=self.state,
+            state=self.state,  # type: ignore[arg-type]
             creator=self.creator,
             piles=[],
             racers=[seat.racer(n) for n, seat in sorted(self.seats.items())],
@@ -170,9 +173,12 @@ class RoomRefused(Exception):
 class Relay:
     """The relay's rooms and request handlers, over one Redis client."""
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, group_commit: bool = True) -> None:
         self.redis = redis
+        self.group_commit = group_commit
         self.rooms: dict[str, RelayRoom] = {}
+        self._queued: list[tuple[str, str, str, bytes, asyncio.Future[None]]] = []
+        self._writer: asyncio.Task[None] | None = None
         self._codes = itertools.count(1)
         self._handlers: dict[type[Any], Callable[[Session, Any], Awaitable[None]]] = {
             Hello: self._hello,
@@ -312,12 +318,39 @@ class Relay:
             racer.moves += 1
             # Every follower hears the mover's progress (the relay keeps no boards).
             frame = room.update([ProgressChanged(seat=seat, progress=Progress(0, 0, racer.moves))])
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.rpush(f"relay:room:{code}:log:{seat}", entry)
-                pipe.publish(f"relay:room:{code}", frame)
-                await pipe.execute()
+            await self._store(f"relay:room:{code}:log:{seat}", entry, f"relay:room:{code}", frame)
             session.send(Ack(id=request_id, room=code, version=room.version, move=move))
             room.tell(frame)
+
+    async def _store(self, log: str, entry: str, channel: str, frame: bytes) -> None:
+        """RPUSH ``entry`` and PUBLISH ``frame``, in one pipeline: this move's own, or the next group's."""
+        if not self.group_commit:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.rpush(log, entry)
+                pipe.publish(channel, frame)
+                await pipe.execute()
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queued.append((log, entry, channel, frame, done))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+        await done
+
+    async def _write(self) -> None:
+        while self._queued:
+            batch, self._queued = self._queued, []
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for log, entry, channel, frame, _ in batch:
+                        pipe.rpush(log, entry)
+                        pipe.publish(channel, frame)
+                    await pipe.execute()
+            except Exception as error:
+                for *_, done in batch:
+                    done.set_exception(error)
+            else:
+                for *_, done in batch:
+                    done.set_result(None)
 
     async def _move(self, session: Session, message: PlayMove) -> None:
         await self._play(session, message.id, message.room, message.move, message.move)
@@ -379,6 +412,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--redis-url", help="a Redis to use; without it the relay starts its own")
     parser.add_argument("--data-dir", type=Path, help="the embedded Redis's directory (default: a temporary one)")
     parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument(
+        "--pipeline-per-move",
+        dest="group_commit",
+        action="store_false",
+        help="send each move's pipeline on its own instead of grouping those in flight",
+    )
     return parser.parse_args(argv)
 
 
@@ -400,9 +439,12 @@ async def serve_relay(args: argparse.Namespace) -> None:
             data_dir = args.data_dir or Path(temporary.enter_context(tempfile.TemporaryDirectory(prefix="relay-")))
             embedded = EmbeddedRedis(data_dir)
             url = await embedded.start()
-        redis = Redis.from_url(url)
+        # A connection for every pipeline in flight (one per racing room at most): no waiting for
+        # a pooled connection (a blocking pool's waiters cost more than the moves), and no refusal
+        # (redis-py's default pool caps at 100 and then raises "too many connections").
+        redis = Redis.from_pool(ConnectionPool.from_url(url, max_connections=POOL_SIZE))
         try:
-            relay = Relay(redis)
+            relay = Relay(redis, args.group_commit)
             async with serve(relay.connection, args.host, args.port, compression=None, max_size=MAX_FRAME):
                 logger.warning("relay listening on ws://%s:%d, Redis %s", args.host, args.port, url)
                 # As the server does: keep start-up objects out of collections, collect rarely.

@@ -24,7 +24,7 @@ from server.features import quick_match
 from server.features.context import Context
 from server.live.recording import RaceRecorder
 from server.live.registry import Registry
-from server.net.edge import HARD_FRAME_LIMIT, Edge
+from server.net.edge import HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
 from server.net.http import HttpRoutes
 from server.ops.metrics import REDIS_COMMAND_SECONDS, SPECTATOR_DELIVERIES, GcPauseMonitor, LoopLagMonitor, watch_rooms
 from server.ops.readiness import Readiness, drain
@@ -114,6 +114,9 @@ class RaceServer:
             config.port,
             compression="deflate" if config.compression else None,
             max_size=HARD_FRAME_LIMIT,
+            # Requests are served one at a time: a few frames waiting is plenty, and it bounds
+            # what one connection can make the server hold (max_queue x max_size).
+            max_queue=RECEIVE_QUEUE,
             process_request=HttpRoutes(self.readiness, config.allowed_origins),
         )
         self._tasks = [asyncio.create_task(self._sweep()), asyncio.create_task(self._match())]

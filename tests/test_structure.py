@@ -116,3 +116,47 @@ def test_there_is_no_import_cycle() -> None:
         cycle for cycle in cycles if not all(a.startswith(b) or b.startswith(a) for a, b in itertools.pairwise(cycle))
     ]
     assert real == []
+
+
+#: Layers from the top down: a module imports only from its own layer or those below it, so
+#: data flows one way (the edge calls features, features run rooms and use storage, ...).
+LAYERS = (
+    ("server.app", "server.__main__"),
+    ("server.net",),
+    ("server.features",),
+    ("server.live",),
+    ("server.supply",),
+    ("server.storage",),
+    ("server.connections",),
+    ("server.ops",),
+    ("server.rooms",),
+    ("server.competition",),
+    ("server.solver",),
+    ("server.games",),
+    ("server.config", "server.clock", "server"),
+    ("protocol",),
+)
+
+
+def layer_of(module: str) -> int | None:
+    best: tuple[int, int] | None = None
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            matches = module == prefix or module.startswith(prefix + ".")
+            if matches and (best is None or len(prefix) > best[1]):
+                best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def test_imports_go_down_the_layers_only() -> None:
+    upward = []
+    for path in modules():
+        name = name_of(path)
+        here = layer_of(name)
+        if here is None or not name.startswith(("server", "protocol")):
+            continue
+        for module, line in imports(path, top_level_only=False):
+            there = layer_of(module)
+            if there is not None and there < here:
+                upward.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+    assert upward == []

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from protocol.errors import ErrorCode
 from server.competition.matchmaking import MatchQueue
 from server.config import Config
+from server.connections.link import ClientLink
 from server.games import VARIANTS
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
-from server.net.link import ClientLink
 from server.rooms.errors import RoomError
 from server.storage.boards import Leaderboards
 from server.storage.players import PlayerStore

@@ -8,9 +8,9 @@ import time
 from protocol.errors import ErrorCode
 from protocol.messages import Ack, Joined, LeaveQueue, QuickMatch, RoomOptions, Variant
 from server.competition.matchmaking import Waiting
+from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits
-from server.net.link import ClientLink
 from server.rooms.commands import Join, Presence, SetReady
 from server.rooms.errors import RoomError
 

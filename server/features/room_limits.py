@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode
 from server.clock import now_ms
+from server.connections.link import ClientLink
 from server.features.context import Context, player_of
-from server.net.link import ClientLink
 from server.rooms.errors import RoomError
 
 

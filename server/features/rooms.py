@@ -22,19 +22,33 @@ from protocol.messages import (
     Ready,
     Rematch,
     Resign,
+    RoomOptions,
     Spectate,
     Start,
     Undo,
+    Variant,
 )
+from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.daily import may_watch_daily, watchable_daily_rooms
 from server.features.room_limits import check_room_limits, count_creation
-from server.net.link import ClientLink
 from server.rooms import commands
 from server.rooms.errors import RoomError
-from server.rooms.lifecycle import State
 
 logger = logging.getLogger("server.rooms")
+
+
+async def certified_deal(ctx: Context, variant: Variant, options: RoomOptions) -> str | None:
+    """A certified winnable deal for the next race of a "winnable deals only" room (the game's
+    default: on for Scorpion, off for Antares), or None: a random deal at the countdown (an
+    empty pool never makes a race wait)."""
+    winnable = options.winnable if options.winnable is not None else variant == "scorpion"
+    if not winnable or options.deal is not None or ctx.pool is None:
+        return None
+    deal = await ctx.pool.take(variant)
+    if deal is None:
+        logger.warning("no certified %s deal in the pool: the race gets a random one", variant)
+    return deal
 
 
 async def create_room(ctx: Context, link: ClientLink, message: CreateRoom) -> None:
@@ -42,12 +56,7 @@ async def create_room(ctx: Context, link: ClientLink, message: CreateRoom) -> No
     check_room_limits(ctx, link)
     await count_creation(ctx, link)
     options = message.options
-    next_deal = None
-    winnable = options.winnable if options.winnable is not None else message.variant == "scorpion"
-    if winnable and options.deal is None and ctx.pool is not None:
-        next_deal = await ctx.pool.take(message.variant)
-        if next_deal is None:
-            logger.warning("no certified %s deal in the pool: the room gets a random one", message.variant)
+    next_deal = await certified_deal(ctx, message.variant, options)
     runner = await ctx.rooms.create(message.variant, options, player, link.name, bot=link.bot, next_deal=next_deal)
     runner.audience.follow_as_racer(link, 0)
     logger.debug("room %s created by %s (%s, %d racers)", runner.code, link.name, message.variant, options.max_racers)
@@ -135,11 +144,7 @@ async def resign(ctx: Context, link: ClientLink, message: Resign) -> None:
 async def rematch(ctx: Context, link: ClientLink, message: Rematch) -> None:
     runner = await ctx.room(message.room)
     room = runner.room
-    next_deal = None
-    options = room.record.options
-    winnable = options.winnable if options.winnable is not None else room.record.variant == "scorpion"
-    if room.state is State.FINISHED and winnable and options.deal is None and ctx.pool is not None:
-        next_deal = await ctx.pool.take(room.record.variant)
+    next_deal = await certified_deal(ctx, room.record.variant, room.record.options) if runner.finished else None
     await runner.run(commands.Rematch(player_of(link), next_deal), link, message.id)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from server.games.errors import InvalidNotation
+from server.games.errors import InvalidNotation, quoted
 
 Card = int
 
@@ -55,11 +55,15 @@ def card_text(card: Card) -> str:
 
 def parse_card(text: str) -> Card:
     """Parse ``"TH"``, ``"th"`` or ``"10h"``; raise :class:`InvalidNotation` otherwise."""
+    if not text.isascii():  # str.upper() would read a long s as S, the Kelvin sign as K
+        raise InvalidNotation(f"{quoted(text)} is not a card: write it in plain ASCII, like 'TH'")
     cleaned = text.strip().upper()
     if cleaned.startswith("10"):
         cleaned = "T" + cleaned[2:]
     if len(cleaned) != 2 or cleaned[0] not in RANK_LETTERS or cleaned[1] not in SUIT_LETTERS:
-        raise InvalidNotation(f"{text!r} is not a card: write a rank (A 2-9 T J Q K) and a suit (C S H D), like 'TH'")
+        raise InvalidNotation(
+            f"{quoted(text)} is not a card: write a rank (A 2-9 T J Q K) and a suit (C S H D), like 'TH'"
+        )
     return card_of(RANK_LETTERS.index(cleaned[0]) + 1, SUIT_LETTERS.index(cleaned[1]))
 
 

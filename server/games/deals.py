@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from server.games.cards import Card
-from server.games.errors import InvalidDeal
+from server.games.errors import InvalidDeal, quoted
 
 #: Largest number accepted with the ``ms`` prefix (LCRandom31's seed range).
 MAX_MS_DEAL: Final = 2**33 - 1
@@ -52,12 +52,16 @@ class Deal:
 
     @classmethod
     def parse(cls, text: str) -> Deal:
-        """Parse ``"617"`` or ``"ms617"`` (case-insensitive, surrounding spaces ignored)."""
+        """Parse ``"617"`` or ``"ms617"`` (ASCII only, case-insensitive, surrounding spaces
+        ignored). Leading zeros are accepted and do not count towards the 20 digits:
+        ``"00617"`` is deal 617."""
+        if not text.isascii():  # no-break spaces, full-width digits: not a deal number
+            raise InvalidDeal(f"{quoted(text)} is not a deal number: write digits, optionally after 'ms'")
         cleaned = text.strip().lower()
         ms = cleaned.startswith("ms")
         digits = cleaned[2:] if ms else cleaned
         if not digits.isascii() or not digits.isdigit():
-            raise InvalidDeal(f"{text[:40]!r} is not a deal number: write digits, optionally after 'ms'")
+            raise InvalidDeal(f"{quoted(text)} is not a deal number: write digits, optionally after 'ms'")
         significant = digits.lstrip("0") or "0"
         if len(significant) > 20:
             raise InvalidDeal(f"deal numbers have at most 20 digits, not {len(significant)}")

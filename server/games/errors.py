@@ -9,6 +9,20 @@ none of them ever names a face-down or stock card.
 
 from __future__ import annotations
 
+from typing import Final
+
+#: The most characters of bad input an error message quotes.
+QUOTE_LIMIT: Final = 40
+
+
+def quoted(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` as a message quotes it: its ``repr``, cut to its first ``limit`` characters
+    (marked with ``...``; escapes count), so 100,000 characters in never make a 100,000-character message."""
+    shown = repr(text[:limit])
+    if len(text) <= limit and len(shown) <= limit + 2:
+        return shown
+    return shown[: limit + 2] + "..."  # escapes (\xa0) count too
+
 
 class GameError(Exception):
     """Base class of every error the rules engine raises on purpose."""

@@ -19,6 +19,7 @@ included.
 from __future__ import annotations
 
 import enum
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -26,8 +27,11 @@ from typing import ClassVar, Final
 
 from server.games.cards import Card, card_text, parse_card, suit_of
 from server.games.deals import Deal
-from server.games.errors import IllegalMove, InvalidNotation, NothingToUndo
+from server.games.errors import IllegalMove, InvalidNotation, NothingToUndo, quoted
 from server.games.options import Options
+
+#: What may stand around and between the parts of a move's text: ASCII space and tab only.
+_BLANKS: Final = " \t"
 
 
 class PileKind(enum.Enum):
@@ -94,8 +98,9 @@ class Progress:
     """How far a game is: what a race shows of a rival's board.
 
     ``home`` counts cards on the foundations; ``ordered`` counts face-up tableau
-    cards lying on a face-up card as their pile builds (same suit one rank higher
-    on Scorpion piles, other colour one rank higher on FreeCell piles): a finer
+    cards lying on the face-up card of their own suit one rank higher, on every kind
+    of tableau pile (an alternating-colour pair on an Antares FreeCell pile does not
+    count: seeds/antares.md, decision 14): a finer
     figure that grows before any card goes home; ``moves`` is the number of moves in
     the current line of play (an undone move no longer counts).
     """
@@ -325,7 +330,7 @@ class Game(ABC):
                 pile = self.piles[i]
                 # Both cards of a pair must be face up, or progress would leak a hidden card.
                 for k in range(self.hidden[i] + 1, len(pile)):
-                    ordered += builds_on(spec.kind, pile[k - 1], pile[k])
+                    ordered += builds_on(PileKind.SCORPION, pile[k - 1], pile[k])
         return Progress(home=home, ordered=ordered, moves=len(self._history), won=self.is_won())
 
     def _public_pile(self, pile: int) -> tuple[Card | None, ...]:
@@ -383,12 +388,16 @@ class Game(ABC):
         a pile kind letter (``c``, ``s``, ``f``) for the first empty pile of that kind.
         The result is checked only as far as reading needs; :meth:`apply` checks the rules.
         """
-        cleaned = text.strip().lower()
+        if not text.isascii():
+            # Only ASCII: str.lower() and split() would read the Kelvin sign as k, a long s
+            # as s and a no-break space as a separator.
+            raise InvalidNotation(f"{quoted(text)} is not a move: write it in plain ASCII letters, like 'QS>5'")
+        cleaned = text.strip(_BLANKS).lower()
         if cleaned in ("deal", "d"):
             return self.deal_move()
-        parts = cleaned.replace(">", " ").split()
+        parts = [part for part in re.split(f"[{_BLANKS}>]+", cleaned) if part]
         if len(parts) != 2:
-            raise InvalidNotation(f"{text!r} is not a move: write 'deal' or a card and a target, like 'QS>5'")
+            raise InvalidNotation(f"{quoted(text)} is not a move: write 'deal' or a card and a target, like 'QS>5'")
         source, count = self._read_source(parts[0])
         return Move(source, count, self._read_target(parts[1], self.piles[source][-count]))
 
@@ -426,7 +435,7 @@ class Game(ABC):
             what = "column" if self.STOCK >= 0 else f"{kind.value} pile"
             raise IllegalMove("no-empty-pile", f"there is no empty {what}")
         names = ", ".join(spec.name for spec in self.PILES if spec.kind is not PileKind.STOCK)
-        raise InvalidNotation(f"{token!r} is not a pile: use one of {names}, or h for the foundation")
+        raise InvalidNotation(f"{quoted(token)} is not a pile: use one of {names}, or h for the foundation")
 
 
 def pile_numbers(specs: Sequence[PileSpec], kind: PileKind) -> tuple[int, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from server.games.errors import InvalidNotation
+from server.games.errors import InvalidNotation, quoted
 
 
 class Autoplay(enum.Enum):
@@ -22,7 +22,7 @@ class Autoplay(enum.Enum):
         try:
             return cls(text.strip().lower())
         except ValueError:
-            raise InvalidNotation(f"autoplay is one of off, safe, all; not {text!r}") from None
+            raise InvalidNotation(f"autoplay is one of off, safe, all; not {quoted(text)}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ appears at most once.
 from __future__ import annotations
 
 from server.games.cards import card_of, card_text, parse_card, rank_of, suit_of
-from server.games.errors import InvalidNotation, InvalidPosition
+from server.games.errors import InvalidNotation, InvalidPosition, quoted
 from server.games.game import Game, PileKind
 from server.games.options import Options
 
@@ -49,13 +49,13 @@ def parse_position(variant: type[Game], text: str, options: Options | None = Non
         name, colon, rest = line.partition(":")
         name = name.strip().lower()
         if not colon:
-            raise InvalidPosition(f"line {number}: write 'pile: cards', not {raw.strip()!r}")
+            raise InvalidPosition(f"line {number}: write 'pile: cards', not {quoted(raw.strip())}")
         tokens = rest.split()
         if name == "home":
             _fill_foundations(variant, piles, [take(t) for t in tokens], seen)
             continue
         if name not in names:
-            raise InvalidPosition(f"line {number}: no pile called {name!r} in {variant.VARIANT}")
+            raise InvalidPosition(f"line {number}: no pile called {quoted(name)} in {variant.VARIANT}")
         pile = names[name]
         kind = variant.PILES[pile].kind
         if kind is PileKind.FOUNDATION:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from server.games.antares import Antares
-from server.games.errors import InvalidNotation
+from server.games.errors import InvalidNotation, quoted
 from server.games.game import Game
 from server.games.scorpion import Scorpion
 
@@ -17,4 +17,4 @@ def variant_class(name: str) -> type[Game]:
     try:
         return VARIANTS[name.strip().lower()]
     except KeyError:
-        raise InvalidNotation(f"{name!r} is not a game: choose one of {', '.join(VARIANTS)}") from None
+        raise InvalidNotation(f"{quoted(name)} is not a game: choose one of {', '.join(VARIANTS)}") from None

@@ -53,7 +53,8 @@ from server.rooms.record import RoomRecord, SeatRecord, SeatStatus
 from server.rooms.step import Emission, EngineOp, Outcome
 from server.rooms.views import Seat, clock_of, progress_of, racer_view, results_of, reveal_of
 
-#: Log entries (moves, undos) one racer may make in one race; the next gets ``move-limit``.
+#: Moves one racer may play in one race, undone ones included; the next move or undo gets
+#: ``move-limit``. An undo takes back one of them, so a log holds at most twice this.
 MAX_LOG_ENTRIES: Final = 2000
 
 DealPicker = Callable[[str], str]

@@ -1,8 +1,10 @@
 """The solver: certified-winnable deals, par and winning hints (pure code, no I/O).
 
-``solve(variant, deal, options, budget)`` answers :class:`Solved` (with a par line
+``solve(variant, deal, options, budget, par_seconds=None)`` answers :class:`Solved` (with a par line
 that replays through the engine to a win), :class:`Unwinnable` (a proof: the search
 exhausted every position with sound pruning only) or :class:`Unknown` (budget spent).
+Scorpion is searched depth-first on compact positions (:mod:`.scorpion_search`), Antares
+by interleaved scans that find the obvious lines first (:mod:`.antares_search`).
 """
 
 from server.solver.results import Budget, Result, Solved, Stats, Unknown, Unwinnable

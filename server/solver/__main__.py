@@ -1,10 +1,16 @@
 """Command line of the solver.
 
-``python -m server.solver solve antares 123456 [--budget 10s] [--nodes N] [--autoplay safe]``
-solves one deal and prints the verdict, par and the winning line in move notation.
+``python -m server.solver solve antares 123456 [--budget 10s] [--nodes N] [--par 1s]
+[--clock wall|cpu] [--autoplay safe]`` solves one deal and prints the verdict, par and the
+winning line in move notation.
 
-``python -m server.solver survey scorpion 1-1000 [--budget 10s] [--workers N] [--csv out.csv]
-[--png out.png]`` solves many deals in parallel and prints their statistics.
+``python -m server.solver survey scorpion 1-1000 [--budget 10s] [--par 1s] [--workers N]
+[--csv out.csv [--fresh]] [--png out.png]`` solves many deals in parallel and prints their
+statistics. The budget counts CPU seconds by default (``--clock cpu``); there is no node
+cap unless ``--nodes`` asks for one. Each deal's row is written to the CSV as it finishes,
+and a survey run again with the same CSV solves only the deals it does not hold yet (so an
+interrupted survey resumes, and one that is complete only prints its report). ``--png``
+needs the ``[plots]`` extra (matplotlib).
 
 Bad input exits with status 2 and a message on stderr; Ctrl-C exits with 130 (a
 survey first prints what it finished).
@@ -17,13 +23,14 @@ import csv
 import os
 import re
 import sys
+import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from typing import Final, TextIO
 
 from server.games import VARIANTS, Autoplay, Deal, Game, Options, variant_class
-from server.solver.histogram import survey_png
+from server.solver.histogram import plots_available, survey_png
 from server.solver.progress import Progress, format_seconds
 from server.solver.results import Budget, Result, Solved, Unknown, Unwinnable
 from server.solver.solve import solve
@@ -37,6 +44,9 @@ MOVES_PER_LINE: Final = 10
 
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m)?")
 _UNIT_SECONDS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}
+
+#: The clocks a budget may count on.
+_CLOCKS: Final = {"wall": time.perf_counter, "cpu": time.process_time}
 
 _UNKNOWN_REASONS: Final = {
     "nodes": "the node budget ran out",
@@ -55,6 +65,11 @@ def parse_seconds(text: str) -> float:
     if seconds <= 0:
         raise ValueError(f"a budget must be more than 0 seconds, not {text!r}")
     return seconds
+
+
+def _par_seconds(text: str) -> float:
+    """A duration as :func:`parse_seconds` reads it, or ``"0"``: no time at all."""
+    return 0.0 if text.strip() in ("0", "0s") else parse_seconds(text)
 
 
 def _positive_int(text: str) -> int:
@@ -86,11 +101,11 @@ def _parser() -> argparse.ArgumentParser:
     solve_command = commands.add_parser("solve", help="solve one deal and print its winning line")
     _add_variant(solve_command)
     solve_command.add_argument("deal", type=_argument(Deal.parse), help="deal number: N or msN")
-    _add_budget(solve_command)
+    _add_budget(solve_command, clock="wall")
     survey_command = commands.add_parser("survey", help="solve many deals in parallel and print statistics")
     _add_variant(survey_command)
     survey_command.add_argument("deals", type=_argument(_deal_list), help="deal numbers: 1-1000, 7 or 1-10,20,30-35")
-    _add_budget(survey_command)
+    _add_budget(survey_command, clock="cpu")
     cpus = os.cpu_count() or 1
     survey_command.add_argument(
         "--workers", type=_argument(_positive_int), default=cpus, help=f"worker processes (default {cpus})"
@@ -110,8 +125,15 @@ def _add_variant(command: argparse.ArgumentParser) -> None:
     command.add_argument("variant", type=str.lower, choices=sorted(VARIANTS), help="the game")
 
 
-def _add_budget(command: argparse.ArgumentParser) -> None:
+def _add_budget(command: argparse.ArgumentParser, clock: str) -> None:
     defaults = Budget()
+    command.add_argument(
+        "--clock",
+        choices=sorted(_CLOCKS),
+        default=clock,
+        help="what the time budget counts: wall-clock time, or the CPU time of the process solving"
+        f" (fair on a shared machine) (default {clock})",
+    )
     command.add_argument(
         "--budget",
         type=_argument(parse_seconds),
@@ -125,6 +147,13 @@ def _add_budget(command: argparse.ArgumentParser) -> None:
         help="node limit per deal (default: none, the time budget decides)",
     )
     command.add_argument(
+        "--par",
+        type=_argument(_par_seconds),
+        default=None,
+        help="time to shorten a winning line: 1s, 500ms, or 0 to keep the line as found"
+        " (default a fifth of the budget, at least 0.5s)",
+    )
+    command.add_argument(
         "--autoplay",
         type=_argument(Autoplay.parse),
         default=None,
@@ -136,12 +165,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     variant = variant_class(args.variant)
     options = None if args.autoplay is None else Options(autoplay=args.autoplay)
-    budget = Budget(nodes=args.nodes, seconds=args.budget)
+    budget = Budget(nodes=args.nodes, seconds=args.budget, clock=_CLOCKS[args.clock])
     try:
         if args.command == "solve":
-            return _solve(variant, args.deal, options, budget, sys.stdout)
+            return _solve(variant, args.deal, options, budget, sys.stdout, args.par)
         deals_text, deals = args.deals
-        return _survey(variant, deals_text, deals, options, budget, args.workers, args.csv, args.png, args.fresh)
+        return _survey(
+            variant, deals_text, deals, options, budget, args.workers, args.csv, args.png, args.fresh, args.par
+        )
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
@@ -151,15 +182,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _describe(variant: type[Game], options: Options | None, budget: Budget) -> str:
-    """``antares, autoplay safe, budget 10s or 2,000,000 nodes``."""
+    """``antares, autoplay safe, budget 10s CPU`` (or ``budget 10s or 2,000,000 nodes``, wall-clock)."""
     text = variant.VARIANT
     if variant.BUILDS_FOUNDATIONS:  # autoplay only changes games whose foundations players build
         text += f", autoplay {(options or Options()).autoplay.value}"
-    return f"{text}, budget {format_budget(budget)}"
+    cpu = " CPU" if budget.clock is time.process_time else ""
+    return f"{text}, budget {format_budget(budget)}{cpu}"
 
 
-def _solve(variant: type[Game], deal: Deal, options: Options | None, budget: Budget, out: TextIO) -> int:
-    result = solve(variant, deal, options, budget)
+def _solve(
+    variant: type[Game], deal: Deal, options: Options | None, budget: Budget, out: TextIO, par: float | None = None
+) -> int:
+    result = solve(variant, deal, options, budget, par)
     out.write(f"{_describe(variant, options, budget)}, deal {deal}\n")
     out.write(f"{'verdict':<10}{_verdict_text(result)}\n")
     if isinstance(result, Solved):
@@ -199,11 +233,15 @@ def _survey(
     csv_path: str | None,
     png_path: str | None,
     fresh: bool = False,
+    par: float | None = None,
 ) -> int:
     try:
         earlier = [] if fresh or csv_path is None else _earlier_records(csv_path)
     except ValueError as error:
         print(f"error: cannot resume from {csv_path}: {error} (use --fresh to start over)", file=sys.stderr)
+        return 2
+    if png_path and not plots_available():
+        print("error: --png needs matplotlib: pip install -e '.[plots]'", file=sys.stderr)
         return 2
     wanted = set(deals)
     resumed = {record.deal: record for record in earlier if record.deal in wanted}
@@ -231,7 +269,7 @@ def _survey(
             print(f"resuming: {len(resumed)} of {len(deals)} deals already in {csv_path}", file=sys.stderr)
         progress = Progress(len(deals), sys.stderr, done_before=len(resumed))
         try:
-            run = run_survey(variant, todo, options, budget, workers, on_record)
+            run = run_survey(variant, todo, options, budget, workers, on_record, par)
         finally:
             progress.finish()
         records = sorted([*resumed.values(), *run.records], key=lambda record: record.deal)
@@ -253,7 +291,7 @@ def _survey(
             kept.update((record.deal, record) for record in run.records)
             write_csv(list(kept.values()), csv_file)  # in deal order
         if png_file is not None:
-            png_file.write(survey_png(records))
+            png_file.write(survey_png(records, f"{variant.VARIANT} deals {deals_text}"))
     return INTERRUPTED if run.interrupted else 0
 
 

@@ -9,7 +9,6 @@ position was expanded, so :class:`Unwinnable` stays a proof.
 from __future__ import annotations
 
 import heapq
-import time
 from collections.abc import Callable
 
 from server.games import Antares, Autoplay, Game, Move
@@ -28,7 +27,7 @@ def best_first(game: Game, budget: Budget, estimate: Callable[[Game], int] | Non
     key_of, rebuild = (antares_key, rebuild_antares) if isinstance(game, Antares) else (scorpion_key, rebuild_scorpion)
     estimate = estimate or estimate_function(type(game))
     force_home = isinstance(game, Antares) and game.options.autoplay is Autoplay.OFF
-    start = time.perf_counter()
+    start = budget.clock()
     deadline = start + budget.seconds
     root = key_of(game)
     parents: Parents = {root: None}
@@ -36,7 +35,7 @@ def best_first(game: Game, budget: Budget, estimate: Callable[[Game], int] | Non
     nodes = 0
 
     def stats() -> Stats:
-        return Stats(nodes, time.perf_counter() - start)
+        return Stats(nodes, budget.clock() - start)
 
     if game.is_won():
         return Solved((), 0, stats())

@@ -12,6 +12,7 @@ autoplay is free.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from server.games import Game, Move
 
@@ -21,20 +22,28 @@ def exact_key(game: Game) -> bytes:
     return bytes(game.hidden) + b"\xfe" + b"\xff".join(map(bytes, game.piles))
 
 
-def shorten(game: Game, line: tuple[Move, ...], seconds: float, depth: int = 2) -> tuple[Move, ...]:
+def shorten(
+    game: Game,
+    line: tuple[Move, ...],
+    seconds: float,
+    depth: int = 2,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[Move, ...]:
     """A line from ``game``'s position that is never longer than ``line`` and still wins.
 
     ``line`` must win from ``game``; ``game`` is left unchanged.
     """
-    deadline = time.perf_counter() + seconds
+    deadline = clock() + seconds
     for look in range(1, depth + 1):
         changed = True
-        while changed and time.perf_counter() < deadline:
-            line, changed = _one_pass(game, line, look, deadline)
+        while changed and clock() < deadline:
+            line, changed = _one_pass(game, line, look, deadline, clock)
     return line
 
 
-def _one_pass(game: Game, line: tuple[Move, ...], depth: int, deadline: float) -> tuple[tuple[Move, ...], bool]:
+def _one_pass(
+    game: Game, line: tuple[Move, ...], depth: int, deadline: float, clock: Callable[[], float]
+) -> tuple[tuple[Move, ...], bool]:
     """Walk the line once, taking every shortcut of up to ``depth`` moves; say whether any was taken."""
     walker = game.copy(history=False)
     keys = [exact_key(walker)]
@@ -48,7 +57,7 @@ def _one_pass(game: Game, line: tuple[Move, ...], depth: int, deadline: float) -
     changed = False
     i = 0
     while i < len(line):
-        if time.perf_counter() > deadline:
+        if clock() > deadline:
             shorter.extend(line[i:])
             break
         found = _look_ahead(walker, later, i, depth)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from server.games import Antares, Game, Move
 from server.solver.results import Budget
 
@@ -37,7 +35,7 @@ def forced_home(game: Game, moves: list[Move]) -> list[Move]:
 def spent(budget: Budget, nodes: int, deadline: float, positions: int) -> str:
     if budget.nodes is not None and nodes >= budget.nodes:
         return "nodes"
-    if time.perf_counter() >= deadline:
+    if budget.clock() >= deadline:
         return "seconds"
     if positions >= budget.max_positions:
         return "memory"

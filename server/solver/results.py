@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Final
 
 from server.games import Move
 
-#: What one position in a search's table costs, measured (``python -m bench.solver_speed``
-#: prints it): about 8 million positions fit in a GB.
-BYTES_PER_POSITION: Final = 130
+#: What one stored position costs, measured by ``python -m bench.solver_speed``: about 130
+#: bytes in a Scorpion search (8 million positions a GB), about 400 in an Antares search,
+#: whose scans also keep positions waiting in their queues (2.5 million a GB).
+BYTES_PER_POSITION: Final = {"scorpion": 130, "antares": 400}
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,16 +21,22 @@ class Budget:
 
     ``seconds`` is the budget that matters; ``nodes`` is a cap only when asked for
     (None, the default, means no node cap: the time budget is never cut short by it).
-    ``max_positions`` caps the transposition table, which is what memory limits: a
+    ``max_positions`` caps the transposition tables, which is what memory limits: a
     stored position costs about :data:`BYTES_PER_POSITION` bytes, so the default cap
-    of 16 million positions is about 2 GB, far more than 10 s of search reaches.
+    of 16 million positions is about 2 GB in Scorpion (6 GB in Antares), far more than
+    10 s of search reaches (about 1.2 million and 300,000 positions).
     ``interrupt`` is polled every few thousand nodes; returning True stops the search.
+    ``clock`` tells the time for ``seconds``.
     """
 
     nodes: int | None = None
     seconds: float = 10.0
     max_positions: int = 16_000_000
     interrupt: Callable[[], bool] | None = field(default=None, compare=False)
+    #: What ``seconds`` are counted on, and :class:`Stats` too: wall-clock time by default;
+    #: ``time.process_time`` counts only this process's CPU time, which is what "10 s on
+    #: one core" means on a machine shared with other work (the surveys use it).
+    clock: Callable[[], float] = field(default=time.perf_counter, compare=False)
 
     def share(self, fraction: float) -> Budget:
         """A budget of ``fraction`` of these nodes and seconds, with the same memory cap."""
@@ -38,7 +46,7 @@ class Budget:
 
 @dataclass(frozen=True, slots=True)
 class Stats:
-    """Work done by the search to its verdict: positions reached and wall-clock seconds."""
+    """Work done by the search to its verdict: positions reached and seconds (on the budget's clock)."""
 
     nodes: int
     seconds: float

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import time
 from typing import Final
 
 from server.games import Game, Move
@@ -130,7 +129,7 @@ def _play(columns: Columns, stock: bytes, move: FastMove) -> tuple[Columns, byte
 
 def depth_first_scorpion(game: Game, budget: Budget) -> Result:
     """Search from ``game``'s position (left unchanged) for a winning line of engine moves."""
-    start = time.perf_counter()
+    start = budget.clock()
     deadline = start + budget.seconds
     columns, stock = _encode(game)
     seen = {_key(columns, stock)}
@@ -141,7 +140,7 @@ def depth_first_scorpion(game: Game, budget: Budget) -> Result:
     positions = [(columns, stock)]
 
     def stats() -> Stats:
-        return Stats(nodes, time.perf_counter() - start)
+        return Stats(nodes, budget.clock() - start)
 
     if all(len(column) == 1 for column in columns) and not stock:
         return Solved((), 0, stats())

@@ -104,6 +104,8 @@ class Summary:
     seconds_max: float | None
     par_mean: float | None
     par_median: float | None
+    par_p90: float | None = None
+    par_max: int | None = None
 
     @property
     def observed_low(self) -> float:
@@ -137,4 +139,6 @@ def summarize(records: Sequence[DealRecord], z: float = Z95) -> Summary:
         seconds_max=max(seconds) if seconds else None,
         par_mean=sum(pars) / len(pars) if pars else None,
         par_median=percentile(pars, 50) if pars else None,
+        par_p90=percentile(pars, 90) if pars else None,
+        par_max=max(pars) if pars else None,
     )

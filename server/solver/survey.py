@@ -103,7 +103,8 @@ def report(summary: Summary) -> list[str]:
     )
     if summary.par_mean is not None and summary.par_median is not None:
         lines.append(
-            f"{'par':<12}mean {summary.par_mean:.1f}, median {summary.par_median:g} moves "
+            f"{'par':<12}mean {summary.par_mean:.1f}, median {summary.par_median:g}, "
+            f"p90 {summary.par_p90:g}, max {summary.par_max} moves "
             f"(over {summary.solved} solved deal{'s' if summary.solved > 1 else ''})"
         )
     return lines
@@ -188,7 +189,9 @@ def _start_worker(stop: Event) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def solve_deal(variant: type[Game], deal: int, options: Options | None, budget: Budget) -> DealRecord | None:
+def solve_deal(
+    variant: type[Game], deal: int, options: Options | None, budget: Budget, par_seconds: float | None = None
+) -> DealRecord | None:
     """Solve one deal into a record; None when the survey was stopped before a verdict.
 
     Runs in a worker process; uses the pool's stop signal when there is one.
@@ -198,7 +201,7 @@ def solve_deal(variant: type[Game], deal: int, options: Options | None, budget: 
         if stop.is_set():
             return None
         budget = replace(budget, interrupt=stop.is_set)
-    result = solve(variant, deal, options, budget)
+    result = solve(variant, deal, options, budget, par_seconds)
     nodes, seconds = result.stats.nodes, result.stats.seconds
     if isinstance(result, Solved):
         return DealRecord(deal, Verdict.SOLVED, seconds, nodes, result.par, result.found, result.par_seconds)
@@ -217,9 +220,11 @@ def run_survey(
     budget: Budget,
     workers: int,
     on_record: Callable[[DealRecord], None] | None = None,
+    par_seconds: float | None = None,
 ) -> SurveyRun:
     """Solve ``deals`` in ``workers`` processes, each with ``budget``; call ``on_record``
-    (in this process) as each deal finishes.
+    (in this process) as each deal finishes. ``par_seconds`` is each solved deal's time
+    for shortening its line (:func:`server.solver.solve.solve_position`'s default if None).
 
     Only a few tasks per worker are queued at a time, so an interrupted survey has
     little to cancel. When called from the main thread, Ctrl-C stops the survey and
@@ -258,7 +263,7 @@ def run_survey(
                     deal = next(todo, None)
                     if deal is None:
                         break
-                    pending.add(pool.submit(solve_deal, variant, deal, options, budget))
+                    pending.add(pool.submit(solve_deal, variant, deal, options, budget, par_seconds))
                 if not pending:
                     break
                 # A timeout, so a Ctrl-C is noticed even while every solve is long.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.games import Antares, Autoplay, Move, Options, PileKind, card_text, parse_card
+from server.games import Antares, Autoplay, Move, Options, PileKind, Progress, card_text, parse_card
 from server.games.position_text import position_text
 from tests.games.positions import antares, board, play, rejection
 
@@ -366,3 +366,11 @@ def test_the_game_is_won_when_all_52_cards_are_home() -> None:
     assert game.progress().home == 52
     assert game.progress().won
     assert not game.is_stuck()
+
+
+def test_the_deal_24_worked_example_of_the_rules_text_counts_three_ordered_cards() -> None:
+    # seeds/antares.md, "Worked example: deal 24": same-suit pairs 9D 8D, 9C 8C and JD TD.
+    game = Antares.new(24)
+    for text in ("AS>h", "8D>s4", "TD>s3", "5S>f4"):
+        game.apply(game.parse_move(text))
+    assert game.progress() == Progress(home=3, ordered=3, moves=4, won=False)

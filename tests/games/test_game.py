@@ -387,8 +387,11 @@ def test_scorpion_progress(text: str, progress: Progress) -> None:
     ("text", "progress"),
     [
         ("s1: 9H 8H 7C\nf1: 9D 8S 7S\nc1: 6S\nhome: 5C 2D", Progress(home=7, ordered=2, moves=0, won=False)),
-        ("f1: 9C 8H 7S 6S", Progress(home=0, ordered=2, moves=0, won=False)),  # FreeCell piles build by colour
-        ("s1: 9C 8H 7S 6S", Progress(home=0, ordered=1, moves=0, won=False)),  # Scorpion piles build in suit
+        # Same-suit pairs on both kinds of pile (seeds/antares.md, decision 14): 8H on 9C is a
+        # FreeCell build but not a same-suit pair.
+        ("f1: 9C 8H 7S 6S", Progress(home=0, ordered=1, moves=0, won=False)),
+        ("s1: 9C 8H 7S 6S", Progress(home=0, ordered=1, moves=0, won=False)),
+        ("f1: 9C 8C", Progress(home=0, ordered=1, moves=0, won=False)),
         ("home: KC KS KH KD", Progress(home=52, ordered=0, moves=0, won=True)),
     ],
 )

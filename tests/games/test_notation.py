@@ -18,6 +18,7 @@ from server.games import (
     Move,
     Options,
     Scorpion,
+    parse_card,
 )
 from server.games.position_text import parse_position
 
@@ -257,3 +258,75 @@ def test_reading_a_move_changes_nothing() -> None:
             game.parse_move(text)
     assert game.full_view() == before
     assert game.move_count == 0
+
+
+# -- ASCII only, short quotes ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u212as>h",  # KELVIN SIGN: lower() makes it a plain k
+        "A\u017f>h",  # LATIN SMALL LETTER LONG S: upper() makes it a plain S
+        "AS\u00a0h",  # NO-BREAK SPACE: split() treats it as a separator
+        "AS\u2003h",  # EM SPACE
+        "\u00a0AS>h",
+        "AS>h\u3000",
+        "\uff21S>h",  # FULLWIDTH LATIN CAPITAL LETTER A
+    ],
+)
+def test_move_text_is_read_as_ascii_only(text: str) -> None:
+    game = Antares.new(24)
+    assert game.parse_move("AS>h") == game.parse_move("AS h")  # the ASCII forms still read
+    with pytest.raises(InvalidNotation, match="ASCII"):
+        game.parse_move(text)
+
+
+def test_a_tab_separates_like_a_space() -> None:
+    game = Antares.new(24)
+    assert game.parse_move("AS\th") == game.parse_move("AS>h")
+
+
+@pytest.mark.parametrize("text", ["\u212a", "\u017f", "A\u017f"])
+def test_cards_are_read_as_ascii_only(text: str) -> None:
+    with pytest.raises(InvalidNotation, match="ASCII"):
+        parse_card(text)
+
+
+@pytest.mark.parametrize("text", ["x" * 100_000, "AS " + "x" * 100_000, "\u00a0" * 100_000, "AS>" + "9" * 100_000])
+def test_an_error_quotes_only_a_short_prefix_of_bad_input(text: str) -> None:
+    game = Antares.new(24)
+    with pytest.raises(InvalidNotation) as caught:
+        game.parse_move(text)
+    assert len(str(caught.value)) < 200
+
+
+@pytest.mark.parametrize(
+    "parse",
+    [
+        lambda text: Deal.parse(text),
+        lambda text: Options(autoplay=Autoplay.parse(text)),
+        lambda text: parse_position(Antares, text),
+    ],
+)
+def test_other_readers_quote_a_short_prefix_too(parse: Callable[[str], object]) -> None:
+    with pytest.raises(ValueError) as caught:
+        parse("z" * 100_000)
+    assert len(str(caught.value)) < 200
+
+
+# -- deal numbers: leading zeros, ASCII ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "deal"),
+    [("00617", Deal(617)), ("ms0042", Deal(42)), ("0" * 30 + "1" * 20, Deal(int("1" * 20)))],
+)
+def test_leading_zeros_are_accepted_and_do_not_count_towards_20_digits(text: str, deal: Deal) -> None:
+    assert Deal.parse(text) == deal
+
+
+@pytest.mark.parametrize("text", ["617\u00a0", "\u0666\u0661\u0667", "ms\u212a"])
+def test_deal_numbers_are_ascii_only(text: str) -> None:
+    with pytest.raises(ValueError, match="not a deal number"):
+        Deal.parse(text)

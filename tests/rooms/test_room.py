@@ -35,6 +35,7 @@ from protocol.messages import (
 )
 from server.games import Antares, Autoplay, Options, Scorpion
 from server.rooms import commands
+from server.rooms.draft import MAX_LOG_ENTRIES
 from server.rooms.errors import RoomError
 from server.rooms.lifecycle import COUNTDOWN_MS, State
 from server.rooms.record import decode_record, encode_record
@@ -976,3 +977,18 @@ def test_a_cancelled_countdown_keeps_the_prepared_deal_and_salt() -> None:
     room.tick(T0 + 2 + COUNTDOWN_MS)
     assert room.state is State.RACING
     assert room.record.next_deal is None  # used up by the race
+
+
+def test_a_racer_s_moves_in_one_race_are_capped() -> None:
+    """Finding 9: nothing limited how long a move log could grow."""
+    room = open_room()
+    start_race(room)
+    for step in range(MAX_LOG_ENTRIES - 1):
+        room.move(ANN, "4D>2", T0 + 4000 + step)
+        room.undo(ANN, T0 + 4000 + step)
+    room.move(ANN, "4D>2", T0 + 8_000_000)  # the last move allowed
+    with refused("move-limit"):
+        room.move(ANN, "4D>2", T0 + 9_000_000)
+    with refused("move-limit"):
+        room.undo(ANN, T0 + 9_000_000)
+    room.resign(ANN, T0 + 9_000_001)  # resigning is always allowed

@@ -47,9 +47,9 @@ def test_solve_prints_a_solution_that_wins_when_played() -> None:
 
 
 def test_solve_reports_an_unknown_when_the_budget_runs_out(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["solve", "antares", "1", "--nodes", "1", "--autoplay", "off"]) == 0
+    assert main(["solve", "antares", "19", "--nodes", "1", "--autoplay", "off"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "antares, autoplay off, budget 10s or 1 nodes, deal 1"
+    assert out[0] == "antares, autoplay off, budget 10s or 1 nodes, deal 19"
     assert out[1] == "verdict   unknown (the node budget ran out)"
     assert "solution" not in out
 
@@ -134,7 +134,7 @@ def test_survey_prints_statistics_and_writes_csv_and_png(tmp_path: Path) -> None
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "antares, autoplay safe, budget 5s, 2 workers"
+    assert lines[0] == "antares, autoplay safe, budget 5s CPU, 2 workers"
     assert lines[1].startswith("deals 1-4: 4 finished in ")
     assert lines[2].split() == ["solved", "4", "100.0%"]
     assert lines[3].split() == ["unwinnable", "0", "0.0%"]
@@ -159,7 +159,7 @@ def test_survey_prints_statistics_and_writes_csv_and_png(tmp_path: Path) -> None
         assert int(row["nodes"]) > 0
         assert float(row["par_seconds"]) >= 0
     pars = sorted(int(row["par"]) for row in rows)
-    assert f"median {(pars[1] + pars[2]) / 2:g} moves" in lines[7]
+    assert f"median {(pars[1] + pars[2]) / 2:g}, " in lines[7]
 
     width, height, _ = read_png(png_path.read_bytes())
     assert (width, height) == (720, 540)
@@ -188,3 +188,41 @@ def test_ctrl_c_stops_a_survey_and_prints_what_was_done() -> None:
     assert 2 <= done < 20
     counts = {line.split()[0]: int(line.split()[1]) for line in lines[2:5]}
     assert sum(counts.values()) == done
+
+
+def test_an_interrupted_survey_resumes_from_its_csv(tmp_path: Path) -> None:
+    csv_path = tmp_path / "out.csv"
+    # What a survey killed after two deals leaves: two rows and a third cut short.
+    csv_path.write_text(
+        "deal,verdict,seconds,nodes,par,found,par_seconds\n1,solved,0.5,100,60,70,0.1\n3,unwinnable,0.25,50,,,\n4,solv",
+        encoding="utf-8",
+    )
+    result = run("survey", "scorpion", "1-4", "--budget", "5s", "--workers", "1", "--csv", str(csv_path))
+    assert result.returncode == 0, result.stderr
+    assert "resuming: 2 of 4 deals already in" in result.stderr
+    assert result.stdout.splitlines()[0] == "scorpion, budget 5s CPU, 1 worker"
+    with csv_path.open(newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    assert [row["deal"] for row in rows] == ["1", "2", "3", "4"]
+    assert (rows[0]["nodes"], rows[2]["nodes"]) == ("100", "50")  # kept, not solved again
+    assert int(rows[1]["nodes"]) > 0
+    assert int(rows[3]["nodes"]) > 0
+
+
+def test_a_fresh_survey_ignores_its_csv(tmp_path: Path) -> None:
+    csv_path = tmp_path / "out.csv"
+    csv_path.write_text("deal,verdict,seconds,nodes,par,found,par_seconds\n4,solved,0.5,100,60,70,0.1\n")
+    result = run("survey", "scorpion", "4", "--csv", str(csv_path), "--fresh", "--nodes", "100000")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "scorpion, budget 10s or 100,000 nodes CPU, 1 worker"
+    with csv_path.open(newline="") as stream:
+        assert [row["verdict"] for row in csv.DictReader(stream)] == ["unwinnable"]
+
+
+def test_a_csv_that_is_not_a_survey_is_not_resumed(tmp_path: Path) -> None:
+    csv_path = tmp_path / "out.csv"
+    csv_path.write_text("name,score\nx,1\n")
+    result = run("survey", "scorpion", "4", "--csv", str(csv_path))
+    assert result.returncode == 2
+    assert "cannot resume" in result.stderr
+    assert csv_path.read_text() == "name,score\nx,1\n"  # left as it was

@@ -202,10 +202,9 @@ def hard_game(variant: type[Game]) -> Game:
 VARIANTS = pytest.mark.parametrize("variant", [Antares, Scorpion], ids=lambda v: v.VARIANT)
 
 
-#: Searches solve_position runs one after the other, each polling its own share of the
-#: budget: Antares gets best-first with two weightings then depth-first, Scorpion one
-#: depth-first search.
-SEARCH_PHASES = {Antares: 3, Scorpion: 1}
+#: Searches solve_position runs one after the other, each polling the budget at least every
+#: POLL_EVERY nodes: Antares runs its scans interleaved in one search, Scorpion one depth-first search.
+SEARCH_PHASES = {Antares: 1, Scorpion: 1}
 
 
 @VARIANTS

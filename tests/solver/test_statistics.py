@@ -116,6 +116,8 @@ def test_summary_of_a_small_survey() -> None:
     # Pars of the solved deals only: 60, 65, 70, 75, 90.
     assert summary.par_mean == pytest.approx(72.0)
     assert summary.par_median == 70
+    assert summary.par_p90 == pytest.approx(84.0)
+    assert summary.par_max == 90
 
 
 def test_summary_does_not_depend_on_the_order_records_arrive_in() -> None:

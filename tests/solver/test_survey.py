@@ -11,7 +11,7 @@ import pytest
 
 from server.games import Antares, Options, Scorpion
 from server.solver import Budget, Solved, Unwinnable, solve
-from server.solver.histogram import Canvas, png_bytes, survey_png
+from server.solver.histogram import HEIGHT, WIDTH, survey_png, time_bins
 from server.solver.progress import Progress, format_seconds
 from server.solver.statistics import DealRecord, Verdict, summarize
 from server.solver.survey import (
@@ -106,13 +106,13 @@ def test_report_gives_counts_winnability_times_and_par() -> None:
     # Wilson: 2 of 4 gives a low of 15.0%, 3 of 4 a high of 95.4%.
     assert lines[3] == "winnable    50.0% to 75.0% of deals; 95% confidence interval 15.0% to 95.4% (Wilson)"
     assert lines[4] == "time/deal   median 875ms, p90 7.46s, max 10.0s (search to the verdict)"
-    assert lines[5] == "par         mean 65.5, median 65.5 moves (over 2 solved deals)"
+    assert lines[5] == "par         mean 65.5, median 65.5, p90 69.1, max 70 moves (over 2 solved deals)"
 
 
 def test_report_without_unknowns_gives_one_observed_share() -> None:
     lines = report(summarize([record(1, S, 0.1, 50), record(2, W, 0.1)]))
     assert lines[3].startswith("winnable    50.0% of deals; 95% confidence interval 9.5% to 90.5%")
-    assert lines[5] == "par         mean 50.0, median 50 moves (over 1 solved deal)"
+    assert lines[5] == "par         mean 50.0, median 50, p90 50, max 50 moves (over 1 solved deal)"
 
 
 def test_report_of_nothing_says_so() -> None:
@@ -194,7 +194,8 @@ def test_progress_of_a_resumed_survey_counts_earlier_deals_as_done() -> None:
 
 
 def read_png(data: bytes) -> tuple[int, int, bytes]:
-    """Check a PNG's structure (signature, chunk checksums, 8-bit RGB header); return its size and pixels."""
+    """Check a PNG's structure (signature, chunk checksums, 8-bit RGB or RGBA header); return its size
+    and raw (filtered) pixel rows."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     position, chunks = 8, []
     while position < len(data):
@@ -207,35 +208,19 @@ def read_png(data: bytes) -> tuple[int, int, bytes]:
     assert chunks[0][0] == b"IHDR"
     assert chunks[-1] == (b"IEND", b"")
     width, height, depth, color, compression, filtering, interlace = struct.unpack(">IIBBBBB", chunks[0][1])
-    assert (depth, color, compression, filtering, interlace) == (8, 2, 0, 0, 0)
+    assert (depth, compression, filtering, interlace) == (8, 0, 0, 0)
+    assert color in (2, 6)  # RGB or RGBA
     raw = zlib.decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"))
-    assert len(raw) == height * (1 + width * 3)
+    assert len(raw) == height * (1 + width * (3 if color == 2 else 4))
     return width, height, raw
 
 
-def test_png_bytes_round_trips_the_pixels() -> None:
-    pixels = bytes([255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30])  # 2x2
-    width, height, raw = read_png(png_bytes(2, 2, pixels))
-    assert (width, height) == (2, 2)
-    assert raw == b"\x00" + pixels[:6] + b"\x00" + pixels[6:]
-
-
-def test_png_bytes_rejects_a_wrong_pixel_count() -> None:
-    with pytest.raises(ValueError, match="not a 2x2 RGB image"):
-        png_bytes(2, 2, b"\x00" * 11)
-
-
-def test_canvas_draws_bars_and_text() -> None:
-    canvas = Canvas(20, 12)
-    canvas.fill(2, 3, 4, 5, (1, 2, 3))
-    canvas.fill(15, 0, 99, 99, (9, 9, 9))  # clipped at the edges
-    assert canvas.pixels[(3 * 20 + 2) * 3 : (3 * 20 + 2) * 3 + 3] == b"\x01\x02\x03"
-    assert canvas.pixels[(11 * 20 + 19) * 3 :] == b"\x09\x09\x09"
-    before = bytes(canvas.pixels)
-    canvas.text(0, 0, "1")
-    assert canvas.pixels != before
-    with pytest.raises(ValueError, match="no '@'"):
-        canvas.text(0, 0, "@")
+def test_time_bins_cover_every_time_four_to_a_decade() -> None:
+    bins = time_bins([0.004, 0.2, 9.0])
+    assert bins[0] == pytest.approx(0.001)
+    assert bins[-1] == pytest.approx(10.0)
+    assert len(bins) == 4 * 4 + 1
+    assert time_bins([]) == time_bins([0.0]) == pytest.approx([10 ** (-3 + i / 4) for i in range(5)])
 
 
 @pytest.mark.parametrize(
@@ -248,9 +233,8 @@ def test_canvas_draws_bars_and_text() -> None:
     ],
 )
 def test_survey_png_is_a_valid_image(records: list[DealRecord]) -> None:
-    width, height, raw = read_png(survey_png(records))
-    assert width > 100
-    assert height > 100
+    width, height, raw = read_png(survey_png(records, "scorpion deals 1-400"))
+    assert (width, height) == (WIDTH, HEIGHT)
     assert len(set(raw)) > 2  # something was drawn
 
 

@@ -4,7 +4,7 @@ to what the server shows each viewer; reconnection, resume and resync."""
 from __future__ import annotations
 
 import asyncio
-from functools import partial
+from collections.abc import Callable
 
 import pytest
 
@@ -16,7 +16,6 @@ from protocol.messages import (
     JoinRoom,
     ListRooms,
     Lobby,
-    PlayMove,
     Ready,
     Resign,
     RoomOptions,
@@ -30,11 +29,17 @@ from tests.client.conftest import (
     Running,
     Serve,
     eventually,
+    playing,
     without_now,
 )
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 
 pytestmark = pytest.mark.asyncio
+
+
+def showing_boards(seats: list[int]) -> Callable[[RoomMirror], bool]:
+    """A predicate for ``wait_room``: the copy shows the boards of ``seats``."""
+    return lambda mirror: all(mirror.board(seat) is not None for seat in seats)
 
 
 async def open_room(srv: Running, options: RoomOptions, *names: str) -> tuple[str, list[RaceClient]]:
@@ -45,11 +50,6 @@ async def open_room(srv: Running, options: RoomOptions, *names: str) -> tuple[st
     for client in clients[1:]:
         await client.request(lambda i: JoinRoom(id=i, room=created.room))
     return created.room, clients
-
-
-def boards_shown(seats: list[int], mirror: RoomMirror) -> bool:
-    """Whether ``mirror`` holds the boards of every one of ``seats``."""
-    return all(mirror.board(seat) is not None for seat in seats)
 
 
 async def test_every_diff_of_a_race_keeps_each_copy_equal_to_the_servers_view(serve: Serve) -> None:
@@ -69,7 +69,7 @@ async def test_every_diff_of_a_race_keeps_each_copy_equal_to_the_servers_view(se
             await client.request(lambda i: Ready(id=i, room=code))
         for seat, client in viewers.items():
             shown = [0, 1] if seat is None else [seat]
-            await client.wait_room(code, partial(boards_shown, shown), 10)
+            await client.wait_room(code, showing_boards(shown), 10)
         await check(srv.hub.rooms[code].room.version)
         assert ann.rooms[code].board(0) == [list(pile) for pile in new_antares().public_piles()]
         assert ann.rooms[code].board(1) is None  # a rival's board stays hidden during the race
@@ -77,7 +77,7 @@ async def test_every_diff_of_a_race_keeps_each_copy_equal_to_the_servers_view(se
         # Bob plays two moves and resigns; Ann plays a whole winning line. Every copy follows.
         line = winning_line()
         for text in line[:2]:
-            ack = await bob.request(partial(PlayMove, room=code, move=text))
+            ack = await bob.request(playing(code, text))
             assert isinstance(ack, Ack)
             assert ack.version is not None
             await check(ack.version)
@@ -87,7 +87,7 @@ async def test_every_diff_of_a_race_keeps_each_copy_equal_to_the_servers_view(se
         await check(resigned.version)
         assert bob.rooms[code].board(0) is not None  # done racing, Bob sees Ann's board
         for text in line:
-            ack = await ann.request(partial(PlayMove, room=code, move=text))
+            ack = await ann.request(playing(code, text))
             assert isinstance(ack, Ack)
             assert ack.version is not None
             await check(ack.version)

@@ -1,7 +1,8 @@
 """One connected client, as the server sees it: identity, limits, and a bounded way to send.
 
-Frames are queued on the connection's transport without waiting (``broadcast`` semantics,
-so one slow client never holds up a room). A client that does not read would make that
+Frames are queued without waiting (so one slow client never holds up a room) and go out
+once per event-loop turn: every frame a connection is sent in one turn (an ``ack`` and the
+update it caused, a race start's events) leaves in a single write. A client that does not read would make that
 queue grow without bound, so each connection's write buffer is capped (the
 ``write_buffer_cap`` setting): past the cap the connection is closed with
 :attr:`~protocol.errors.CloseCode.SLOW_CONSUMER` (4008) and nothing more is queued for it.
@@ -14,12 +15,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Final
 
-from websockets.asyncio.server import ServerConnection, broadcast
+from websockets.asyncio.server import ServerConnection
+from websockets.protocol import State
 
 from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import Error, ServerMessage
-from server.net.limits import Offences, TokenBucket
+from server.connections.limits import Offences, TokenBucket
 from server.ops.metrics import CLOSES
 
 #: Bytes a connection may have waiting to be written before it counts as a slow consumer.
@@ -53,11 +55,32 @@ class ClientLink:
     def begin(self, request_id: int) -> None:
         self.serving, self.outcome = request_id, "ok"
 
+    #: A write of the frames queued this turn is scheduled.
+    flushing: bool = False
+
     def send_frame(self, frame: bytes) -> None:
-        """Queue an encoded frame without waiting (frames keep their order)."""
-        if self.dropped:
+        """Queue an encoded frame without waiting (frames keep their order); it goes out with
+        the others of this event-loop turn."""
+        if self.dropped or self.socket.protocol.state is not State.OPEN:
             return
-        broadcast([self.socket], frame)
+        self.socket.protocol.send_binary(frame)
+        if not self.flushing:
+            self.flushing = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write what was queued, in one piece (websockets' own sends flush it too, in order)."""
+        self.flushing = False
+        transport = self.socket.transport
+        chunks = self.socket.protocol.data_to_send()
+        pending = [chunk for chunk in chunks if chunk]
+        if pending:
+            transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
+        if len(pending) != len(chunks):  # the end of data after a close frame, as websockets does it
+            if transport.can_write_eof():
+                transport.write_eof()
+            else:
+                transport.close()
         self.check_backlog()
 
     def send(self, message: ServerMessage) -> None:
@@ -85,9 +108,5 @@ class ClientLink:
 
 def send_to_all(links: list[ClientLink], frame: bytes) -> None:
     """The same bytes to every link, encoded once by the caller."""
-    if not links:
-        return
-    live = [link for link in links if not link.dropped]
-    broadcast([link.socket for link in live], frame)
-    for link in live:
-        link.check_backlog()
+    for link in links:
+        link.send_frame(frame)

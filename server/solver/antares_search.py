@@ -1,0 +1,261 @@
+"""The Antares search: obvious lines first, on compact positions.
+
+Three scans of the same position space run interleaved, a slice of nodes at a time
+(Freecell Solver's "soft threads"), and the first to finish gives the verdict:
+
+- **depth-first, children best first**: from each position, the moves are played
+  and the resulting positions tried in order of :class:`~server.solver.antares_core.Estimator`
+  (lowest first). Foundation moves, moves that free a cell or empty a pile and
+  builds that tidy a pile lower the estimate, so they come first; a move that only
+  undoes the previous one leads back to a position already seen and is skipped by
+  the transposition table. Most deals fall to this scan within a few hundred positions.
+  A second one, with other weights (:data:`TIDY`), takes its turn.
+- **best-first** over all positions found (ties to the deeper one, then the smaller key),
+  with twice the turns of each depth-first scan: where the
+  depth-first scan commits early to a region without a win, this one escapes it.
+
+Autoplay is part of every move as the engine plays it (a compound move: the move and
+the cards it sends home); with autoplay off, a safe foundation move is played first
+and alone (:func:`server.solver.pruning.forced_home` proves this sound). Each scan
+keeps its own transposition table on canonical positions (:mod:`server.solver.keys`):
+a scan that runs out of positions has searched them all, so :class:`Unwinnable` is
+a proof.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections.abc import Callable
+from typing import Final
+
+from server.games import Game, Move
+from server.solver.antares_core import (
+    AUTOPLAY_CODE,
+    Estimator,
+    FastMove,
+    Position,
+    Weights,
+    encode,
+    engine_move,
+    forced_move,
+    is_won,
+    key,
+    moves,
+    play,
+)
+from server.solver.pruning import POLL_EVERY, spent
+from server.solver.results import Budget, Result, Solved, Stats, Unknown, Unwinnable
+
+#: Nodes a scan runs before the next one has its turn (and the budget is looked at).
+SLICE: Final = 256
+#: Points a move from the deal counts in :func:`short_line` (a card not home counts 2).
+PAR_DEPTH_WEIGHT: Final = 1
+#: Nodes the first depth-first scan runs alone before the others join in.
+FIRST_SLICE: Final = POLL_EVERY
+#: The weights of the first depth-first scan and of the best-first scan: progress home first.
+HOMEWARD: Final = Weights()
+#: The second depth-first scan: order and free cells first. Its early choices differ, and
+#: so do the deals where it goes astray: few deals mislead both.
+TIDY: Final = Weights(not_home=1, burying=3, disorder=3, cell=2)
+
+Child = tuple[int, FastMove, Position, bytes]
+
+
+class _Scan:
+    """One search of the position space, run a slice at a time by :meth:`step`.
+
+    After a step, ``solution`` holds the winning moves if one was found, and
+    ``exhausted`` says that every reachable position was searched without one.
+    """
+
+    def __init__(self, root: Position, mode: int, estimate: Estimator) -> None:
+        self.mode = mode
+        self.estimate = estimate
+        self.nodes = 0
+        self.solution: list[FastMove] | None = None
+        self.exhausted = False
+
+    @property
+    def positions(self) -> int:
+        raise NotImplementedError
+
+    def step(self, nodes: int) -> None:
+        raise NotImplementedError
+
+    def _moves(self, position: Position) -> list[FastMove]:
+        piles, cells, home = position
+        if self.mode == 0:
+            forced = forced_move(piles, cells, home)
+            if forced is not None:
+                return [forced]
+        return moves(piles, cells, home)
+
+
+class DepthFirst(_Scan):
+    """Depth-first search, the children of each position tried lowest estimate first."""
+
+    def __init__(self, root: Position, mode: int, estimate: Estimator) -> None:
+        super().__init__(root, mode, estimate)
+        self.seen = {key(root[0], root[1])}
+        self.path: list[FastMove] = []
+        # Each frame: the children still to try, the next one last.
+        self.stack: list[list[Child]] = [self._children(root, settled=False)]
+
+    @property
+    def positions(self) -> int:
+        return len(self.seen)
+
+    def _children(self, position: Position, settled: bool = True) -> list[Child]:
+        seen, estimate, mode = self.seen, self.estimate, self.mode
+        children = []
+        for move in self._moves(position):
+            child = play(position, move, mode, settled)
+            child_key = key(child[0], child[1])
+            if child_key not in seen:
+                children.append((estimate(child), move, child, child_key))
+        children.sort(key=_first, reverse=True)
+        return children
+
+    def step(self, nodes: int) -> None:
+        stack, path, seen = self.stack, self.path, self.seen
+        done = 0
+        while done < nodes:
+            if not stack:
+                self.exhausted = True
+                return
+            frame = stack[-1]
+            if not frame:
+                stack.pop()
+                if path:
+                    path.pop()
+                continue
+            _, move, child, child_key = frame.pop()
+            if child_key in seen:
+                continue  # reached by another line since this frame was made
+            seen.add(child_key)
+            done += 1
+            path.append(move)
+            if is_won(child[2]):
+                self.solution = list(path)
+                break
+            stack.append(self._children(child))
+        self.nodes += done
+
+
+class BestFirst(_Scan):
+    """Best-first search over every position found, lowest estimate first (ties: deepest).
+
+    With a ``depth_weight``, the priority is the estimate plus that many points a move
+    from the deal (a weighted A*): slower to find a win, but its lines are short.
+    """
+
+    def __init__(self, root: Position, mode: int, estimate: Estimator, depth_weight: int = 0) -> None:
+        super().__init__(root, mode, estimate)
+        self.depth_weight = depth_weight
+        root_key = key(root[0], root[1])
+        self.parents: dict[bytes, tuple[bytes, FastMove] | None] = {root_key: None}
+        self.queue: list[tuple[int, int, bytes, Position]] = [(estimate(root), 0, root_key, root)]
+        self.root_key = root_key
+
+    @property
+    def positions(self) -> int:
+        return len(self.parents)
+
+    def step(self, nodes: int) -> None:
+        parents, queue, estimate, mode = self.parents, self.queue, self.estimate, self.mode
+        done = 0
+        while done < nodes:
+            if not queue:
+                self.exhausted = True
+                return
+            _, minus_depth, position_key, position = heapq.heappop(queue)
+            settled = position_key != self.root_key  # autoplay never ran on the deal
+            for move in self._moves(position):
+                child = play(position, move, mode, settled)
+                child_key = key(child[0], child[1])
+                if child_key in parents:
+                    continue
+                parents[child_key] = (position_key, move)
+                done += 1
+                if is_won(child[2]):
+                    self.solution = self._line(child_key)
+                    self.nodes += done
+                    return
+                priority = estimate(child) + self.depth_weight * (1 - minus_depth)
+                # Ties: the deeper position, then the smaller key (keys are unique, so states never compare).
+                heapq.heappush(queue, (priority, minus_depth - 1, child_key, child))
+        self.nodes += done
+
+    def _line(self, last: bytes) -> list[FastMove]:
+        line = []
+        link = self.parents[last]
+        while link is not None:
+            line.append(link[1])
+            link = self.parents[link[0]]
+        return line[::-1]
+
+
+def _first(child: Child) -> int:
+    return child[0]
+
+
+def search_antares(game: Game, budget: Budget) -> Result:
+    """Search from ``game``'s Antares position (left unchanged) for a winning line of engine moves."""
+    start = budget.clock()
+    deadline = start + budget.seconds
+    root = encode(game)
+    mode = AUTOPLAY_CODE[game.options.autoplay]
+    if is_won(root[2]):
+        return Solved((), 0, Stats(0, budget.clock() - start))
+    scans: list[tuple[_Scan, int]] = [
+        (DepthFirst(root, mode, Estimator(HOMEWARD)), SLICE),
+        (DepthFirst(root, mode, Estimator(TIDY)), SLICE),
+        (BestFirst(root, mode, Estimator(HOMEWARD)), 2 * SLICE),
+    ]
+    # The first scan alone first: most deals fall to it within a few hundred positions,
+    # and the others would only triple the work on those.
+    first = [(scans[0][0], FIRST_SLICE)]
+    rounds = itertools.chain([first], itertools.repeat(scans))
+    for turns in rounds:
+        for scan, slice_nodes in turns:
+            scan.step(slice_nodes)
+            nodes = sum(s.nodes for s, _ in scans)
+            stats = Stats(nodes, budget.clock() - start)
+            if scan.solution is not None:
+                line = engine_line(game, scan.solution)
+                return Solved(line, len(line), stats)
+            if scan.exhausted:
+                return Unwinnable(stats)
+            reason = spent(budget, nodes, deadline, sum(s.positions for s, _ in scans))
+            if reason:
+                return Unknown(reason, stats)
+    raise AssertionError("the rounds never end")
+
+
+def short_line(game: Game, seconds: float, clock: Callable[[], float] = time.perf_counter) -> tuple[Move, ...] | None:
+    """A winning line found by weighted A* (:class:`BestFirst` with a depth weight) within
+    ``seconds``, or None: slower than :func:`search_antares`, but its lines are short, so
+    par spends part of its time on it."""
+    deadline = clock() + seconds
+    root = encode(game)
+    scan = BestFirst(root, AUTOPLAY_CODE[game.options.autoplay], Estimator(HOMEWARD), depth_weight=PAR_DEPTH_WEIGHT)
+    while clock() < deadline:
+        scan.step(SLICE)
+        if scan.solution is not None:
+            return engine_line(game, scan.solution)
+        if scan.exhausted:
+            return None
+    return None
+
+
+def engine_line(game: Game, line: list[FastMove]) -> tuple[Move, ...]:
+    """The engine moves of ``line``, played from ``game``'s position (left unchanged)."""
+    walker = game.copy(history=False)
+    result = []
+    for fast in line:
+        move = engine_move(walker, fast)
+        walker.push(move)
+        result.append(move)
+    return tuple(result)

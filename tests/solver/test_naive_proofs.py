@@ -1,0 +1,88 @@
+"""Every Unwinnable verdict on deals 1-200 re-proved by the naive search of
+:mod:`tests.solver.naive_search`, which shares no code with the fast solver.
+
+By default (for CI) only the Scorpion deals whose fast proof visits at most
+:data:`DEFAULT_NODES` positions are re-proved, and Antares deals 1-20 are solved
+(no Antares deal of 1-200 is unwinnable): the naive search has no symmetry
+reduction and runs on the engine, so the large spaces take minutes each. Set
+``NAIVE_PROOFS=all`` to re-prove every Unwinnable verdict of deals 1-200 (about
+half an hour on one core), or ``NAIVE_PROOFS=1-50`` for another range, all of it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from server.games import Antares, Game, Scorpion
+from server.solver import Budget, Solved, Unwinnable, solve, solve_position
+from server.solver.survey import parse_deals
+from tests.games.positions import antares, scorpion
+from tests.solver.naive_search import naive_search
+
+DEALS = range(1, 201)
+#: Fast proofs of up to this many positions are re-proved by default.
+DEFAULT_NODES = 3_000
+#: Antares deals solved by default (each is won within a few thousand positions).
+ANTARES_DEFAULT_DEALS = 20
+#: Exact positions the naive search may visit (it needs many more than the fast one).
+NAIVE_LIMIT = 50_000_000
+
+
+def _selection() -> tuple[list[int], int | None]:
+    """The deals to re-prove and the node limit of the fast proofs that count (None: all)."""
+    setting = os.environ.get("NAIVE_PROOFS", "")
+    if setting == "all":
+        return list(DEALS), None
+    if setting:
+        return parse_deals(setting), None
+    return list(DEALS), DEFAULT_NODES
+
+
+@pytest.mark.parametrize("variant", [Scorpion, Antares], ids=lambda v: v.VARIANT)
+def test_every_unwinnable_verdict_is_re_proved_by_the_naive_search(variant: type[Game]) -> None:
+    deals, node_limit = _selection()
+    if variant is Antares and node_limit is not None:
+        # Antares deals are won (none of 1-200 is unwinnable): by default, a sample only.
+        deals = deals[:ANTARES_DEFAULT_DEALS]
+    proved = 0
+    for deal in deals:
+        budget = Budget(seconds=30) if node_limit is None else Budget(seconds=30, nodes=node_limit)
+        result = solve(variant, deal, None, budget, par_seconds=0.0)
+        if not isinstance(result, Unwinnable):
+            continue
+        naive = naive_search(variant.new(deal), NAIVE_LIMIT)
+        assert naive is not None, f"deal {deal}: too big for the naive search"
+        assert not naive.won, f"deal {deal}: the fast solver said unwinnable, the naive search found a win"
+        # Exact positions can only outnumber positions up to interchangeable piles.
+        assert naive.positions >= result.stats.nodes
+        proved += 1
+    if variant is Scorpion:
+        assert proved > 0
+
+
+@pytest.mark.parametrize(
+    "game",
+    [
+        # Aces under nines, nothing builds on anything, the cells are full.
+        antares(
+            "s1: AC 9D\ns2: AS 9H\ns3: AH 9S\ns4: AD 9C\nf1: 5C\nf2: 5S\nf3: 5H\nf4: 5D\nc1: 2C\nc2: 2S\nc3: 2H\nc4: 2D"
+        ),
+        # The 2 of clubs lies face down under its own King-to-3 run: it can never be uncovered.
+        scorpion("1: <2C> KC QC JC TC 9C 8C 7C 6C 5C 4C 3C\n2: AC\nhome: KS KH KD"),
+    ],
+    ids=["antares", "scorpion"],
+)
+def test_both_searches_agree_on_small_lost_positions(game: Game) -> None:
+    fast = solve_position(game, Budget(seconds=10), par_seconds=0.0)
+    naive = naive_search(game, 1_000_000)
+    assert naive is not None
+    assert isinstance(fast, Unwinnable) == (not naive.won)
+    assert isinstance(fast, Unwinnable | Solved)
+
+
+def test_the_naive_search_finds_wins_too() -> None:
+    naive = naive_search(antares("s1: 2C AC\nhome: KS KH KD"), 1000)
+    assert naive is not None
+    assert naive.won
