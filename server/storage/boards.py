@@ -61,7 +61,7 @@ key                                          type    holds
                                                      recorded daily result
 ``sr:stats:<game>:best-time``                zset    player -> best time of any finished race or daily
                                                      attempt, ms (the statistics' best time)
-``sr:rating:{<game>}``                       hash    player -> ``"<rating> <rd> <volatility>"``
+``sr:rating:{<game>}:player:<id>``           string  ``"<rating> <rd> <volatility>"`` (storage/ratings.py)
 ``sr:rating:{<game>}:board``                 zset    player -> minus ``round(rating * 1000)``
 ===========================================  ======  ====================================================
 

@@ -1,9 +1,11 @@
 """Ratings in Redis: each game's Glicko-2 ratings, updated atomically and once per race.
 
-``sr:rating:{<game>}`` (hash: player -> ``"<rating> <rd> <volatility>"``, float reprs read
-back exactly), ``sr:rating:{<game>}:board`` (zset: player -> minus ``round(rating * 1000)``)
-and ``sr:rating:{<game>}:rated:<race>`` (the ratings a race gave, kept a week) share one
-hash tag, so a race's update is one transaction in one Cluster slot.
+``sr:rating:{<game>}:player:<id>`` (string: ``"<rating> <rd> <volatility>"``, float reprs
+read back exactly), ``sr:rating:{<game>}:board`` (zset: player -> minus
+``round(rating * 1000)``) and ``sr:rating:{<game>}:rated:<race>`` (the ratings a race gave,
+kept a week) share one hash tag, so a race's update is one transaction in one Cluster slot.
+Each player's rating is a key of its own, so a race's optimistic transaction (WATCH)
+conflicts only with races that share one of its racers, never with every other race.
 """
 
 from __future__ import annotations
@@ -26,7 +28,13 @@ _TRIES: Final = 16
 
 
 def rating_key(prefix: str, game: str) -> str:
+    """The prefix of the game's rating keys (its board: ``<this>:board``)."""
     return f"{prefix}rating:{{{game}}}"
+
+
+def player_keys(prefix: str, game: str, players: Sequence[str]) -> list[str]:
+    base = rating_key(prefix, key_part(game))
+    return [f"{base}:player:{key_part(player)}" for player in players]
 
 
 def rating_text(rating: Rating) -> str:
@@ -60,25 +68,22 @@ class RatingStore:
 
     async def ratings(self, game: str, players: Sequence[str]) -> list[Rating]:
         """The ratings of ``players`` in ``game``, in the same order, read together."""
-        key = rating_key(self._storage.prefix, key_part(game))
-        for player in players:
-            key_part(player)
-        if not players:
+        keys = player_keys(self._storage.prefix, game, players)
+        if not keys:
             return []
         with self._storage.guard(f"read {game} ratings"):
-            values = await self._storage.redis.hmget(key, list(players))
+            values = await self._storage.redis.mget(keys)
         return [Rating() if value is None else parse_rating(as_text(value)) for value in values]
 
     async def set_ratings(self, game: str, ratings: Mapping[str, Rating]) -> None:
         """Store new ratings (e.g. everyone's after a race), all in one transaction."""
         key = rating_key(self._storage.prefix, key_part(game))
-        for player in ratings:
-            key_part(player)
-        if not ratings:
+        keys = player_keys(self._storage.prefix, game, list(ratings))
+        if not keys:
             return
         with self._storage.guard(f"save {game} ratings"):
             async with self._storage.redis.pipeline(transaction=True) as pipe:
-                pipe.hset(key, mapping={p: rating_text(r) for p, r in ratings.items()})
+                pipe.mset({k: rating_text(r) for k, r in zip(keys, ratings.values(), strict=True)})
                 pipe.zadd(f"{key}:board", {p: -round(r.rating * 1000) for p, r in ratings.items()})
                 await pipe.execute()
 
@@ -91,7 +96,7 @@ class RatingStore:
             return []
         with self._storage.guard(f"read the {game} rating board"):
             players = [as_text(m) for m in await self._storage.redis.zrange(f"{key}:board", 0, n - 1)]
-            return await self._rated(key, 1, players)
+            return await self._rated(game, 1, players)
 
     async def around(self, game: str, player: str, span: int) -> list[RatedEntry]:
         """The rating board from ``span`` above ``player`` to ``span`` below (cut at the ends);
@@ -102,12 +107,12 @@ class RatingStore:
             if window is None:
                 return []
             first, scored = window
-            return await self._rated(key, first, [player for player, _ in scored])
+            return await self._rated(game, first, [player for player, _ in scored])
 
-    async def _rated(self, key: str, first_rank: int, players: list[str]) -> list[RatedEntry]:
+    async def _rated(self, game: str, first_rank: int, players: list[str]) -> list[RatedEntry]:
         if not players:
             return []
-        values = await self._storage.redis.hmget(key, players)
+        values = await self._storage.redis.mget(player_keys(self._storage.prefix, game, players))
         return [
             RatedEntry(first_rank + offset, player, parse_rating(as_text(value)))
             for offset, (player, value) in enumerate(zip(players, values, strict=True))
@@ -126,22 +131,23 @@ async def rate_race_once(
     """Rate a finished race of ``players`` (by ``places``, 1 best) in ``game``: their ratings
     before and after, in order. Atomic (WATCH): a concurrent race's update is never lost.
     Once per ``race`` id: asked again, it answers what the first call stored."""
-    key = rating_key(storage.prefix, game)
+    key = rating_key(storage.prefix, key_part(game))
+    keys = player_keys(storage.prefix, game, players)
     marker = f"{key}:rated:{race}"
     redis = storage.redis
     with storage.guard(f"rate {game} race {race}"):
         for _ in range(_TRIES):
             async with redis.pipeline(transaction=True) as pipe:
-                await pipe.watch(key, marker)
+                await pipe.watch(*keys, marker)
                 done = await pipe.get(marker)
                 if done is not None:
                     rated = msgspec.msgpack.decode(as_bytes(done), type=_Rated)
                     return [(parse_rating(b), parse_rating(a)) for b, a in zip(rated.before, rated.after, strict=True)]
-                values = await pipe.hmget(key, list(players))
+                values = await pipe.mget(keys)
                 before = [Rating() if v is None else parse_rating(as_text(v)) for v in values]
                 after = rate_race(before, list(places))
                 pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.hset(key, mapping={p: rating_text(r) for p, r in zip(players, after, strict=True)})
+                pipe.mset({k: rating_text(r) for k, r in zip(keys, after, strict=True)})
                 pipe.zadd(f"{key}:board", {p: -round(r.rating * 1000) for p, r in zip(players, after, strict=True)})
                 record = _Rated([rating_text(r) for r in before], [rating_text(r) for r in after])
                 pipe.set(marker, msgspec.msgpack.encode(record), ex=RATED_TTL)
