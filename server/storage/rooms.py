@@ -27,7 +27,8 @@ from redis.exceptions import NoScriptError
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
 from server.storage.keys import MAX_SEATS, Keys
 
-#: Keys: 1 record, 2 version, 3 race archive, 4.. the race's log keys (one per seat).
+#: Keys: 1 record, 2 version, 3 race archive, 4.. log keys (those appended to; every seat's
+#: when finishing, to expire them).
 #: Argv: 1 base version, 2 new version, 3 record or "" (no save), 4 ttl mode (-1 keep the
 #: record's expiry, 0 no expiry, > 0 finish: expire the room's keys after that many
 #: seconds), 5 entry count, then per entry its log key's index in KEYS and its text.
@@ -125,14 +126,22 @@ class RoomStore:
         return Committed(result)
 
     def _arguments(self, write: RoomWrite) -> tuple[list[str], list[str | bytes | int]]:
+        """The script's keys and arguments. Only the logs the write appends to are passed
+        (packing a command costs per argument), except when it finishes the race: then every
+        seat's log, to expire them all."""
         keys = self._keys
         code, race = write.code, write.race
-        log_keys = [keys.log(code, race, seat) for seat in range(MAX_SEATS)]
+        names = [keys.room(code), keys.room_version(code), keys.race(code, race)]
+        position: dict[int, int] = {}
+        seats = range(MAX_SEATS) if write.expiry > 0 else sorted({seat for seat, _ in write.entries})
+        for seat in seats:
+            names.append(keys.log(code, race, seat))
+            position[seat] = len(names)  # Lua counts KEYS from 1
         args: list[str | bytes | int] = [write.base, write.version, write.record or b"", int(write.expiry)]
         args.append(len(write.entries))
         for seat, text in write.entries:
-            args += [4 + seat, text]
-        return [keys.room(code), keys.room_version(code), keys.race(code, race), *log_keys], args
+            args += [position[seat], text]
+        return names, args
 
     async def _send_batches(self) -> None:
         while self._queued:
