@@ -23,6 +23,8 @@ RequestId = Annotated[int, Meta(ge=0, le=2**53)]
 RoomCode = Annotated[str, Meta(min_length=1, max_length=16)]
 MoveText = Annotated[str, Meta(min_length=1, max_length=32)]
 PlayerName = Annotated[str, Meta(min_length=1, max_length=64)]
+#: Never logged, never stored: only its argon2 hash is kept.
+Password = Annotated[str, Meta(min_length=1, max_length=128)]
 Variant = Literal["scorpion", "antares"]
 AutoplayMode = Literal["off", "safe", "all"]
 RoomState = Literal["waiting", "countdown", "racing", "finished"]
@@ -323,6 +325,36 @@ class AskReplay(_Request, tag="replay"):
     race: Annotated[int, Meta(ge=1, le=2**31)] | None = None
 
 
+class Register(_Request, tag="register"):
+    """Make this connection's player (a guest) an account named ``name``: it keeps its player
+    id, statistics and rating. Answered by :class:`AccountInfo` with a new resume token."""
+
+    name: PlayerName
+    password: Password
+
+
+class Login(_Request, tag="login"):
+    """Become the account ``name`` on this connection (answered by :class:`AccountInfo`)."""
+
+    name: PlayerName
+    password: Password
+
+
+class Logout(_Request, tag="logout"):
+    """End this connection's session (Ack, then close 4001); ``everywhere`` revokes every
+    resume token of the account and closes all its connections."""
+
+    everywhere: bool = False
+
+
+class ChangePassword(_Request, tag="change_password"):
+    """Change the account's password: every other token is revoked; answered by
+    :class:`AccountInfo` with this connection's new token."""
+
+    password: Password
+    new_password: Password
+
+
 ClientMessage = (
     Hello
     | CreateRoom
@@ -347,6 +379,10 @@ ClientMessage = (
     | StartDaily
     | AskLeaderboard
     | AskStats
+    | Register
+    | Login
+    | Logout
+    | ChangePassword
 )
 
 # -- room events (inside Update) -------------------------------------------------------
@@ -451,6 +487,17 @@ class Welcome(_Reply, tag="welcome"):
     name: str
     resume: str
     protocol: int
+    #: The player is a registered account (resumed with an account's token); absent for guests.
+    account: bool = False
+
+
+class AccountInfo(_Reply, tag="account"):
+    """You are the account ``player`` named ``name``; keep ``resume`` (the old token is void)."""
+
+    id: int
+    player: str
+    name: str
+    resume: str
 
 
 class Ack(_Reply, tag="ack"):
@@ -624,6 +671,7 @@ class Goodbye(_Reply, tag="goodbye"):
 
 ServerMessage = (
     Welcome
+    | AccountInfo
     | Ack
     | Joined
     | Hints

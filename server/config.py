@@ -46,6 +46,18 @@ class Config:
     drain: float = 0.0
     #: Browser origins, besides the web page's own, allowed to open websockets (``*``: any).
     allowed_origins: tuple[str, ...] = ()
+    #: Accept frames carrying passwords over plain ws:// from non-loopback addresses (put TLS
+    #: in front instead: a proxy on this host connects from loopback).
+    plain_passwords: bool = False
+    #: Believe the proxy's X-Forwarded-For (the client's address) and X-Forwarded-Proto headers.
+    trust_proxy: bool = False
+    #: Failed logins allowed per account, and per address, in ``attempt_window`` seconds.
+    login_attempts: int = 5
+    address_attempts: int = 30
+    attempt_window: int = 900
+    #: New accounts, and new guest identities, allowed per address per hour.
+    accounts_per_address: int = 5
+    identities_per_address: int = 300
 
 
 def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = None) -> Config:
@@ -122,6 +134,18 @@ def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = N
         default=env.get("ALLOWED_ORIGINS", ""),
         help="comma-separated browser origins allowed besides the page's own, or * (ALLOWED_ORIGINS)",
     )
+    parser.add_argument(
+        "--plain-passwords",
+        action=argparse.BooleanOptionalAction,
+        default=env.get("PLAIN_PASSWORDS", "off").lower() in ("1", "on", "true", "yes"),
+        help="accept passwords over plain ws:// from other hosts (PLAIN_PASSWORDS=on); put TLS in front instead",
+    )
+    parser.add_argument(
+        "--trust-proxy",
+        action=argparse.BooleanOptionalAction,
+        default=env.get("TRUST_PROXY", "off").lower() in ("1", "on", "true", "yes"),
+        help="believe X-Forwarded-For and X-Forwarded-Proto from the proxy in front (TRUST_PROXY=on)",
+    )
     args = parser.parse_args(argv)
     return Config(
         host=args.host,
@@ -138,4 +162,6 @@ def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = N
         log_format=args.log_format,
         drain=args.drain,
         allowed_origins=tuple(origin.strip() for origin in args.allowed_origins.split(",") if origin.strip()),
+        plain_passwords=args.plain_passwords,
+        trust_proxy=args.trust_proxy,
     )

@@ -111,6 +111,17 @@ redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 return 1
 """
 
+# KEYS: board, entry hash, shown hash; ARGV: player. Takes the player's entry off a daily
+# board: the others' ranks (ZRANK) close up exactly. 1 if there was one.
+_REMOVE_DAILY = """
+local member = redis.call('HGET', KEYS[2], ARGV[1])
+if not member then return 0 end
+redis.call('ZREM', KEYS[1], member)
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+return 1
+"""
+
 # KEYS: a scored board; ARGV: player, span. The player's 0-based rank and the entries from
 # span above to span below them (member, score, ...), read together; nil if not on the board.
 _AROUND = """
@@ -193,6 +204,7 @@ class Leaderboards:
         self._redis = store.redis
         self._record_daily = self._redis.register_script(_RECORD_DAILY)
         self._around = self._redis.register_script(_AROUND)
+        self._remove_daily = self._redis.register_script(_REMOVE_DAILY)
 
     # -- daily boards ------------------------------------------------------------------
 
@@ -478,6 +490,32 @@ class Leaderboards:
 
     def _rating_key(self, game: str) -> str:
         return rating_key(self._store.prefix, _check_part("game", game))
+
+    async def show_rating(self, game: str, player: str) -> None:
+        """Put ``player``'s rating, if they have one, on the rating board (ratings of guests
+        and bots are kept off it: see :func:`~server.storage.ratings.rate_race_once`)."""
+        key = self._rating_key(game)
+        with self._unavailable(f"show {player}'s {game} rating"):
+            value = await self._redis.hget(key, _check_part("player id", player))
+            if value is not None:
+                rating = parse_rating(_text(value))
+                await self._redis.zadd(f"{key}:board", {player: -round(rating.rating * 1000)})
+
+    # -- moderation --------------------------------------------------------------------------
+
+    async def remove_entry(self, game: str, board: str, player: str, date: str | None = None) -> bool:
+        """Take ``player`` off a board (``daily`` of ``date``, an all-time board, or
+        ``rating``); the others re-rank exactly. False if they were not on it."""
+        _check_part("player id", player)
+        with self._unavailable(f"remove {player} from the {board} board of {game}"):
+            if board == "daily":
+                if date is None:
+                    raise ValueError("a daily board needs its date")
+                keys = self._daily_keys(game, date)[:3]
+                return bool(await self._remove_daily(keys=keys, args=[player]))
+            if board == "rating":
+                return bool(await self._redis.zrem(f"{self._rating_key(game)}:board", player))
+            return bool(await self._redis.zrem(self._board_key(game, board), player))  # type: ignore[arg-type]
 
     # -- shared ----------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ hash tag, so a race's update is one transaction in one Cluster slot.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Final
 
 import msgspec
@@ -41,11 +41,17 @@ class _Rated(msgspec.Struct, array_like=True):
 
 
 async def rate_race_once(
-    storage: Storage, game: str, race: str, players: Sequence[str], places: Sequence[int]
+    storage: Storage,
+    game: str,
+    race: str,
+    players: Sequence[str],
+    places: Sequence[int],
+    shown: Collection[str] | None = None,
 ) -> list[tuple[Rating, Rating]]:
     """Rate a finished race of ``players`` (by ``places``, 1 best) in ``game``: their ratings
     before and after, in order. Atomic (WATCH): a concurrent race's update is never lost.
-    Once per ``race`` id: asked again, it answers what the first call stored."""
+    Once per ``race`` id: asked again, it answers what the first call stored. Only the
+    players in ``shown`` (accounts; everyone if None) go on the rating board."""
     key = rating_key(storage.prefix, game)
     marker = f"{key}:rated:{race}"
     redis = storage.redis
@@ -62,7 +68,13 @@ async def rate_race_once(
                 after = rate_race(before, list(places))
                 pipe.multi()  # type: ignore[no-untyped-call]
                 pipe.hset(key, mapping={p: rating_text(r) for p, r in zip(players, after, strict=True)})
-                pipe.zadd(f"{key}:board", {p: -round(r.rating * 1000) for p, r in zip(players, after, strict=True)})
+                board = {
+                    p: -round(r.rating * 1000)
+                    for p, r in zip(players, after, strict=True)
+                    if shown is None or p in shown
+                }
+                if board:
+                    pipe.zadd(f"{key}:board", board)
                 record = _Rated([rating_text(r) for r in before], [rating_text(r) for r in after])
                 pipe.set(marker, msgspec.msgpack.encode(record), ex=RATED_TTL)
                 try:

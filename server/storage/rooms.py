@@ -15,23 +15,28 @@ second), so a step stored when :meth:`RoomStore.commit` returns survives a crash
 from __future__ import annotations
 
 import enum
+import time
 from dataclasses import dataclass
 from typing import Final
 
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
 from server.storage.keys import MAX_SEATS, Keys
 
-#: Keys: 1 record, 2 version, 3 race archive, 4.. the race's log keys (one per seat).
+#: Keys: 1 record, 2 version, 3 race archive, 4.. the race's log keys (one per seat), then
+#: the same seats' move-time keys (each entry's server time beside it, for anti-cheat).
 #: Argv: 1 base version, 2 new version, 3 record or "" (no save), 4 ttl mode (-1 keep the
 #: record's expiry, 0 no expiry, > 0 finish: expire the room's keys after that many
-#: seconds), 5 entry count, then per entry its log key's index in KEYS and its text.
-_COMMIT: Final = """
+#: seconds), 5 entry count, then per entry its log key's index in KEYS and its text, and
+#: last the server time in Unix ms.
+_COMMIT: Final = f"""
 local stored = tonumber(redis.call('GET', KEYS[2]) or '0')
 local new = tonumber(ARGV[2])
 if stored == new then return 2 end
 if stored ~= tonumber(ARGV[1]) then return 0 end
 for i = 0, tonumber(ARGV[5]) - 1 do
-  redis.call('RPUSH', KEYS[tonumber(ARGV[6 + 2 * i])], ARGV[7 + 2 * i])
+  local log = tonumber(ARGV[6 + 2 * i])
+  redis.call('RPUSH', KEYS[log], ARGV[7 + 2 * i])
+  redis.call('RPUSH', KEYS[log + {MAX_SEATS}], ARGV[#ARGV])
 end
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
@@ -106,6 +111,7 @@ class RoomStore:
         keys = self._keys
         code, race = write.code, write.race
         log_keys = [keys.log(code, race, seat) for seat in range(MAX_SEATS)]
+        log_keys += [keys.move_times(code, race, seat) for seat in range(MAX_SEATS)]
         args: list[str | bytes | int] = [
             write.base,
             write.version,
@@ -115,6 +121,7 @@ class RoomStore:
         ]
         for seat, text in write.entries:
             args += [4 + seat, text]
+        args.append(int(time.time() * 1000))
         with self._storage.guard(f"store room {code}"):
             result = await self._commit(
                 keys=[keys.room(code), keys.room_version(code), keys.race(code, race), *log_keys], args=args
@@ -145,6 +152,13 @@ class RoomStore:
                     pipe.lrange(keys.log(code, race, seat), 0, -1)
                 replies = await pipe.execute()
         return {seat: [as_text(e) for e in entries] for seat, entries in enumerate(replies) if entries}
+
+    async def move_times(self, code: str, race: int, seat: int) -> list[int]:
+        """The server time (Unix ms) each of the seat's log entries in race ``race`` was
+        stored, in log order (empty for logs stored before times were kept)."""
+        with self._storage.guard(f"read the move times of room {code}"):
+            times = await self._storage.redis.lrange(self._keys.move_times(code, race, seat), 0, -1)
+        return [int(t) for t in times]
 
     async def finished_race(self, code: str, race: int) -> bytes | None:
         """The record of race ``race`` of the room as it finished, or None."""
