@@ -6,7 +6,8 @@ process carries it out on its own connections and rooms.
   by :mod:`server.features.admission`, which reads the ban from Redis).
 - ``revoke``: connections of the account signed in with an older generation close with 4001.
 - ``rename``: the player's connections take the new name (for rooms joined from now on).
-- ``close-room``: every member leaves the room (racers still racing resign), so it closes.
+- ``close-room``: every member leaves the room (racers still racing resign), so it ends with
+  nobody in it: no rematch, nobody can join; it is let go like any finished room.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ async def close_room(ctx: Context, code: str) -> bool:
     runner = await ctx.rooms.get(code)
     if runner is None:
         return False
+    # Leaving a race resigns it (the seat stays for the results); before one, frees the seat.
     for player in list(runner.room.members().values()):
         with contextlib.suppress(RoomError):
             await runner.run(Leave(player))
