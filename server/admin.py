@@ -105,9 +105,10 @@ class Admin:
             return [f"not renamed: another account holds {name!r} or a name like it"]
         old = await self.players.name(player)
         await self.players.save_name(player, name)
+        boards = await self.boards.rename_daily(player, name)
         await self.accounts.announce({"action": "rename", "player": player, "name": name})
         await self._log("rename", player, f"{old!r} -> {name!r}")
-        return [f"renamed {player} from {old!r} to {name!r}"]
+        return [f"renamed {player} from {old!r} to {name!r} (and on {boards} daily boards)"]
 
     async def remove_entry(self, game: str, board: str, player: str, date: str | None) -> list[str]:
         if board == "daily" and date is None:

@@ -102,8 +102,8 @@ async def register(ctx: Context, link: ClientLink, message: Register) -> None:
         await ctx.boards.show_rating(variant, player)
     account = await ctx.accounts.get(player)
     assert account is not None
-    # Every connection of this player holds the guest's token, which is now void; they are
-    # the same person, so they become the account too.
+    # Every connection of this player holds the guest's token (good until the account's first
+    # revocation): they are the same person, so they become the account too.
     for other in ctx.by_player.get(player, {link}):
         other.name, other.generation = name, account.generation
     logger.info("player %s registered as %s", player, name)

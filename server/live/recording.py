@@ -104,14 +104,22 @@ class RaceRecorder:
         logger.error("room %s: gave up recording the results of race %d", room.code, room.record.race)
 
     async def _record(self, room: Room) -> None:
+        if counts(room):
+            await self._count(room)
+        # After the boards, which players wait to see; never retried (a retry would count
+        # the race's results twice): moderators' records are worth less than that.
+        record = room.record
+        try:
+            for player in room.racers().values():
+                await self._moderation.add_race(player, record.code, record.race)
+        except StoreUnavailable as error:
+            logger.warning("room %s: race %d not listed in its racers' races: %s", room.code, record.race, error)
+
+    async def _count(self, room: Room) -> None:
         record, boards = room.record, self._boards
         variant = record.variant
         players = room.racers()
         results = room.results()
-        for player in players.values():
-            await self._moderation.add_race(player, record.code, record.race)
-        if not counts(room):
-            return
         if record.daily is not None:
             if record.ranked and results and await self._on_boards(room, results[0].seat):
                 first = results[0]
@@ -133,7 +141,10 @@ class RaceRecorder:
                 logger.info(
                     "daily %s %s: %s %s", variant, record.daily, first.name, "finished" if first.finished else "stopped"
                 )
-                await self._check_timing(room, first.seat, player)
+                try:
+                    await self._check_timing(room, first.seat, player)
+                except StoreUnavailable as error:
+                    logger.warning("room %s: move times not checked: %s", room.code, error)
             return
         for result in results:
             won = result.place == 1 and result.finished

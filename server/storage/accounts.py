@@ -21,7 +21,8 @@ from server.storage.connection import Storage, as_text
 from server.storage.keys import Keys
 from server.storage.name_skeleton import name_skeleton
 
-#: The generation of a new account (guests' tokens carry 0, so none of them passes for it).
+#: The generation of a new account (guests' tokens carry 0: they stay good for the account
+#: of the player who registered until its first revocation, which raises it to 2).
 FIRST_GENERATION: Final = 1
 
 # KEYS: 1 name key, 2 account hash; ARGV: player, name, hash, created, generation.

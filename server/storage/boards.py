@@ -517,6 +517,19 @@ class Leaderboards:
                 return bool(await self._redis.zrem(f"{self._rating_key(game)}:board", player))
             return bool(await self._redis.zrem(self._board_key(game, board), player))  # type: ignore[arg-type]
 
+    async def rename_daily(self, player: str, name: str) -> int:
+        """Show ``name`` for ``player`` on every daily board they are on (a SCAN: for the
+        admin tool); how many boards changed."""
+        changed = 0
+        with self._unavailable(f"rename {player} on the daily boards"):
+            async for key in self._redis.scan_iter(match=self._key("lb", "*", "daily", "*", "shown"), count=500):
+                info = await self._redis.hget(key, player)
+                if info is not None:
+                    shown = msgspec.structs.replace(msgspec.json.decode(info, type=_Shown), name=name)
+                    await self._redis.hset(key, player, msgspec.json.encode(shown))
+                    changed += 1
+        return changed
+
     # -- shared ----------------------------------------------------------------------------
 
     async def _window(self, key: str, player: str, span: int) -> tuple[int, list[tuple[str, float]]] | None:

@@ -32,6 +32,7 @@ from protocol.messages import (
     Register,
     Resign,
     RoomOptions,
+    ServerMessage,
     Update,
     Welcome,
 )
@@ -46,6 +47,10 @@ async def register(client: RawClient, name: str, password: str = PASSWORD) -> Ac
     reply = await client.request(lambda i: Register(id=i, name=name, password=password))
     assert isinstance(reply, AccountInfo), reply
     return reply
+
+
+async def try_register(client: RawClient, name: str) -> ServerMessage:
+    return await client.request(lambda i: Register(id=i, name=name, password=PASSWORD))
 
 
 async def login(client: RawClient, name: str, password: str = PASSWORD) -> AccountInfo | Error:
@@ -119,21 +124,27 @@ async def test_a_guest_who_registers_keeps_its_id_statistics_and_rating(server: 
     )
     assert await rating_board(ann) == [player]  # an account's rating is shown
 
-    # The account's token resumes it on a new connection; the guest token is void.
+    # The account's token resumes it on a new connection; so does the guest's token (its
+    # other devices stay signed in, and get an account token), until a revocation.
     again = await server.raw()
     welcome = await hello(again, "whatever", resume=account.resume)
     assert isinstance(welcome, Welcome)
     assert (welcome.player, welcome.name, welcome.account) == (player, "Ann", True)
-    stale = await server.raw()
-    refused = await hello(stale, "Ann", resume=ann_welcome.resume)
-    assert isinstance(refused, Error)
-    assert refused.code == ErrorCode.INVALID_TOKEN
+    device = await server.raw()
+    upgraded = await hello(device, "Ann", resume=ann_welcome.resume)
+    assert isinstance(upgraded, Welcome)
+    assert (upgraded.player, upgraded.account, upgraded.resume) == (player, True, account.resume)
+    assert isinstance(await device.request(lambda i: Logout(id=i, everywhere=True)), Ack)
+    for token in (ann_welcome.resume, account.resume):
+        refused = await hello(await server.raw(), "Ann", resume=token)
+        assert isinstance(refused, Error)
+        assert refused.code == ErrorCode.INVALID_TOKEN
 
 
 async def test_names_are_unique_across_case_and_look_alike_letters(server: RunningServer) -> None:
     await register(await server.raw("Ann"), "Ann")
     for name in ("ann", "ANN", "\u0410nn", "\uff21nn"):
-        reply = await (await server.raw("x")).request(lambda i, name=name: Register(id=i, name=name, password=PASSWORD))
+        reply = await try_register(await server.raw("x"), name)
         assert isinstance(reply, Error)
         assert reply.code == ErrorCode.NAME_TAKEN, name
     weak = await (await server.raw("y")).request(lambda i: Register(id=i, name="Cleo", password="short"))

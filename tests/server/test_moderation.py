@@ -85,6 +85,10 @@ async def resign_when_racing(srv: RunningServer, client: RawClient, room: str) -
     await eventually(lambda: runner.finished, what="finished")
 
 
+async def play(client: RawClient, room: str, move: str) -> None:
+    await client.request(lambda i: PlayMove(id=i, room=room, move=move))
+
+
 async def admin(srv: RunningServer, *args: str) -> str:
     """Run ``python -m server admin`` against the server's Redis; its output (it must succeed)."""
     config = srv.server.config
@@ -175,6 +179,9 @@ async def test_removing_a_board_entry_re_ranks_the_board(start_server: ServerFac
         assert await board(srv) == [(1, "Ann"), (2, "Cleo")]
         assert await srv.hub.boards.rank("antares", today(), players["Cleo"]) == 2
         assert "not on" in await admin(srv, "remove-entry", "antares", "daily", players["Bob"])
+        # A rename reaches the boards already written too.
+        assert "on 1 daily boards" in await admin(srv, "rename", players["Cleo"], "Clio")
+        assert await board(srv) == [(1, "Ann"), (2, "Clio")]
         log = await admin(srv, "log")
         assert f"test-moderator  remove-entry {players['Bob']}" in log
 
@@ -241,7 +248,7 @@ async def test_a_machine_like_ranked_entry_is_flagged_for_moderators_only(server
     runner = server.hub.rooms[room]
     await eventually(lambda: runner.room.state.value == "racing", what="racing")
     for text in line:  # the par line, as fast as the server answers
-        await ann.request(lambda i, text=text: PlayMove(id=i, room=room, move=text))
+        await play(ann, room, text)
     await eventually(lambda: runner.finished, what="finished")
     for _ in range(500):
         if await server.hub.moderation.flags():
