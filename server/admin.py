@@ -24,7 +24,8 @@ from server.clock import now_ms
 from server.features.sessions import InvalidName, clean_name
 from server.rooms.record import decode_record
 from server.storage.accounts import AccountStore
-from server.storage.boards import ALL_TIME_BOARDS, Leaderboards
+from server.storage.board_edits import BoardEdits
+from server.storage.boards import ALL_TIME_BOARDS
 from server.storage.connection import Storage, StoreUnavailable
 from server.storage.embedded import SOCKET_NAME
 from server.storage.moderation import AdminAction, ModerationStore
@@ -78,7 +79,7 @@ class Admin:
         self.accounts = AccountStore(storage)
         self.moderation = ModerationStore(storage)
         self.players = PlayerStore(storage)
-        self.boards = Leaderboards(storage)
+        self.boards = BoardEdits(storage)
         self.rooms = RoomStore(storage)
 
     async def _log(self, action: str, target: str, detail: str = "") -> None:

@@ -14,7 +14,6 @@ import resource
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 
 from websockets.asyncio.server import Server, serve
 
@@ -40,6 +39,7 @@ from server.storage.moderation import ModerationStore
 from server.storage.players import PlayerStore
 from server.storage.rooms import RoomStore
 from server.supply.certified import DailyDeals, WinnablePool
+from server.supply.workers import solver_pool
 
 logger = logging.getLogger("server")
 
@@ -90,7 +90,7 @@ class RaceServer:
         secret = await players.server_secret()
         if config.solver_workers > 0:
             # Solving is CPU-bound: it runs in worker processes, never on the event loop.
-            self._executor = ProcessPoolExecutor(config.solver_workers, mp_context=get_context("spawn"))
+            self._executor = solver_pool(config.solver_workers)
             deals = DealStore(storage)
             self._daily = DailyDeals(deals, secret, config.solver_budget, self._executor)
             self._pool = WinnablePool(deals, config.solver_budget, config.pool_size, self._executor)
@@ -196,7 +196,8 @@ class RaceServer:
             await self.storage.close()
         if self.embedded is not None:
             await self.embedded.stop()
-        logger.info("server stopped")
+        if self.listener is not None:
+            logger.info("server stopped")
 
     async def __aenter__(self) -> RaceServer:
         try:
@@ -221,7 +222,7 @@ def _connection_cap(wanted: int) -> int:
             soft = target
     cap = min(wanted, max(16, soft - _SPARE_DESCRIPTORS))
     if cap < wanted:
-        logger.info("descriptor limit %d: at most %d connections (not %d)", soft, cap, wanted)
+        logger.debug("descriptor limit %d: at most %d connections (not %d)", soft, cap, wanted)
     return cap
 
 

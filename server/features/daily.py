@@ -87,7 +87,7 @@ async def start_daily(ctx: Context, link: ClientLink, message: StartDaily) -> No
     link.send(Joined(id=message.id, room=runner.code, role="racer", seat=0))
     link.send(runner.snapshot_for(link))
     kind = "ranked" if ranked else "practice"
-    logger.info("daily %s %s: %s started a %s attempt", message.variant, date, link.name, kind)
+    logger.debug("daily %s %s: %s started a %s attempt", message.variant, date, link.name, kind)
 
 
 def check_daily_over(date: str | None) -> None:

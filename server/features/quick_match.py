@@ -78,4 +78,4 @@ async def _start_race(ctx: Context, variant: Variant, race: list[Waiting]) -> No
         link.send(runner.snapshot_for(link))
         if link not in ctx.links:  # gone while the room was set up: the grace period starts
             await runner.run(Presence(waiting.player, False))
-    logger.info("quick match: %s race in room %s for %s", variant, runner.code, ", ".join(w.name for w in present))
+    logger.debug("quick match: %s race in room %s for %s", variant, runner.code, ", ".join(w.name for w in present))

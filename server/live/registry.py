@@ -160,7 +160,7 @@ class Registry:
             return runner  # loaded by another request meanwhile
         runner = self._runner(room)
         runner.schedule()
-        logger.info("room %s loaded (%s, version %d)", code, room.state.value, room.version)
+        logger.debug("room %s loaded (%s, version %d)", code, room.state.value, room.version)
         return runner
 
     async def restore(self) -> int:

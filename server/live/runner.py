@@ -182,7 +182,7 @@ class RoomRunner:
         for seat in step.outcome.refresh:
             self.audience.refresh(self.room, seat)
         if any(isinstance(e.full, StateChanged) for e in step.outcome.emissions):
-            logger.info("room %s is %s", self.code, self.room.state.value)
+            logger.debug("room %s is %s", self.code, self.room.state.value)
         self.audience.keep_seats(self.room.members())
         self.schedule()
 
@@ -266,7 +266,7 @@ class RoomRunner:
             await self._store.mark_active(self.code, False)
         except StoreUnavailable as error:
             logger.warning("room %s: emptied, but not yet marked finished: %s", self.code, error)
-        logger.info("room %s closed: every racer is gone", self.code)
+        logger.debug("room %s closed: every racer is gone", self.code)
 
     def close(self) -> None:
         """Stop the timers; the room takes no more commands."""

@@ -55,7 +55,10 @@ class Edge:
             await socket.close(CloseCode.TRY_AGAIN_LATER, "the server is full; try again later")
             return
         link = ClientLink(
-            socket, TokenBucket(config.rate, config.burst), Offences(config.offence_limit, config.offence_window)
+            socket,
+            TokenBucket(config.rate, config.burst),
+            Offences(config.offence_limit, config.offence_window),
+            write_cap=config.write_buffer_cap,
         )
         ctx.links.add(link)
         CONNECTIONS.inc()
@@ -104,7 +107,7 @@ class Edge:
         try:
             message = decode_client(frame)
         except MalformedFrame as error:
-            logger.debug("bad frame from %s: %s", link.player, error)
+            self._log.log(logging.DEBUG, error.code, "bad frame from %s: %s", link.player, error)
             link.error(ErrorCode(error.code), str(error), error.request_id)
             refused(error.code)
             return not link.offences.record(now)

@@ -2,9 +2,9 @@
 
 Frames are queued on the connection's transport without waiting (``broadcast`` semantics,
 so one slow client never holds up a room). A client that does not read would make that
-queue grow without bound, so each connection's write buffer is capped: past the cap the
-connection is closed with :attr:`~protocol.errors.CloseCode.SLOW_CONSUMER` (4008) and
-nothing more is queued for it.
+queue grow without bound, so each connection's write buffer is capped (the
+``write_buffer_cap`` setting): past the cap the connection is closed with
+:attr:`~protocol.errors.CloseCode.SLOW_CONSUMER` (4008) and nothing more is queued for it.
 """
 
 from __future__ import annotations
@@ -20,9 +20,12 @@ from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import Error, ServerMessage
 from server.net.limits import Offences, TokenBucket
+from server.ops.metrics import CLOSES
 
 #: Bytes a connection may have waiting to be written before it counts as a slow consumer.
 WRITE_BUFFER_CAP: Final = 1024 * 1024
+#: Seconds a slow consumer's close may take before its connection is dropped.
+_ABORT_AFTER: Final = 2.0
 
 _closing: set[asyncio.Future[None]] = set()  # slow consumers being closed (kept from the GC)
 
@@ -44,6 +47,7 @@ class ClientLink:
     opened: float = field(default_factory=time.monotonic)
     #: Set once the connection was closed for not reading; nothing more is sent to it.
     dropped: bool = False
+    write_cap: int = WRITE_BUFFER_CAP
     #: The request being served, and its outcome so far (``ok`` or its error code), for metrics.
     serving: int | None = None
     outcome: str = "ok"
@@ -69,15 +73,16 @@ class ClientLink:
     def check_backlog(self) -> None:
         """Close the connection if its unsent bytes are over the cap."""
         transport = self.socket.transport
-        if transport is None or self.dropped or transport.get_write_buffer_size() <= WRITE_BUFFER_CAP:
+        if transport is None or self.dropped or transport.get_write_buffer_size() <= self.write_cap:
             return
         self.dropped = True
+        CLOSES.labels("slow").inc()
         reason = "too slow: frames were not read"
         closing = asyncio.ensure_future(self.socket.close(CloseCode.SLOW_CONSUMER, reason))
         _closing.add(closing)
         closing.add_done_callback(_closing.discard)
         # The close frame sits behind the backlog: give the client a moment, then let go.
-        asyncio.get_running_loop().call_later(2.0, transport.abort)
+        asyncio.get_running_loop().call_later(_ABORT_AFTER, transport.abort)
 
 
 def send_to_all(links: list[ClientLink], frame: bytes) -> None:

@@ -264,7 +264,6 @@ class Draft:
         self._emit(outcome, self._state_event(now))
         for number in sorted(self.seats):
             racer = self.seats[number]
-            racer.record.status = SeatStatus.READY
             racer.game = self._new_game()
             racer.plays = 0
             patches = [Patch(i, 0, list(pile)) for i, pile in enumerate(racer.game.public_piles())]

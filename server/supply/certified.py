@@ -17,9 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import multiprocessing
 from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor
 from functools import partial
 from typing import Any, Final, TypeVar
 
@@ -39,6 +38,7 @@ from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
 from server.solver import solve
 from server.storage.deals import DealStore
+from server.supply.workers import solver_pool
 
 logger = logging.getLogger("server.deals")
 
@@ -260,7 +260,7 @@ class _Work:
         if self._executor is not None:
             return self._executor
         if self._owned is None:
-            self._owned = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._owned = solver_pool(1)
         return self._owned
 
 
