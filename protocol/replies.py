@@ -24,7 +24,7 @@ class Welcome(_Reply, tag="welcome"):
 
 
 class AccountInfo(_Reply, tag="account"):
-    """You are the account ``player`` named ``name``; keep ``resume`` (the old token is void)."""
+    """You are the account ``player`` named ``name``; keep ``resume`` as your token from now on."""
 
     id: int
     player: str

@@ -14,7 +14,7 @@ key                                            type    holds
 ``sr:room:{<code>}``                           string  the room record (msgspec, see rooms/record.py)
 ``sr:room:{<code>}:version``                   string  the room version stored with its last command
 ``sr:room:{<code>}:race:<n>:log:<seat>``       list    seat's log entries in race n, oldest first
-``sr:room:{<code>}:race:<n>:log:<seat>:times`` list    server time (Unix ms) each entry was stored
+``<that log key>:times``                       list    the server time (Unix ms) of each entry
 ``sr:room:{<code>}:race:<n>``                  string  the record of race n as it finished
 ``sr:rooms:active``                            set     codes of the rooms in progress
 ``sr:daily-attempt:<game>:<date>:<id>``        string  ``1``: the player's ranked attempt has started
@@ -22,9 +22,9 @@ key                                            type    holds
 ``sr:pool:<game>``                             list    deal numbers certified winnable
 ``sr:lb:...``, ``sr:stats:...``, ``sr:rating:...``     boards, statistics, ratings (storage/boards.py)
 ``sr:account:<id>``                            hash    ``name``, ``hash`` (argon2), ``generation``, ``created``
-``sr:account-name:<skeleton>``                 string  the account id holding that normalised name
+``sr:account-name:<hex>``                       string  the account holding the name whose skeleton this is
 ``sr:banned``                                  hash    banned account id -> the reason
-``sr:attempts:<kind>:<who>``                   string  failed logins / new accounts / identities (expire)
+``sr:attempts:<kind>:<hex>``                    string  failed logins, new accounts, identities (expiring)
 ``sr:races-of:<id>``                           list    ``<code> <race>`` of the player's recent races
 ``sr:admin-log``                               list    JSON of every admin action, newest first
 ``sr:flags``                                   list    JSON anti-cheat flags on ranked daily entries
