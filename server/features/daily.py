@@ -10,7 +10,6 @@ from server.clock import now_ms
 from server.competition.daily import DailyDeal, day_end_ms, previous_date, utc_date
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits, count_creation
-from server.games import VARIANTS
 from server.net.link import ClientLink
 from server.rooms.commands import SetReady
 from server.rooms.errors import RoomError
@@ -121,15 +120,15 @@ async def used_ranked_attempt(ctx: Context, variant: Variant, date: str, player:
 async def watchable_daily_rooms(ctx: Context, player: str) -> list[RoomSummary]:
     """Live daily attempts, for the lobby of one who may watch them (used their ranked attempt)."""
     date, summaries = today(), []
-    for variant in VARIANTS:
-        if not await used_ranked_attempt(ctx, variant, date, player):  # type: ignore[arg-type]
-            continue
-        summaries += [
-            runner.room.summary()
-            for runner in ctx.rooms.runners()
-            if runner.room.record.daily == date
-            and runner.room.record.variant == variant
-            and runner.room.state is State.RACING
-            and runner.room.seat_of(player) is None
-        ]
+    live = [
+        runner
+        for runner in ctx.rooms.runners()
+        if runner.room.record.daily == date
+        and runner.room.state is State.RACING
+        and runner.room.seat_of(player) is None
+    ]
+    # Storage is asked only when there is something to watch: the lobby is a hot request.
+    for variant in sorted({runner.room.record.variant for runner in live}):
+        if await used_ranked_attempt(ctx, variant, date, player):
+            summaries += [runner.room.summary() for runner in live if runner.room.record.variant == variant]
     return summaries
