@@ -12,6 +12,7 @@ import asyncio
 import logging
 import sys
 
+from server.admin import main as admin
 from server.app import run
 from server.config import SettingError, parse_args
 from server.ops.logging_setup import setup_logging
@@ -24,9 +25,7 @@ logger = logging.getLogger("server")
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["admin"]:
-        from server.admin import main as admin  # the admin tool needs none of the server's start-up
-
-        raise SystemExit(admin(args[1:]))
+        raise SystemExit(admin(args[1:]))  # straight to Redis: none of the server's start-up
     try:
         config = parse_args(argv)
     except SettingError as error:
