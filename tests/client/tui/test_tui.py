@@ -23,7 +23,7 @@ from client.tui.results import ReplayScreen, ResultsScreen
 from client.tui.spectate import SpectateScreen
 from client.tui.standings import LeaderboardScreen, StatsScreen
 from client.tui.widgets import BoardView
-from protocol.messages import CreateRoom, Joined, JoinRoom, PlayMove, Ready, RoomOptions
+from protocol.messages import CreateRoom, Joined, JoinRoom, PlayMove, Ready, Register, RoomOptions
 from tests.client.conftest import (
     PATIENCE,
     Running,
@@ -336,6 +336,8 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             assert "Your ranked attempt today: not used yet." in today
             assert "The day ends in " in today
             assert f"sha256 {deal.commitment[:16]}…" in today
+            # Only accounts have ranked attempts; the terminal client has no account screen yet.
+            await client_of(app).request(lambda i: Register(id=i, name="Ann", password="a terminal password"))
 
             await pilot.press("s")
             screen = await eventually(lambda: isinstance(app.screen, GameScreen) and app.screen, what="the race")
