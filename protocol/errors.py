@@ -27,6 +27,16 @@ class ErrorCode(enum.StrEnum):
     TOO_MANY_CONNECTIONS = "too-many-connections"
     TOO_MANY_ROOMS = "too-many-rooms"
     CREATION_LIMIT = "creation-limit"
+    # Accounts.
+    NAME_TAKEN = "name-taken"
+    WEAK_PASSWORD = "weak-password"
+    LOGIN_FAILED = "login-failed"
+    TOO_MANY_ATTEMPTS = "too-many-attempts"
+    ADDRESS_LIMIT = "address-limit"
+    INSECURE_TRANSPORT = "insecure-transport"
+    ALREADY_ACCOUNT = "already-account"
+    ACCOUNT_REQUIRED = "account-required"
+    BANNED = "banned"
     # Rooms and races.
     NO_SUCH_ROOM = "no-such-room"
     NOT_IN_ROOM = "not-in-room"
@@ -62,3 +72,5 @@ class CloseCode(enum.IntEnum):
     MESSAGE_TOO_BIG = 1009
     TRY_AGAIN_LATER = 1013  # the server is full
     SLOW_CONSUMER = 4008  # the client did not read what it was sent
+    LOGGED_OUT = 4001  # logout, or the account's tokens were revoked (password change, logout everywhere)
+    BANNED = 4003  # an operator banned the player

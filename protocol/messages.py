@@ -53,6 +53,9 @@ from protocol.events import (
     StateChanged as StateChanged,
 )
 from protocol.replies import (
+    AccountInfo as AccountInfo,
+)
+from protocol.replies import (
     Ack as Ack,
 )
 from protocol.replies import (
@@ -134,6 +137,9 @@ from protocol.requests import (
     AskStats as AskStats,
 )
 from protocol.requests import (
+    ChangePassword as ChangePassword,
+)
+from protocol.requests import (
     ClientMessage as ClientMessage,
 )
 from protocol.requests import (
@@ -158,6 +164,15 @@ from protocol.requests import (
     ListRooms as ListRooms,
 )
 from protocol.requests import (
+    Login as Login,
+)
+from protocol.requests import (
+    Logout as Logout,
+)
+from protocol.requests import (
+    Password as Password,
+)
+from protocol.requests import (
     PlayMove as PlayMove,
 )
 from protocol.requests import (
@@ -165,6 +180,9 @@ from protocol.requests import (
 )
 from protocol.requests import (
     Ready as Ready,
+)
+from protocol.requests import (
+    Register as Register,
 )
 from protocol.requests import (
     Rematch as Rematch,

@@ -19,6 +19,17 @@ class Welcome(_Reply, tag="welcome"):
     name: str
     resume: str
     protocol: int
+    #: The player is a registered account (resumed with an account's token); absent for guests.
+    account: bool = False
+
+
+class AccountInfo(_Reply, tag="account"):
+    """You are the account ``player`` named ``name``; keep ``resume`` as your token from now on."""
+
+    id: int
+    player: str
+    name: str
+    resume: str
 
 
 class Ack(_Reply, tag="ack"):
@@ -192,6 +203,7 @@ class Goodbye(_Reply, tag="goodbye"):
 
 ServerMessage = (
     Welcome
+    | AccountInfo
     | Ack
     | Joined
     | Hints

@@ -144,6 +144,40 @@ class AskReplay(_Request, tag="replay"):
     race: Annotated[int, Meta(ge=1, le=2**31)] | None = None
 
 
+#: Never logged, never stored: only its argon2 hash is kept.
+Password = Annotated[str, Meta(min_length=1, max_length=128)]
+
+
+class Register(_Request, tag="register"):
+    """Make this connection's player (a guest) an account named ``name``: it keeps its player
+    id, statistics and rating. Answered by :class:`~protocol.replies.AccountInfo`."""
+
+    name: PlayerName
+    password: Password
+
+
+class Login(_Request, tag="login"):
+    """Become the account ``name`` on this connection (answered by ``AccountInfo``)."""
+
+    name: PlayerName
+    password: Password
+
+
+class Logout(_Request, tag="logout"):
+    """End this connection's session (Ack, then close 4001); ``everywhere`` revokes every
+    resume token of the account and closes all its connections."""
+
+    everywhere: bool = False
+
+
+class ChangePassword(_Request, tag="change_password"):
+    """Change the account's password: every other token is revoked; answered by
+    ``AccountInfo`` with this connection's new token."""
+
+    password: Password
+    new_password: Password
+
+
 ClientMessage = (
     Hello
     | CreateRoom
@@ -168,4 +202,8 @@ ClientMessage = (
     | StartDaily
     | AskLeaderboard
     | AskStats
+    | Register
+    | Login
+    | Logout
+    | ChangePassword
 )

@@ -1,4 +1,5 @@
-"""``python -m server``: run the race server (see ``--help``).
+"""``python -m server``: run the race server (see ``--help``); ``python -m server admin ...``
+moderates it (see ``python -m server admin --help``).
 
 Start-up mistakes end in one line on stderr that says what to do: exit code 2 for a bad
 setting, 1 for a resource that cannot be had (port in use, data folder in use, Redis out of
@@ -11,6 +12,7 @@ import asyncio
 import logging
 import sys
 
+from server.admin import main as admin
 from server.app import run
 from server.config import SettingError, parse_args
 from server.ops.logging_setup import setup_logging
@@ -21,6 +23,9 @@ logger = logging.getLogger("server")
 
 
 def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["admin"]:
+        raise SystemExit(admin(args[1:]))  # straight to Redis: none of the server's start-up
     try:
         config = parse_args(argv)
     except SettingError as error:

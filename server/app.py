@@ -20,7 +20,7 @@ from websockets.asyncio.server import Server, serve
 from protocol.messages import Goodbye
 from server.clock import now_ms
 from server.config import Config
-from server.features import quick_match
+from server.features import moderation, quick_match
 from server.features.context import Context
 from server.live.recording import RaceRecorder
 from server.live.registry import Registry
@@ -30,10 +30,12 @@ from server.ops.metrics import REDIS_COMMAND_SECONDS, SPECTATOR_DELIVERIES, GcPa
 from server.ops.readiness import Readiness, drain
 from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
+from server.storage.accounts import AccountStore
 from server.storage.boards import Leaderboards
 from server.storage.connection import Storage
 from server.storage.deals import DealStore
 from server.storage.embedded import EmbeddedRedis
+from server.storage.moderation import ModerationStore
 from server.storage.players import PlayerStore
 from server.storage.rooms import RoomStore
 from server.supply.certified import DailyDeals, WinnablePool
@@ -101,7 +103,17 @@ class RaceServer:
             self.deal_picker,
             on_delivery=SPECTATOR_DELIVERIES.inc,
         )
-        self.ctx = ctx = Context(config, registry, players, boards, secret, self._daily, self._pool)
+        self.ctx = ctx = Context(
+            config,
+            registry,
+            players,
+            boards,
+            secret,
+            AccountStore(storage),
+            ModerationStore(storage),
+            self._daily,
+            self._pool,
+        )
         restored = await registry.restore()
         self.readiness.restored = True
         watch_rooms(self._rooms_by_state)
@@ -119,7 +131,11 @@ class RaceServer:
             max_queue=RECEIVE_QUEUE,
             process_request=HttpRoutes(self.readiness, config.allowed_origins),
         )
-        self._tasks = [asyncio.create_task(self._sweep()), asyncio.create_task(self._match())]
+        self._tasks = [
+            asyncio.create_task(self._sweep()),
+            asyncio.create_task(self._match()),
+            asyncio.create_task(moderation.carry_out(ctx)),
+        ]
         if self._daily is not None and self._pool is not None:
             self._tasks += [asyncio.create_task(self._daily.run_ahead()), asyncio.create_task(self._pool.run())]
         logger.info(

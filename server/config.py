@@ -103,6 +103,15 @@ class Config:
     allowed_origins: tuple[str, ...] = _setting(
         (), "browser origins besides the page's own allowed to open websockets (comma-separated; * any)", _origins
     )
+    plain_passwords: bool = _setting(
+        False, "accept passwords over plain ws:// from other hosts (put TLS in front instead)", _flag
+    )
+    trust_proxy: bool = _setting(False, "believe the proxy's X-Forwarded-For and X-Forwarded-Proto headers", _flag)
+    login_attempts: int = _setting(5, "failed logins per account name within the attempt window", int, minimum=1)
+    address_attempts: int = _setting(30, "failed logins per address within the attempt window", int, minimum=1)
+    attempt_window: int = _setting(900, "seconds failed logins are counted for", int, minimum=1)
+    accounts_per_address: int = _setting(5, "new accounts one address may register in an hour", int, minimum=1)
+    identities_per_address: int = _setting(300, "new guest players one address may start in an hour", int, minimum=1)
 
     def __post_init__(self) -> None:
         for item in dataclasses.fields(self):

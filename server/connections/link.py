@@ -42,6 +42,8 @@ class ClientLink:
     player: str | None = None
     name: str = ""
     bot: bool = False
+    #: The account's token generation this connection signed in with; 0 for a guest.
+    generation: int = 0
     #: Rooms this connection follows, as racer (seat number) or spectator (None).
     rooms: dict[str, int | None] = field(default_factory=dict)
     opened: float = field(default_factory=time.monotonic)

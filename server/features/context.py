@@ -12,7 +12,9 @@ from server.games import VARIANTS
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
 from server.rooms.errors import RoomError
+from server.storage.accounts import AccountStore
 from server.storage.boards import Leaderboards
+from server.storage.moderation import ModerationStore
 from server.storage.players import PlayerStore
 from server.supply.certified import DailyDeals, WinnablePool
 
@@ -26,6 +28,8 @@ class Context:
     players: PlayerStore
     boards: Leaderboards
     secret: bytes
+    accounts: AccountStore
+    moderation: ModerationStore
     daily: DailyDeals | None = None
     pool: WinnablePool | None = None
     links: set[ClientLink] = field(default_factory=set)

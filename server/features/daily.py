@@ -11,7 +11,6 @@ from server.competition.daily import DailyDeal, day_end_ms, previous_date, utc_d
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits, count_creation
-from server.games import VARIANTS
 from server.rooms.commands import SetReady
 from server.rooms.errors import RoomError
 from server.rooms.lifecycle import State
@@ -63,8 +62,10 @@ async def start_daily(ctx: Context, link: ClientLink, message: StartDaily) -> No
     check_room_limits(ctx, link)
     deal = await _deal(ctx, message.variant, date)
     await count_creation(ctx, link)
-    # The first attempt of the day is the ranked one, whatever happens to it afterwards.
-    ranked = await ctx.players.start_daily_attempt(message.variant, date, player)
+    # The first attempt of the day is the ranked one, whatever happens to it afterwards. Only
+    # an account has one (its id is the player id on every device); guests and bots practise.
+    ranked = link.generation > 0 and not link.bot
+    ranked = ranked and await ctx.players.start_daily_attempt(message.variant, date, player)
     # Ranked attempts have no hints: everyone races the same deal with the same tools. An
     # attempt ends with its day, when the day's deal and solution are published.
     left = (day_end_ms(date) - now_ms()) // 1000
@@ -95,8 +96,8 @@ def check_daily_over(date: str | None) -> None:
 
 
 async def may_watch_daily(ctx: Context, room: Room, player: str) -> bool:
-    """A live daily attempt may be watched by one who has used their own ranked attempt
-    that day; once the day is over, by anyone."""
+    """A live daily attempt may be watched by an account that has used its own ranked
+    attempt that day; once the day is over, by anyone."""
     date = room.record.daily
     if date is None or date < today():
         return True
@@ -105,7 +106,10 @@ async def may_watch_daily(ctx: Context, room: Room, player: str) -> bool:
 
 async def used_ranked_attempt(ctx: Context, variant: Variant, date: str, player: str) -> bool:
     """Whether ``player``'s ranked attempt at ``variant`` on ``date`` is started and over:
-    one still playing it would copy the moves they watch."""
+    one still playing it would copy the moves they watch. Never for a guest (who has no
+    ranked attempt, and could be anyone's second identity)."""
+    if not await ctx.accounts.generation(player):
+        return False
     for runner in ctx.rooms.rooms_of(player):
         record = runner.room.record
         if record.ranked and record.daily == date and record.variant == variant and not runner.finished:
@@ -116,15 +120,15 @@ async def used_ranked_attempt(ctx: Context, variant: Variant, date: str, player:
 async def watchable_daily_rooms(ctx: Context, player: str) -> list[RoomSummary]:
     """Live daily attempts, for the lobby of one who may watch them (used their ranked attempt)."""
     date, summaries = today(), []
-    for variant in VARIANTS:
-        if not await used_ranked_attempt(ctx, variant, date, player):  # type: ignore[arg-type]
-            continue
-        summaries += [
-            runner.room.summary()
-            for runner in ctx.rooms.runners()
-            if runner.room.record.daily == date
-            and runner.room.record.variant == variant
-            and runner.room.state is State.RACING
-            and runner.room.seat_of(player) is None
-        ]
+    live = [
+        runner
+        for runner in ctx.rooms.runners()
+        if runner.room.record.daily == date
+        and runner.room.state is State.RACING
+        and runner.room.seat_of(player) is None
+    ]
+    # Storage is asked only when there is something to watch: the lobby is a hot request.
+    for variant in sorted({runner.room.record.variant for runner in live}):
+        if await used_ranked_attempt(ctx, variant, date, player):
+            summaries += [runner.room.summary() for runner in live if runner.room.record.variant == variant]
     return summaries

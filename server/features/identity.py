@@ -7,8 +7,9 @@ import logging
 from protocol.errors import ErrorCode
 from protocol.messages import PROTOCOL_VERSION, Hello, Joined, Welcome
 from server.connections.link import ClientLink
+from server.features.admission import admit
 from server.features.context import Context
-from server.features.sessions import InvalidName, clean_name, new_player_id, sign, verify
+from server.features.sessions import InvalidName, clean_name, new_player_id, sign, verify_token
 from server.rooms.commands import Presence
 from server.storage.connection import StoreUnavailable
 
@@ -28,29 +29,43 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
     except InvalidName as error:
         link.error(ErrorCode.INVALID_NAME, str(error), message.id)
         return
-    player = new_player_id()
+    token = None
     if message.resume is not None:
-        resumed = verify(message.resume, ctx.secret)
-        if resumed is None:
+        token = verify_token(message.resume, ctx.secret)
+        if token is None:
             text = "that resume token is not valid here; say hello without it"
             link.error(ErrorCode.INVALID_TOKEN, text, message.id)
             return
-        player = resumed
+    admitted = await admit(ctx, link, new_player_id(), token)
+    player, account = admitted.player, admitted.account
     if len(ctx.by_player.get(player, ())) >= ctx.config.max_connections_per_player:
         link.error(ErrorCode.TOO_MANY_CONNECTIONS, "this player has too many connections open", message.id)
         return
-    await ctx.players.save_name(player, name)
-    link.player, link.name, link.bot = player, name, message.bot
+    if account is None:
+        await ctx.players.save_name(player, name)
+    else:
+        name = account.name  # an account's name is its own: renamed only by an operator
+    generation = 0 if account is None else account.generation
+    link.player, link.name, link.bot, link.generation = player, name, message.bot, generation
     ctx.by_player.setdefault(player, set()).add(link)
-    resume = sign(player, ctx.secret)
-    link.send(Welcome(id=message.id, player=player, name=name, resume=resume, protocol=PROTOCOL_VERSION))
-    # Back in every room this player races in: their seat, and what they missed.
+    resume = sign(player, ctx.secret, generation)
+    welcome = Welcome(
+        id=message.id, player=player, name=name, resume=resume, protocol=PROTOCOL_VERSION, account=generation > 0
+    )
+    link.send(welcome)
+    await rejoin(ctx, link, message.id)
+
+
+async def rejoin(ctx: Context, link: ClientLink, request_id: int) -> None:
+    """Back in every room the link's player races in: their seat, and what they missed."""
+    player = link.player
+    assert player is not None
     for runner in sorted(ctx.rooms.rooms_of(player), key=lambda r: r.code):
         seat = runner.room.seat_of(player)
         if seat is None:
             continue
         runner.audience.follow_as_racer(link, seat)
-        link.send(Joined(id=message.id, room=runner.code, role="racer", seat=seat))
+        link.send(Joined(id=request_id, room=runner.code, role="racer", seat=seat))
         try:
             await runner.run(Presence(player, True))
         except StoreUnavailable as error:
@@ -58,15 +73,20 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
         link.send(runner.snapshot_for(link))
 
 
-async def disconnected(ctx: Context, link: ClientLink) -> None:
-    """``link`` closed: stop sending to it; racers whose last connection it was are marked
-    disconnected (they keep their seat for the grace period)."""
-    ctx.links.discard(link)
+def forget_player(ctx: Context, link: ClientLink) -> None:
+    """Take ``link`` off its player's connections (it closed, or now speaks for another)."""
     if link.player is not None:
         links = ctx.by_player.get(link.player, set())
         links.discard(link)
         if not links:
             ctx.by_player.pop(link.player, None)
+
+
+async def disconnected(ctx: Context, link: ClientLink) -> None:
+    """``link`` closed: stop sending to it; racers whose last connection it was are marked
+    disconnected (they keep their seat for the grace period)."""
+    ctx.links.discard(link)
+    forget_player(ctx, link)
     for code in list(link.rooms):
         runner = await ctx.rooms.get(code)
         if runner is None:

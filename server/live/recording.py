@@ -5,6 +5,11 @@ Ratings are computed where the race result is made: :meth:`RaceRecorder.rate` co
 finishing step with every racer's new rating before the step is stored, atomically and once
 per race (:func:`~server.storage.ratings.rate_race_once`). Bots are never rated, and
 practice rooms with a chosen deal never count toward statistics, best times or ratings.
+Only accounts appear on boards: guests are rated (an account they register keeps the
+rating) but kept off the rating board, and a ranked daily entry is an account's that is no
+bot. Every finished race is remembered in its racers' recent races (for moderators), and a
+ranked daily entry's move times are checked for anti-cheat signals
+(:mod:`server.competition.move_timing`), which flag it for moderators and do nothing else.
 """
 
 from __future__ import annotations
@@ -13,12 +18,18 @@ import asyncio
 import logging
 from typing import Final
 
+from server.clock import now_ms
+from server.competition.move_timing import gaps, signals
 from server.rooms.lifecycle import State
 from server.rooms.room import Room
 from server.rooms.step import Step
+from server.storage.accounts import AccountStore
 from server.storage.boards import Leaderboards
 from server.storage.connection import Storage, StoreUnavailable
+from server.storage.deals import DealStore
+from server.storage.moderation import Flag, ModerationStore
 from server.storage.ratings import rate_race_once
+from server.storage.rooms import RoomStore
 
 logger = logging.getLogger("server.results")
 
@@ -37,6 +48,10 @@ class RaceRecorder:
     def __init__(self, storage: Storage, boards: Leaderboards) -> None:
         self._storage = storage
         self._boards = boards
+        self._accounts = AccountStore(storage)
+        self._moderation = ModerationStore(storage)
+        self._deals = DealStore(storage)
+        self._rooms = RoomStore(storage)
 
     async def rate(self, room: Room, step: Step) -> None:
         """Add ratings to ``step``, which finishes ``room``'s race, if the race is rated: two or
@@ -48,8 +63,15 @@ class RaceRecorder:
         if len(results) < 2:
             return
         players = [record.seats_by(r.seat).player for r in results]
+        generations = await self._accounts.generations(players)
+        accounts = {player for player, generation in zip(players, generations, strict=True) if generation}
         rated = await rate_race_once(
-            self._storage, record.variant, f"{record.code}:{record.race}", players, [r.place for r in results]
+            self._storage,
+            record.variant,
+            f"{record.code}:{record.race}",
+            players,
+            [r.place for r in results],
+            shown=accounts,
         )
         room.rate(
             step,
@@ -68,7 +90,7 @@ class RaceRecorder:
     async def record(self, room: Room) -> None:
         """Statistics and the daily board for ``room``'s finished race, retried with backoff
         while storage is away."""
-        if room.state is not State.FINISHED or not counts(room):
+        if room.state is not State.FINISHED:
             return
         delay = _RETRY_FIRST
         for _ in range(_TRIES):
@@ -82,12 +104,24 @@ class RaceRecorder:
         logger.error("room %s: gave up recording the results of race %d", room.code, room.record.race)
 
     async def _record(self, room: Room) -> None:
+        if counts(room):
+            await self._count(room)
+        # After the boards, which players wait to see; never retried (a retry would count
+        # the race's results twice): moderators' records are worth less than that.
+        record = room.record
+        try:
+            for player in room.racers().values():
+                await self._moderation.add_race(player, record.code, record.race)
+        except StoreUnavailable as error:
+            logger.warning("room %s: race %d not listed in its racers' races: %s", room.code, record.race, error)
+
+    async def _count(self, room: Room) -> None:
         record, boards = room.record, self._boards
         variant = record.variant
         players = room.racers()
         results = room.results()
         if record.daily is not None:
-            if record.ranked and results:
+            if record.ranked and results and await self._on_boards(room, results[0].seat):
                 first = results[0]
                 game = room.game_of(first.seat)
                 progress = game.progress() if game is not None else None
@@ -107,7 +141,29 @@ class RaceRecorder:
                 logger.debug(
                     "daily %s %s: %s %s", variant, record.daily, first.name, "finished" if first.finished else "stopped"
                 )
+                try:
+                    await self._check_timing(room, first.seat, player)
+                except StoreUnavailable as error:
+                    logger.warning("room %s: move times not checked: %s", room.code, error)
             return
         for result in results:
             won = result.place == 1 and result.finished
             await boards.race_result(variant, players[result.seat], result.finished, won, result.time_ms)
+
+    async def _on_boards(self, room: Room, seat: int) -> bool:
+        """Whether the racer in ``seat`` may appear on boards: an account, and no bot."""
+        racer = room.record.seats_by(seat)
+        return not racer.bot and bool(await self._accounts.generation(racer.player))
+
+    async def _check_timing(self, room: Room, seat: int, player: str) -> None:
+        """Flag the ranked daily entry of ``player`` if its move log looks machine-played."""
+        record = room.record
+        assert record.daily is not None
+        logs = await self._rooms.logs(record.code, record.race)
+        times = await self._rooms.move_times(record.code, record.race, seat)
+        deal = await self._deals.daily(record.variant, record.daily)
+        reasons = signals(logs.get(seat, []), times, deal.solution if deal is not None else ())
+        if reasons:
+            flag = Flag(record.variant, record.daily, player, record.code, record.race, reasons, gaps(times), now_ms())
+            await self._moderation.flag(flag)
+            logger.info("daily %s %s: %s's entry flagged for moderators", record.variant, record.daily, player)

@@ -18,6 +18,7 @@ from protocol.messages import (
     AskReplay,
     AskSnapshot,
     AskStats,
+    ChangePassword,
     ClientMessage,
     CreateRoom,
     Hello,
@@ -25,9 +26,12 @@ from protocol.messages import (
     Leave,
     LeaveQueue,
     ListRooms,
+    Login,
+    Logout,
     PlayMove,
     QuickMatch,
     Ready,
+    Register,
     Rematch,
     Resign,
     Spectate,
@@ -36,7 +40,7 @@ from protocol.messages import (
     Undo,
 )
 from server.connections.link import ClientLink
-from server.features import boards, daily, identity, quick_match, replays, rooms
+from server.features import accounts, boards, daily, identity, quick_match, replays, rooms
 from server.features.context import Context
 from server.net.log_limits import LogLimiter
 from server.rooms.errors import RoomError
@@ -95,6 +99,14 @@ async def route(ctx: Context, link: ClientLink, message: ClientMessage) -> None:
             await boards.leaderboard(ctx, link, message)
         case AskStats():
             await boards.stats(ctx, link, message)
+        case Register():
+            await accounts.register(ctx, link, message)
+        case Login():
+            await accounts.login(ctx, link, message)
+        case Logout():
+            await accounts.logout(ctx, link, message)
+        case ChangePassword():
+            await accounts.change_password(ctx, link, message)
         case _:
             assert_never(message)
 

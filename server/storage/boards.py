@@ -410,6 +410,10 @@ class Leaderboards:
     async def set_ratings(self, game: str, ratings: Mapping[str, Rating]) -> None:
         await self._ratings.set_ratings(game, ratings)
 
+    async def show_rating(self, game: str, player: str) -> None:
+        """Put ``player``'s rating on the rating board (an account's is shown, a guest's not)."""
+        await self._ratings.show(game, player)
+
     async def top_ratings(self, game: str, n: int) -> list[RatedEntry]:
         return await self._ratings.top(game, n)
 

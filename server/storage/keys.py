@@ -14,12 +14,21 @@ key                                            type    holds
 ``sr:room:{<code>}``                           string  the room record (msgspec, see rooms/record.py)
 ``sr:room:{<code>}:version``                   string  the room version stored with its last command
 ``sr:room:{<code>}:race:<n>:log:<seat>``       list    seat's log entries in race n, oldest first
+``<that log key>:times``                       list    the server time (Unix ms) of each entry
 ``sr:room:{<code>}:race:<n>``                  string  the record of race n as it finished
 ``sr:rooms:active``                            set     codes of the rooms in progress
 ``sr:daily-attempt:<game>:<date>:<id>``        string  ``1``: the player's ranked attempt has started
 ``sr:daily:<game>:<date>``                     string  the day's deal, par, solution, salt (JSON)
 ``sr:pool:<game>``                             list    deal numbers certified winnable
 ``sr:lb:...``, ``sr:stats:...``, ``sr:rating:...``     boards, statistics, ratings (storage/boards.py)
+``sr:account:<id>``                            hash    ``name``, ``hash`` (argon2), ``generation``, ``created``
+``sr:account-name:<hex>``                       string  the account holding the name whose skeleton this is
+``sr:banned``                                  hash    banned account id -> the reason
+``sr:attempts:<kind>:<hex>``                    string  failed logins, new accounts, identities (expiring)
+``sr:races-of:<id>``                           list    ``<code> <race>`` of the player's recent races
+``sr:admin-log``                               list    JSON of every admin action, newest first
+``sr:flags``                                   list    JSON anti-cheat flags on ranked daily entries
+``sr:moderation``                              pubsub  admin actions the running servers carry out
 =============================================  ======  ===============================================
 """
 
@@ -81,3 +90,31 @@ class Keys:
 
     def pool(self, game: str) -> str:
         return f"{self.prefix}pool:{key_part(game)}"
+
+    def move_times(self, code: str, race: int, seat: int) -> str:
+        return f"{self.log(code, race, seat)}:times"
+
+    def account(self, player: str) -> str:
+        return f"{self.prefix}account:{key_part(player)}"
+
+    def account_name(self, skeleton: str) -> str:
+        # The skeleton may hold any character; hex keeps the key plain and collision-free.
+        return f"{self.prefix}account-name:{skeleton.encode().hex()}"
+
+    def banned(self) -> str:
+        return f"{self.prefix}banned"
+
+    def attempts(self, kind: str, who: str) -> str:
+        return f"{self.prefix}attempts:{key_part(kind)}:{who.encode().hex()}"
+
+    def races_of(self, player: str) -> str:
+        return f"{self.prefix}races-of:{key_part(player)}"
+
+    def admin_log(self) -> str:
+        return f"{self.prefix}admin-log"
+
+    def flags(self) -> str:
+        return f"{self.prefix}flags"
+
+    def moderation(self) -> str:
+        return f"{self.prefix}moderation"

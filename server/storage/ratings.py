@@ -10,7 +10,7 @@ conflicts only with races that share one of its racers, never with every other r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -87,6 +87,22 @@ class RatingStore:
                 pipe.zadd(f"{key}:board", {p: -round(r.rating * 1000) for p, r in ratings.items()})
                 await pipe.execute()
 
+    async def show(self, game: str, player: str) -> None:
+        """Put ``player``'s rating, if they have one, on the rating board (guests' ratings
+        are kept off it: see :func:`rate_race_once`)."""
+        key = rating_key(self._storage.prefix, key_part(game))
+        with self._storage.guard(f"show {player}'s {game} rating"):
+            value = await self._storage.redis.hget(key, key_part(player))
+            if value is not None:
+                rating = parse_rating(as_text(value))
+                await self._storage.redis.zadd(f"{key}:board", {player: -round(rating.rating * 1000)})
+
+    async def remove(self, game: str, player: str) -> bool:
+        """Take ``player`` off the rating board (the rating stays); False if not on it."""
+        key = rating_key(self._storage.prefix, key_part(game))
+        with self._storage.guard(f"remove {player} from the {game} rating board"):
+            return bool(await self._storage.redis.zrem(f"{key}:board", key_part(player)))
+
     async def top(self, game: str, n: int) -> list[RatedEntry]:
         """The ``n`` highest-rated players of ``game`` (ties by player id)."""
         key = rating_key(self._storage.prefix, key_part(game))
@@ -126,11 +142,17 @@ class _Rated(msgspec.Struct, array_like=True):
 
 
 async def rate_race_once(
-    storage: Storage, game: str, race: str, players: Sequence[str], places: Sequence[int]
+    storage: Storage,
+    game: str,
+    race: str,
+    players: Sequence[str],
+    places: Sequence[int],
+    shown: Collection[str] | None = None,
 ) -> list[tuple[Rating, Rating]]:
     """Rate a finished race of ``players`` (by ``places``, 1 best) in ``game``: their ratings
     before and after, in order. Atomic (WATCH): a concurrent race's update is never lost.
-    Once per ``race`` id: asked again, it answers what the first call stored."""
+    Once per ``race`` id: asked again, it answers what the first call stored. Only the
+    players in ``shown`` (accounts; everyone if None) go on the rating board."""
     key = rating_key(storage.prefix, key_part(game))
     keys = player_keys(storage.prefix, game, players)
     marker = f"{key}:rated:{race}"
@@ -148,7 +170,10 @@ async def rate_race_once(
                 after = rate_race(before, list(places))
                 pipe.multi()  # type: ignore[no-untyped-call]
                 pipe.mset({k: rating_text(r) for k, r in zip(keys, after, strict=True)})
-                pipe.zadd(f"{key}:board", {p: -round(r.rating * 1000) for p, r in zip(players, after, strict=True)})
+                pairs = zip(players, after, strict=True)
+                board = {p: -round(r.rating * 1000) for p, r in pairs if shown is None or p in shown}
+                if board:
+                    pipe.zadd(f"{key}:board", board)
                 record = _Rated([rating_text(r) for r in before], [rating_text(r) for r in after])
                 pipe.set(marker, msgspec.msgpack.encode(record), ex=RATED_TTL)
                 try:

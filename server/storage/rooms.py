@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import time
 from dataclasses import dataclass
 from typing import Final
 
@@ -27,16 +28,20 @@ from redis.exceptions import NoScriptError
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
 from server.storage.keys import MAX_SEATS, Keys
 
-#: Keys: 1 record, 2 version, 3 race archive, 4.. log keys (those appended to; every seat's
-#: when finishing, to expire them).
+#: Keys: 1 record, 2 version, 3 race archive, then for each seat appended to (every seat when
+#: finishing, to expire them all) its log key followed by its move-time key (each entry's
+#: server time beside it, for anti-cheat).
 #: Argv: 1 base version, 2 new version, 3 record or "" (no save), 4 ttl mode (-1 keep the
 #: record's expiry, 0 no expiry, > 0 finish: expire the room's keys after that many
-#: seconds), 5 entry count, then per entry its log key's index in KEYS and its text.
+#: seconds), 5 entry count, then per entry its log key's index in KEYS and its text, and
+#: last the server time in Unix ms.
 _COMMIT: Final = """
 local stored = tonumber(redis.call('GET', KEYS[2]) or '0')
 if stored ~= tonumber(ARGV[1]) then return 0 end
 for i = 0, tonumber(ARGV[5]) - 1 do
-  redis.call('RPUSH', KEYS[tonumber(ARGV[6 + 2 * i])], ARGV[7 + 2 * i])
+  local log = tonumber(ARGV[6 + 2 * i])
+  redis.call('RPUSH', KEYS[log], ARGV[7 + 2 * i])
+  redis.call('RPUSH', KEYS[log + 1], ARGV[#ARGV])
 end
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
@@ -136,11 +141,13 @@ class RoomStore:
         seats = range(MAX_SEATS) if write.expiry > 0 else sorted({seat for seat, _ in write.entries})
         for seat in seats:
             names.append(keys.log(code, race, seat))
-            position[seat] = len(names)  # Lua counts KEYS from 1
+            position[seat] = len(names)  # Lua counts KEYS from 1; the times key follows
+            names.append(keys.move_times(code, race, seat))
         args: list[str | bytes | int] = [write.base, write.version, write.record or b"", int(write.expiry)]
         args.append(len(write.entries))
         for seat, text in write.entries:
             args += [position[seat], text]
+        args.append(int(time.time() * 1000))
         return names, args
 
     async def _send_batches(self) -> None:
@@ -211,6 +218,13 @@ class RoomStore:
                     pipe.lrange(keys.log(code, race, seat), 0, -1)
                 replies = await pipe.execute()
         return {seat: [as_text(e) for e in entries] for seat, entries in enumerate(replies) if entries}
+
+    async def move_times(self, code: str, race: int, seat: int) -> list[int]:
+        """The server time (Unix ms) each of the seat's log entries in race ``race`` was
+        stored, in log order (empty for logs stored before times were kept)."""
+        with self._storage.guard(f"read the move times of room {code}"):
+            times = await self._storage.redis.lrange(self._keys.move_times(code, race, seat), 0, -1)
+        return [int(t) for t in times]
 
     async def finished_race(self, code: str, race: int) -> bytes | None:
         """The record of race ``race`` of the room as it finished, or None."""

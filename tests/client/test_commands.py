@@ -17,7 +17,7 @@ from client.commands import list_rooms, run_bots, show_leaderboard, show_stats, 
 from client.lib.connection import RaceClient
 from client.lib.settings import Settings
 from client.render.describe import precise_duration
-from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, Resign, RoomOptions, StartDaily
+from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, Register, Resign, RoomOptions, StartDaily
 from server.competition.daily import utc_date
 from tests.client.conftest import PATIENCE, Serve, ServeDaily, playing
 from tests.known_deals import ANTARES_DEAL, winning_line
@@ -133,7 +133,9 @@ async def test_a_bot_can_join_a_persons_room_and_race_them(serve: Serve) -> None
 
 
 async def play_daily(client: RaceClient, solution: tuple[str, ...]) -> str:
-    """Start today's Antares daily challenge and play ``solution`` to the end; the room code."""
+    """Register (only accounts have ranked attempts), start today's Antares daily challenge
+    and play ``solution`` to the end; the room code."""
+    await client.request(lambda i: Register(id=i, name=client.name, password="a daily password"))
     joined = await client.request(lambda i: StartDaily(id=i, variant="antares"))
     assert isinstance(joined, Joined)
     code = joined.room

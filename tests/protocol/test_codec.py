@@ -10,6 +10,7 @@ import pytest
 from protocol.codec import MalformedFrame, decode_client, decode_server, encode, request_id_of
 from protocol.messages import (
     PROTOCOL_VERSION,
+    AccountInfo,
     Ack,
     AskDaily,
     AskHint,
@@ -20,6 +21,7 @@ from protocol.messages import (
     AskSnapshot,
     AskStats,
     BoardChanged,
+    ChangePassword,
     ClientMessage,
     Clock,
     CreateRoom,
@@ -39,6 +41,8 @@ from protocol.messages import (
     LegalMoves,
     ListRooms,
     Lobby,
+    Login,
+    Logout,
     Patch,
     PileInfo,
     PlayerStats,
@@ -57,6 +61,7 @@ from protocol.messages import (
     RacerReady,
     RacerResigned,
     Ready,
+    Register,
     Rematch,
     Rematched,
     Replay,
@@ -130,6 +135,11 @@ CLIENT_MESSAGES: list[ClientMessage] = [
     AskLeaderboard(id=8, variant="scorpion", board="wins", limit=5),
     AskLeaderboard(id=9, variant="scorpion", date="2026-11-29", around=True),
     AskStats(id=10, variant="antares", player="p1"),
+    Register(id=11, name="Ann", password="correct horse"),
+    Login(id=12, name="Ann", password="correct horse"),
+    Logout(id=13),
+    Logout(id=14, everywhere=True),
+    ChangePassword(id=15, password="correct horse", new_password="battery staple"),
 ]
 
 EVENTS: list[RoomEvent] = [
@@ -150,6 +160,8 @@ EVENTS: list[RoomEvent] = [
 
 SERVER_MESSAGES: list[ServerMessage] = [
     Welcome(id=1, player="p1", name="Bob", resume="token", protocol=PROTOCOL_VERSION),
+    Welcome(id=1, player="p1", name="Bob", resume="p1.1.sig", protocol=PROTOCOL_VERSION, account=True),
+    AccountInfo(id=2, player="p1", name="Bob", resume="p1.2.sig"),
     Ack(id=2),
     Ack(id=3, room="ABCD", version=7, move="QS>5"),
     Joined(id=4, room="ABCD", role="racer", seat=1),

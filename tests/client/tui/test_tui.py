@@ -28,7 +28,7 @@ from client.tui.results import ReplayScreen, ResultsScreen
 from client.tui.spectate import SpectateScreen
 from client.tui.standings import LeaderboardScreen, StatsScreen
 from client.tui.widgets import BoardView
-from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, RoomOptions
+from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, Register, RoomOptions
 from server.games import Game
 from tests.client.conftest import (
     PATIENCE,
@@ -354,6 +354,8 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             assert "Your ranked attempt today: not used yet." in today
             assert "The day ends in " in today
             assert f"sha256 {deal.commitment[:16]}…" in today
+            # Only accounts have ranked attempts; the terminal client has no account screen yet.
+            await client_of(app).request(lambda i: Register(id=i, name="Ann", password="a terminal password"))
 
             await pilot.press("s")
             screen = await eventually(showing(app, GameScreen), what="the race")

@@ -1,0 +1,232 @@
+"""``python -m server admin ...``: moderation from the command line, straight to Redis.
+
+It works beside a running server: it writes through the storage layer and announces each
+action on the moderation channel, which every running server carries out on its own
+connections and rooms (:mod:`server.features.moderation`). Every action that changes
+anything is logged in Redis with who did it (``--as``, by default the OS user) and when;
+``admin log`` shows the log. Flags (``admin flags``) are anti-cheat evidence for a person
+to judge: nothing acts on them by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import getpass
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+from server.clock import now_ms
+from server.features.sessions import InvalidName, clean_name
+from server.rooms.record import decode_record
+from server.storage.accounts import AccountStore
+from server.storage.board_edits import BoardEdits
+from server.storage.boards import ALL_TIME_BOARDS
+from server.storage.connection import Storage, StoreUnavailable
+from server.storage.embedded import SOCKET_NAME
+from server.storage.moderation import AdminAction, ModerationStore
+from server.storage.players import PlayerStore
+from server.storage.rooms import RoomStore
+
+GAMES = ("scorpion", "antares")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m server admin", description="Moderate a Solitaire Race server.")
+    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL") or None, help="Redis (REDIS_URL)")
+    parser.add_argument(
+        "--data-dir", type=Path, default=Path(os.environ.get("DATA_DIR", "data")), help="the embedded Redis's data"
+    )
+    parser.add_argument("--key-prefix", default=os.environ.get("KEY_PREFIX", "sr:"), help="the server's key prefix")
+    parser.add_argument("--as", dest="who", default=None, help="who is acting (default: the OS user)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    ban = commands.add_parser("ban", help="ban a player: their connections close, new hellos are refused")
+    ban.add_argument("player")
+    ban.add_argument("--reason", default="breaking the rules")
+    commands.add_parser("unban", help="lift a ban").add_argument("player")
+    rename = commands.add_parser("rename", help="give a player another name")
+    rename.add_argument("player")
+    rename.add_argument("name")
+    remove = commands.add_parser("remove-entry", help="take a player off a board (the others re-rank)")
+    remove.add_argument("game", choices=GAMES)
+    remove.add_argument("board", choices=("daily", *ALL_TIME_BOARDS, "rating"))
+    remove.add_argument("player")
+    remove.add_argument("--date", help="the day of a daily board, YYYY-MM-DD (default: today, UTC)")
+    commands.add_parser("close-room", help="end a room: every member leaves it").add_argument("room")
+    commands.add_parser("rooms", help="list the rooms in progress")
+    commands.add_parser("players", help="list the accounts, and who is banned")
+    races = commands.add_parser("races", help="a player's recent races")
+    races.add_argument("player")
+    races.add_argument("-n", type=int, default=20)
+    commands.add_parser("flags", help="anti-cheat flags on ranked daily entries, with their evidence")
+    commands.add_parser("log", help="the admin actions, newest first")
+    return parser
+
+
+def _when(ms: int) -> str:
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+class Admin:
+    """The admin commands against one Redis; each returns the lines to print."""
+
+    def __init__(self, storage: Storage, who: str) -> None:
+        self.who = who
+        self.accounts = AccountStore(storage)
+        self.moderation = ModerationStore(storage)
+        self.players = PlayerStore(storage)
+        self.boards = BoardEdits(storage)
+        self.rooms = RoomStore(storage)
+
+    async def _log(self, action: str, target: str, detail: str = "") -> None:
+        await self.moderation.log_action(AdminAction(self.who, now_ms(), action, target, detail))
+
+    async def ban(self, player: str, reason: str) -> list[str]:
+        await self.accounts.ban(player, reason)
+        heard = await self.accounts.announce({"action": "ban", "player": player, "reason": reason})
+        await self._log("ban", player, reason)
+        return [f"banned {player} ({reason}); {heard} running server(s) told"]
+
+    async def unban(self, player: str) -> list[str]:
+        lifted = await self.accounts.unban(player)
+        await self._log("unban", player)
+        return [f"unbanned {player}" if lifted else f"{player} was not banned"]
+
+    async def rename(self, player: str, name: str) -> list[str]:
+        try:
+            name = clean_name(name)
+        except InvalidName as error:
+            return [f"not renamed: {error}"]
+        account = await self.accounts.get(player)
+        if account is not None and not await self.accounts.rename(player, account.name, name):
+            return [f"not renamed: another account holds {name!r} or a name like it"]
+        old = await self.players.name(player)
+        await self.players.save_name(player, name)
+        boards = await self.boards.rename_daily(player, name)
+        await self.accounts.announce({"action": "rename", "player": player, "name": name})
+        await self._log("rename", player, f"{old!r} -> {name!r}")
+        return [f"renamed {player} from {old!r} to {name!r} (and on {boards} daily boards)"]
+
+    async def remove_entry(self, game: str, board: str, player: str, date: str | None) -> list[str]:
+        if board == "daily" and date is None:
+            date = _when(now_ms())[:10]
+        removed = await self.boards.remove_entry(game, board, player, date)
+        where = f"the {game} {board} board" + (f" of {date}" if board == "daily" else "")
+        await self._log("remove-entry", player, where)
+        return [f"removed {player} from {where}" if removed else f"{player} was not on {where}"]
+
+    async def close_room(self, room: str) -> list[str]:
+        code = room.strip().upper()
+        heard = await self.accounts.announce({"action": "close-room", "room": code})
+        await self._log("close-room", code)
+        if heard == 0:
+            return [f"no running server heard it: room {code} is closed when a server next loads it"]
+        return [f"room {code}: closing, {heard} running server(s) told"]
+
+    async def list_rooms(self) -> list[str]:
+        lines = []
+        for code in await self.rooms.active():
+            stored = await self.rooms.load(code)
+            if stored is None:
+                continue
+            record = decode_record(stored.record)
+            racers = ", ".join(f"{s.name} ({s.player})" for s in record.seats) or "nobody"
+            daily = f" daily {record.daily}{' ranked' if record.ranked else ''}" if record.daily else ""
+            lines.append(f"{code}  {record.variant:8}  {record.state:9}  race {record.race}{daily}  {racers}")
+        return lines or ["no rooms in progress"]
+
+    async def list_players(self) -> list[str]:
+        bans = await self.accounts.banned()
+        lines = [
+            f"{a.player}  {a.name}  since {_when(a.created)}"
+            + ("  BANNED: " + bans[a.player] if a.player in bans else "")
+            for a in await self.accounts.accounts()
+        ]
+        lines += [
+            f"{player}  (guest)  BANNED: {reason}"
+            for player, reason in bans.items()
+            if not any(line.startswith(player) for line in lines)
+        ]
+        return lines or ["no accounts"]
+
+    async def races(self, player: str, n: int) -> list[str]:
+        lines = []
+        for code, race in await self.moderation.races(player, n):
+            raw = await self.rooms.finished_race(code, race)
+            if raw is None:
+                lines.append(f"{code} race {race}: expired")
+                continue
+            record = decode_record(raw)
+            seat = next((s for s in record.seats if s.player == player), None)
+            how = (
+                "?"
+                if seat is None
+                else (
+                    f"finished in {seat.finished_ms} ms"
+                    if seat.finished_ms is not None
+                    else str(seat.resigned or seat.status)
+                )
+            )
+            daily = f" daily {record.daily}{' ranked' if record.ranked else ''}" if record.daily else ""
+            when = _when(record.finished) if record.finished else "?"
+            lines.append(f"{when}  {code} race {race}  {record.variant}{daily}  {how}")
+        return lines or [f"no recent races of {player}"]
+
+    async def flags(self) -> list[str]:
+        lines = []
+        for flag in await self.moderation.flags():
+            lines.append(f"{_when(flag.flagged)}  {flag.game} {flag.date}  {flag.player}  room {flag.room}")
+            lines += [f"    {reason}" for reason in flag.reasons]
+            lines.append(f"    gaps (ms): {' '.join(map(str, flag.gaps_ms[:60]))}")
+        return lines or ["no flags"]
+
+    async def log(self) -> list[str]:
+        return [
+            f"{_when(a.when)}  {a.who}  {a.action} {a.target}" + (f"  {a.detail}" if a.detail else "")
+            for a in await self.moderation.actions()
+        ] or ["no admin actions"]
+
+
+async def run(args: argparse.Namespace) -> list[str]:
+    url = args.redis_url or "unix://" + quote(str((args.data_dir / SOCKET_NAME).resolve()))
+    storage = await Storage.connect(url, prefix=args.key_prefix)
+    admin = Admin(storage, args.who or getpass.getuser())
+    try:
+        match args.command:
+            case "ban":
+                return await admin.ban(args.player, args.reason)
+            case "unban":
+                return await admin.unban(args.player)
+            case "rename":
+                return await admin.rename(args.player, args.name)
+            case "remove-entry":
+                return await admin.remove_entry(args.game, args.board, args.player, args.date)
+            case "close-room":
+                return await admin.close_room(args.room)
+            case "rooms":
+                return await admin.list_rooms()
+            case "players":
+                return await admin.list_players()
+            case "races":
+                return await admin.races(args.player, args.n)
+            case "flags":
+                return await admin.flags()
+            case _:
+                return await admin.log()
+    finally:
+        await storage.close()
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    try:
+        lines = asyncio.run(run(args))
+    except StoreUnavailable as error:
+        print(f"admin: {error}", file=sys.stderr)
+        return 1
+    print("\n".join(lines))
+    return 0

@@ -1,0 +1,209 @@
+"""Accounts in Redis: names unique under their skeleton, password hashes, token generations,
+bans, and the attempt counters that slow brute force and mass sign-ups.
+
+An account's id is the player id it was registered from (a guest who registers keeps its id,
+statistics and rating). ``generation`` starts at 1 and grows whenever the account's resume
+tokens are revoked (password change, log out everywhere): a token carries the generation
+it was signed with and is refused once it is not the current one.
+
+Attempt counters are fixed windows: the first attempt of a window sets the key's expiry, and
+every process sharing the Redis counts in the same key.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from typing import Final
+
+from server.storage.connection import Storage, as_text
+from server.storage.keys import Keys
+from server.storage.name_skeleton import name_skeleton
+
+#: The generation of a new account (guests' tokens carry 0: they stay good for the account
+#: of the player who registered until its first revocation, which raises it to 2).
+FIRST_GENERATION: Final = 1
+
+# KEYS: 1 name key, 2 account hash; ARGV: player, name, hash, created, generation.
+_REGISTER: Final = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
+redis.call('HSET', KEYS[2], 'name', ARGV[2], 'hash', ARGV[3], 'created', ARGV[4], 'generation', ARGV[5])
+return 1
+"""
+
+# KEYS: 1 new name key, 2 old name key, 3 account hash; ARGV: player, new name.
+_RENAME: Final = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+if KEYS[1] ~= KEYS[2] then redis.call('DEL', KEYS[2]) end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[3], 'name', ARGV[2])
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """A registered player. ``password_hash`` is an argon2 encoded hash, never the password."""
+
+    player: str
+    name: str
+    password_hash: str
+    generation: int
+    created: int
+
+
+class Registered(enum.Enum):
+    """What :meth:`AccountStore.register` did."""
+
+    CREATED = 1
+    NAME_TAKEN = 0
+    ALREADY_ACCOUNT = 2  # this player id is an account already
+
+
+class AccountStore:
+    """The accounts, bans and attempt counters of a :class:`Storage`."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._keys = Keys(storage.prefix)
+        self._register = storage.redis.register_script(_REGISTER)
+        self._rename = storage.redis.register_script(_RENAME)
+
+    # -- accounts ----------------------------------------------------------------------
+
+    async def register(self, player: str, name: str, password_hash: str, now: int) -> Registered:
+        """Make ``player`` an account named ``name`` (unique under :func:`name_skeleton`)."""
+        keys = [self._keys.account_name(name_skeleton(name)), self._keys.account(player)]
+        with self._storage.guard(f"register {player}"):
+            result = await self._register(keys=keys, args=[player, name, password_hash, now, FIRST_GENERATION])
+        return Registered(int(result))
+
+    async def get(self, player: str) -> Account | None:
+        """The account of ``player``, or None for a guest."""
+        with self._storage.guard(f"read account {player}"):
+            fields = await self._storage.redis.hgetall(self._keys.account(player))
+        if not fields:
+            return None
+        values = {as_text(k): as_text(v) for k, v in fields.items()}
+        return Account(player, values["name"], values["hash"], int(values["generation"]), int(values["created"]))
+
+    async def holder(self, name: str) -> str | None:
+        """The account id holding ``name`` (or a name that looks like it), or None."""
+        with self._storage.guard("look up an account name"):
+            player = await self._storage.redis.get(self._keys.account_name(name_skeleton(name)))
+        return None if player is None else as_text(player)
+
+    async def by_name(self, name: str) -> Account | None:
+        player = await self.holder(name)
+        return None if player is None else await self.get(player)
+
+    async def generations(self, players: list[str]) -> list[int | None]:
+        """Each player's token generation, or None for a guest, read together."""
+        if not players:
+            return []
+        with self._storage.guard("read account generations"):
+            async with self._storage.redis.pipeline(transaction=False) as pipe:
+                for player in players:
+                    pipe.hget(self._keys.account(player), "generation")
+                replies = await pipe.execute()
+        return [None if reply is None else int(reply) for reply in replies]
+
+    async def generation(self, player: str) -> int | None:
+        return (await self.generations([player]))[0]
+
+    async def set_password(self, player: str, password_hash: str) -> int:
+        """Store a new password hash and revoke every token; the new generation."""
+        key = self._keys.account(player)
+        with self._storage.guard(f"change {player}'s password"):
+            async with self._storage.redis.pipeline(transaction=True) as pipe:
+                pipe.hset(key, "hash", password_hash)
+                pipe.hincrby(key, "generation", 1)
+                _, generation = await pipe.execute()
+        return int(generation)
+
+    async def revoke(self, player: str) -> int:
+        """Revoke every resume token of the account; the new generation."""
+        with self._storage.guard(f"revoke {player}'s tokens"):
+            return int(await self._storage.redis.hincrby(self._keys.account(player), "generation", 1))
+
+    async def rename(self, player: str, old: str, new: str) -> bool:
+        """Rename an account from ``old`` to ``new``; False if another account holds ``new``."""
+        keys = [
+            self._keys.account_name(name_skeleton(new)),
+            self._keys.account_name(name_skeleton(old)),
+            self._keys.account(player),
+        ]
+        with self._storage.guard(f"rename {player}"):
+            return bool(await self._rename(keys=keys, args=[player, new]))
+
+    async def accounts(self, limit: int = 1000) -> list[Account]:
+        """Up to ``limit`` accounts, by name (a SCAN: for the admin tool, not for requests)."""
+        pattern = self._keys.account("*")
+        found: list[Account] = []
+        with self._storage.guard("list the accounts"):
+            async for key in self._storage.redis.scan_iter(match=pattern, count=500):
+                player = as_text(key).rsplit(":", 1)[1]
+                if len(found) >= limit:
+                    break
+                account = await self.get(player)
+                if account is not None:
+                    found.append(account)
+        return sorted(found, key=lambda a: a.name.casefold())
+
+    # -- bans --------------------------------------------------------------------------
+
+    async def ban(self, player: str, reason: str) -> None:
+        with self._storage.guard(f"ban {player}"):
+            await self._storage.redis.hset(self._keys.banned(), player, reason)
+
+    async def unban(self, player: str) -> bool:
+        with self._storage.guard(f"unban {player}"):
+            return bool(await self._storage.redis.hdel(self._keys.banned(), player))
+
+    async def ban_reason(self, player: str) -> str | None:
+        """Why ``player`` is banned, or None if they are not."""
+        with self._storage.guard(f"read {player}'s ban"):
+            reason = await self._storage.redis.hget(self._keys.banned(), player)
+        return None if reason is None else as_text(reason)
+
+    async def banned(self) -> dict[str, str]:
+        with self._storage.guard("list the bans"):
+            bans = await self._storage.redis.hgetall(self._keys.banned())
+        return {as_text(k): as_text(v) for k, v in bans.items()}
+
+    # -- attempt counters --------------------------------------------------------------
+
+    async def count_attempt(self, kind: str, who: str, window: int) -> int:
+        """Count one attempt of ``kind`` (``login-account``, ``login-address``, ``register``,
+        ``identity``) by ``who`` in the current ``window`` seconds; how many there were."""
+        key = self._keys.attempts(kind, who)
+        with self._storage.guard(f"count {kind} attempts"):
+            async with self._storage.redis.pipeline(transaction=True) as pipe:
+                pipe.incr(key)
+                pipe.expire(key, window, nx=True)
+                count, _ = await pipe.execute()
+        return int(count)
+
+    async def attempts(self, kind: str, who: str) -> tuple[int, int]:
+        """The attempts of ``kind`` by ``who`` in the current window, and the seconds left of it."""
+        key = self._keys.attempts(kind, who)
+        with self._storage.guard(f"read {kind} attempts"):
+            async with self._storage.redis.pipeline(transaction=False) as pipe:
+                pipe.get(key)
+                pipe.ttl(key)
+                count, ttl = await pipe.execute()
+        return (0 if count is None else int(count)), max(0, int(ttl))
+
+    async def clear_attempts(self, kind: str, who: str) -> None:
+        with self._storage.guard(f"clear {kind} attempts"):
+            await self._storage.redis.delete(self._keys.attempts(kind, who))
+
+    # -- what the running servers are told -----------------------------------------------
+
+    async def announce(self, event: dict[str, str]) -> int:
+        """Tell every running server of an admin action (``{"action": ..., ...}``); how many heard it."""
+        with self._storage.guard("announce an admin action"):
+            return int(await self._storage.redis.publish(self._keys.moderation(), json.dumps(event)))

@@ -1,0 +1,267 @@
+"""Fair daily boards and moderation through the real server and Redis, with the admin tool
+run as a subprocess (``python -m server admin``) beside the running server: one ranked daily
+attempt per person, who may watch, bans that disconnect, renames, board entries removed with
+exact re-ranking, rooms closed, the lists, the admin log, and anti-cheat flags."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+
+import pytest
+
+from protocol.errors import CloseCode, ErrorCode
+from protocol.fairness import commitment
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    AccountInfo,
+    CreateRoom,
+    Error,
+    Hello,
+    Joined,
+    Login,
+    PlayMove,
+    Ready,
+    Register,
+    Resign,
+    RoomOptions,
+    Snapshot,
+    Spectate,
+    StartDaily,
+    Welcome,
+)
+from server.clock import now_ms
+from server.competition.daily import DailyDeal, utc_date
+from server.storage.deals import DealStore
+from server.supply.certified import DailyDeals
+from tests.known_deals import ANTARES_DEAL, winning_line
+from tests.server.conftest import RawClient, RunningServer, ServerFactory, eventually
+
+pytestmark = pytest.mark.asyncio
+
+PASSWORD = "correct horse battery"
+
+
+def today() -> str:
+    return utc_date(now_ms())
+
+
+async def offer_daily(srv: RunningServer, solution: Sequence[str] = ()) -> DailyDeal:
+    """Give the server (which runs no solver) today's Antares deal: the known deal, with
+    ``solution`` as the solver's par line."""
+    storage = srv.server.storage
+    assert storage is not None
+    deals = DealStore(storage)
+    deal, salt = str(ANTARES_DEAL), "5a" * 16
+    daily = DailyDeal("antares", today(), deal, len(solution), tuple(solution), salt, commitment("antares", deal, salt))
+    await deals.store_daily(daily)
+    srv.hub.daily = DailyDeals(deals, srv.hub.secret)
+    return daily
+
+
+async def account(srv: RunningServer, name: str) -> tuple[RawClient, AccountInfo]:
+    client = await srv.raw(name)
+    reply = await client.request(lambda i: Register(id=i, name=name, password=PASSWORD))
+    assert isinstance(reply, AccountInfo), reply
+    return client, reply
+
+
+async def start_daily(client: RawClient) -> tuple[str, bool]:
+    """Start today's Antares daily; the room and whether the attempt is ranked."""
+    joined = await client.request(lambda i: StartDaily(id=i, variant="antares"))
+    assert isinstance(joined, Joined), joined
+    snapshot = await client.wait_for(lambda m: isinstance(m, Snapshot) and m.room == joined.room)
+    assert isinstance(snapshot, Snapshot)
+    assert snapshot.view.daily is not None
+    return joined.room, snapshot.view.daily.ranked
+
+
+async def resign_when_racing(srv: RunningServer, client: RawClient, room: str) -> None:
+    runner = srv.hub.rooms[room]
+    await eventually(lambda: runner.room.state.value == "racing", what="racing")
+    await client.request(lambda i: Resign(id=i, room=room))
+    await eventually(lambda: runner.finished, what="finished")
+
+
+async def play(client: RawClient, room: str, move: str) -> None:
+    await client.request(lambda i: PlayMove(id=i, room=room, move=move))
+
+
+async def admin(srv: RunningServer, *args: str) -> str:
+    """Run ``python -m server admin`` against the server's Redis; its output (it must succeed)."""
+    config = srv.server.config
+    assert config.redis_url is not None
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server",
+        "admin",
+        "--redis-url",
+        config.redis_url,
+        "--key-prefix",
+        config.key_prefix,
+        "--as",
+        "test-moderator",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
+
+async def board(srv: RunningServer) -> list[tuple[int, str]]:
+    return [(entry.rank, entry.name) for entry in await srv.hub.boards.top("antares", today(), 10)]
+
+
+async def until_board(srv: RunningServer, size: int) -> None:
+    for _ in range(500):
+        if len(await board(srv)) >= size:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the daily board never had {size} entries")
+
+
+async def test_one_person_posts_one_ranked_daily_entry_and_guests_never_watch(start_server: ServerFactory) -> None:
+    async with start_server(accounts_per_address=2) as srv:
+        await offer_daily(srv)
+        ann, _ = await account(srv, "Ann")
+        dan, _ = await account(srv, "Dan")
+        # A third account from the same address is refused: a second identity is not free.
+        spare = await srv.raw("Eve")
+        refused = await spare.request(lambda i: Register(id=i, name="Eve", password=PASSWORD))
+        assert isinstance(refused, Error)
+        assert refused.code == ErrorCode.ADDRESS_LIMIT
+        guest = await srv.raw("Guest")
+
+        ann_room, ranked = await start_daily(ann)
+        assert ranked
+        # Dan uses his ranked attempt; then he may watch Ann's, a guest never may.
+        dan_room, ranked = await start_daily(dan)
+        assert ranked
+        await resign_when_racing(srv, dan, dan_room)
+        assert isinstance(await dan.request(lambda i: Spectate(id=i, room=ann_room)), Joined)
+        watching = await guest.request(lambda i: Spectate(id=i, room=ann_room))
+        assert isinstance(watching, Error)
+        assert watching.code == ErrorCode.NOT_ALLOWED
+        await resign_when_racing(srv, ann, ann_room)
+
+        # Ann on a second device, and the guest, only practise.
+        laptop = await srv.raw("Ann's laptop")
+        assert isinstance(await laptop.request(lambda i: Login(id=i, name="Ann", password=PASSWORD)), AccountInfo)
+        for client in (laptop, guest):
+            room, ranked = await start_daily(client)
+            assert not ranked
+            await resign_when_racing(srv, client, room)
+        await until_board(srv, 2)
+        await asyncio.sleep(0.2)  # any wrongly recorded entry would be on the board by now
+        assert await board(srv) == [(1, "Dan"), (2, "Ann")]  # Dan stopped first: ranks first
+
+
+async def test_removing_a_board_entry_re_ranks_the_board(start_server: ServerFactory) -> None:
+    async with start_server(accounts_per_address=5) as srv:
+        await offer_daily(srv)
+        players = {}
+        for name in ("Ann", "Bob", "Cleo"):
+            client, info = await account(srv, name)
+            players[name] = info.player
+            room, ranked = await start_daily(client)
+            assert ranked
+            await resign_when_racing(srv, client, room)
+            await until_board(srv, len(players))
+        assert await board(srv) == [(1, "Ann"), (2, "Bob"), (3, "Cleo")]
+        out = await admin(srv, "remove-entry", "antares", "daily", players["Bob"], "--date", today())
+        assert "removed" in out
+        assert await board(srv) == [(1, "Ann"), (2, "Cleo")]
+        assert await srv.hub.boards.rank("antares", today(), players["Cleo"]) == 2
+        assert "not on" in await admin(srv, "remove-entry", "antares", "daily", players["Bob"])
+        # A rename reaches the boards already written too.
+        assert "on 1 daily boards" in await admin(srv, "rename", players["Cleo"], "Clio")
+        assert await board(srv) == [(1, "Ann"), (2, "Clio")]
+        log = await admin(srv, "log")
+        assert f"test-moderator  remove-entry {players['Bob']}" in log
+
+
+async def test_a_banned_player_is_disconnected_and_kept_out(server: RunningServer) -> None:
+    ann, info = await account(server, "Ann")
+    second = await server.raw()
+    assert isinstance(await second.hello("Ann", resume=info.resume), Welcome)
+    out = await admin(server, "ban", info.player, "--reason", "cheating on the daily")
+    assert "1 running server(s) told" in out
+    for client in (ann, second):
+        assert await client.closed() == CloseCode.BANNED
+    assert ann.socket.close_reason == "banned: cheating on the daily"
+    again = await server.raw()
+    refused = await again.request(lambda i: Hello(id=i, protocol=PROTOCOL_VERSION, name="Ann", resume=info.resume))
+    assert isinstance(refused, Error)
+    assert refused.code == ErrorCode.BANNED
+    login = await (await server.raw("x")).request(lambda i: Login(id=i, name="Ann", password=PASSWORD))
+    assert isinstance(login, Error)
+    assert login.code == ErrorCode.BANNED
+    assert "BANNED: cheating on the daily" in await admin(server, "players")
+    await admin(server, "unban", info.player)
+    assert isinstance(await (await server.raw()).hello("Ann", resume=info.resume), Welcome)
+    log = await admin(server, "log")
+    assert log.index("unban") < log.index("ban " + info.player)  # newest first
+    assert "test-moderator" in log
+
+
+async def test_rename_close_a_room_list_rooms_and_show_races(server: RunningServer) -> None:
+    ann, info = await account(server, "Ann")
+    out = await admin(server, "rename", info.player, "Annabel")
+    assert "to 'Annabel'" in out
+    assert await server.hub.players.name(info.player) == "Annabel"
+    relogged = await (await server.raw("x")).request(lambda i: Login(id=i, name="annabel", password=PASSWORD))
+    assert isinstance(relogged, AccountInfo)
+    assert relogged.name == "Annabel"
+    _, bob = await account(server, "Bob")
+    taken = await admin(server, "rename", bob.player, "ANNABEL")
+    assert "not renamed" in taken
+
+    practice = RoomOptions(max_racers=1, deal="617")
+    created = await ann.request(lambda i: CreateRoom(id=i, variant="antares", options=practice))
+    assert isinstance(created, Joined)
+    await ann.request(lambda i: Ready(id=i, room=created.room))
+    runner = server.hub.rooms[created.room]
+    await eventually(lambda: runner.room.state.value == "racing", what="racing")
+    listed = await admin(server, "rooms")
+    assert created.room in listed
+    assert "Annabel" in listed
+    # Closing a room in the middle of its race: the racer resigns and leaves.
+    assert "1 running server(s) told" in await admin(server, "close-room", created.room)
+    await eventually(lambda: runner.finished and not runner.room.members(), what="room emptied")
+    assert "no rooms in progress" in await admin(server, "rooms")
+    races = await admin(server, "races", info.player)
+    assert f"{created.room} race 1  antares  left" in races
+
+
+async def test_a_machine_like_ranked_entry_is_flagged_for_moderators_only(server: RunningServer) -> None:
+    line = winning_line()
+    await offer_daily(server, solution=line)
+    ann, info = await account(server, "Ann")
+    room, ranked = await start_daily(ann)
+    assert ranked
+    runner = server.hub.rooms[room]
+    await eventually(lambda: runner.room.state.value == "racing", what="racing")
+    for text in line:  # the par line, as fast as the server answers
+        await play(ann, room, text)
+    await eventually(lambda: runner.finished, what="finished")
+    for _ in range(500):
+        if await server.hub.moderation.flags():
+            break
+        await asyncio.sleep(0.01)
+    flags = await server.hub.moderation.flags()
+    assert [flag.player for flag in flags] == [info.player]
+    reasons = " ".join(flags[0].reasons)
+    assert "fast" in reasons
+    assert "par line" in reasons
+    assert len(flags[0].gaps_ms) == len(line) - 1
+    out = await admin(server, "flags")
+    assert info.player in out
+    assert "par line" in out
+    # The board shows the entry as usual: a flag punishes nothing.
+    assert (await board(server))[0][1] == "Ann"
