@@ -21,6 +21,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import AccountInfo, Ack, ChangePassword, Login, Logout, Register
 from server.clock import now_ms
+from server.connections.link import ClientLink
 from server.features import quick_match
 from server.features.admission import client_address, count_new, refuse_banned, require_secure_transport
 from server.features.context import Context, player_of
@@ -28,7 +29,6 @@ from server.features.identity import forget_player, rejoin
 from server.features.moderation import close_links
 from server.features.sessions import InvalidName, clean_name, sign
 from server.games import VARIANTS
-from server.connections.link import ClientLink
 from server.rooms.errors import RoomError
 from server.storage.accounts import Account, Registered
 from server.storage.name_skeleton import name_skeleton

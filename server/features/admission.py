@@ -13,8 +13,8 @@ import ipaddress
 from dataclasses import dataclass
 
 from protocol.errors import ErrorCode
-from server.features.context import Context
 from server.connections.link import ClientLink
+from server.features.context import Context
 from server.rooms.errors import RoomError
 from server.storage.accounts import FIRST_GENERATION, Account
 

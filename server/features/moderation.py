@@ -17,8 +17,8 @@ import contextlib
 import logging
 
 from protocol.errors import CloseCode
-from server.features.context import Context
 from server.connections.link import ClientLink
+from server.features.context import Context
 from server.rooms.commands import Leave
 from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
