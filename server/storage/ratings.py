@@ -92,7 +92,7 @@ class RatingStore:
         are kept off it: see :func:`rate_race_once`)."""
         key = rating_key(self._storage.prefix, key_part(game))
         with self._storage.guard(f"show {player}'s {game} rating"):
-            value = await self._storage.redis.hget(key, key_part(player))
+            value = await self._storage.redis.get(player_keys(self._storage.prefix, game, [player])[0])
             if value is not None:
                 rating = parse_rating(as_text(value))
                 await self._storage.redis.zadd(f"{key}:board", {player: -round(rating.rating * 1000)})
