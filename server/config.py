@@ -46,6 +46,12 @@ class Config:
     drain: float = 0.0
     #: Browser origins, besides the web page's own, allowed to open websockets (``*``: any).
     allowed_origins: tuple[str, ...] = ()
+    #: Seconds a node's heartbeat and room leases live unrenewed: how long a dead node's
+    #: rooms wait before another node takes them over.
+    node_ttl: float = 5.0
+    #: ``python -m server --nodes N``: run N server processes (ports ``port`` to
+    #: ``port + N - 1``) on one embedded Redis, a local multi-node service.
+    nodes: int = 1
 
 
 def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = None) -> Config:
@@ -122,6 +128,18 @@ def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = N
         default=env.get("ALLOWED_ORIGINS", ""),
         help="comma-separated browser origins allowed besides the page's own, or * (ALLOWED_ORIGINS)",
     )
+    parser.add_argument(
+        "--node-ttl",
+        type=float,
+        default=float(env.get("NODE_TTL", default.node_ttl)),
+        help="seconds a node's heartbeat and room leases live unrenewed; a dead node's rooms move after it (NODE_TTL)",
+    )
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        default=int(env.get("NODES", default.nodes)),
+        help="run this many server processes on ports PORT, PORT+1, ... sharing one embedded Redis (NODES)",
+    )
     args = parser.parse_args(argv)
     return Config(
         host=args.host,
@@ -138,4 +156,6 @@ def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = N
         log_format=args.log_format,
         drain=args.drain,
         allowed_origins=tuple(origin.strip() for origin in args.allowed_origins.split(",") if origin.strip()),
+        node_ttl=args.node_ttl,
+        nodes=args.nodes,
     )

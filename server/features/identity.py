@@ -8,6 +8,7 @@ from protocol.errors import ErrorCode
 from protocol.messages import PROTOCOL_VERSION, Hello, Joined, Welcome
 from server.features.context import Context
 from server.features.sessions import InvalidName, clean_name, new_player_id, sign, verify
+from server.live.runner import RoomRunner
 from server.net.link import ClientLink
 from server.rooms.commands import Presence
 from server.storage.connection import StoreUnavailable
@@ -44,24 +45,35 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
     ctx.by_player.setdefault(player, set()).add(link)
     resume = sign(player, ctx.secret)
     link.send(Welcome(id=message.id, player=player, name=name, resume=resume, protocol=PROTOCOL_VERSION))
-    # Back in every room this player races in: their seat, and what they missed.
+    # Back in every room this player races in: their seat, and what they missed (rooms
+    # other nodes run first: they tell which rooms nobody runs any more, taken over here).
+    if ctx.forwarder is not None:
+        await ctx.forwarder.resume_elsewhere(link, message.id)
     for runner in sorted(ctx.rooms.rooms_of(player), key=lambda r: r.code):
-        seat = runner.room.seat_of(player)
-        if seat is None:
-            continue
-        runner.audience.follow_as_racer(link, seat)
-        link.send(Joined(id=message.id, room=runner.code, role="racer", seat=seat))
-        try:
-            await runner.run(Presence(player, True))
-        except StoreUnavailable as error:
-            logger.warning("room %s: %s's return not stored yet: %s", runner.code, link.name, error)
-        link.send(runner.snapshot_for(link))
+        await resume_seat(ctx, link, runner, message.id)
+
+
+async def resume_seat(ctx: Context, link: ClientLink, runner: RoomRunner, request_id: int) -> None:
+    """Put ``link`` back in its player's seat in ``runner``'s room, with what it missed."""
+    player = link.player
+    seat = None if player is None else runner.room.seat_of(player)
+    if player is None or seat is None:
+        return
+    runner.audience.follow_as_racer(link, seat)
+    link.send(Joined(id=request_id, room=runner.code, role="racer", seat=seat))
+    try:
+        await runner.run(Presence(player, True))
+    except StoreUnavailable as error:
+        logger.warning("room %s: %s's return not stored yet: %s", runner.code, link.name, error)
+    link.send(runner.snapshot_for(link))
 
 
 async def disconnected(ctx: Context, link: ClientLink) -> None:
     """``link`` closed: stop sending to it; racers whose last connection it was are marked
     disconnected (they keep their seat for the grace period)."""
     ctx.links.discard(link)
+    if ctx.forwarder is not None and link.relay is None:
+        ctx.forwarder.dropped(link)
     if link.player is not None:
         links = ctx.by_player.get(link.player, set())
         links.discard(link)

@@ -10,9 +10,10 @@ nothing more is queued for it.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol
 
 from websockets.asyncio.server import ServerConnection, broadcast
 
@@ -25,13 +26,23 @@ from server.net.limits import Offences, TokenBucket
 WRITE_BUFFER_CAP: Final = 1024 * 1024
 
 _closing: set[asyncio.Future[None]] = set()  # slow consumers being closed (kept from the GC)
+_link_ids = itertools.count(1)
+
+
+class Relay(Protocol):
+    """Carries frames to connections held by another server process (see server/net/forwarding.py)."""
+
+    def relay(self, links: list[ClientLink], frame: bytes) -> None: ...
 
 
 @dataclass(eq=False, slots=True)
 class ClientLink:
-    """A websocket connection and what the server knows of it. Compared by identity."""
+    """A websocket connection and what the server knows of it. Compared by identity.
 
-    socket: ServerConnection
+    A link with a ``relay`` stands for a connection on another node (its ``socket`` is None):
+    what is sent to it goes through the relay."""
+
+    socket: ServerConnection | None
     bucket: TokenBucket
     offences: Offences
     player: str | None = None
@@ -45,6 +56,9 @@ class ClientLink:
     #: The request being served, and its outcome so far (``ok`` or its error code), for metrics.
     serving: int | None = None
     outcome: str = "ok"
+    relay: Relay | None = None
+    #: Unique in this process (a relayed link: the id on its own node).
+    id: int = field(default_factory=lambda: next(_link_ids))
 
     def begin(self, request_id: int) -> None:
         self.serving, self.outcome = request_id, "ok"
@@ -53,6 +67,10 @@ class ClientLink:
         """Queue an encoded frame without waiting (frames keep their order)."""
         if self.dropped:
             return
+        if self.relay is not None:
+            self.relay.relay([self], frame)
+            return
+        assert self.socket is not None
         broadcast([self.socket], frame)
         self.check_backlog()
 
@@ -66,6 +84,8 @@ class ClientLink:
 
     def check_backlog(self) -> None:
         """Close the connection if its unsent bytes are over the cap."""
+        if self.socket is None:
+            return
         transport = self.socket.transport
         if transport is None or self.dropped or transport.get_write_buffer_size() <= WRITE_BUFFER_CAP:
             return
@@ -83,6 +103,18 @@ def send_to_all(links: list[ClientLink], frame: bytes) -> None:
     if not links:
         return
     live = [link for link in links if not link.dropped]
-    broadcast([link.socket for link in live], frame)
-    for link in live:
+    local = [link for link in live if link.socket is not None]
+    if len(local) < len(live):
+        _relay_all([link for link in live if link.socket is None], frame)
+    broadcast([link.socket for link in local if link.socket is not None], frame)
+    for link in local:
         link.check_backlog()
+
+
+def _relay_all(links: list[ClientLink], frame: bytes) -> None:
+    by_relay: dict[int, tuple[Relay, list[ClientLink]]] = {}
+    for link in links:
+        if link.relay is not None:
+            by_relay.setdefault(id(link.relay), (link.relay, []))[1].append(link)
+    for relay, group in by_relay.values():
+        relay.relay(group, frame)

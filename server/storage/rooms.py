@@ -21,17 +21,20 @@ from typing import Final
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
 from server.storage.keys import MAX_SEATS, Keys
 
-#: Keys: 1 record, 2 version, 3 race archive, 4.. the race's log keys (one per seat).
-#: Argv: 1 base version, 2 new version, 3 record or "" (no save), 4 ttl mode (-1 keep the
-#: record's expiry, 0 no expiry, > 0 finish: expire the room's keys after that many
-#: seconds), 5 entry count, then per entry its log key's index in KEYS and its text.
+#: Keys: 1 record, 2 version, 3 race archive, 4 owner lease, 5 epoch, 6.. the race's log keys
+#: (one per seat). Argv: 1 base version, 2 new version, 3 record or "" (no save), 4 ttl mode
+#: (-1 keep the record's expiry, 0 no expiry, > 0 finish: expire the room's keys after that
+#: many seconds), 5 the writer's lease (``<node>:<token>``, or "" for tools and tests that
+#: own the Redis alone), 6 entry count, then per entry its log key's index in KEYS and its
+#: text. The lease is checked FIRST: a writer that is not the owner writes nothing (-1).
 _COMMIT: Final = """
+if ARGV[5] ~= '' and redis.call('GET', KEYS[4]) ~= ARGV[5] then return -1 end
 local stored = tonumber(redis.call('GET', KEYS[2]) or '0')
 local new = tonumber(ARGV[2])
 if stored == new then return 2 end
 if stored ~= tonumber(ARGV[1]) then return 0 end
-for i = 0, tonumber(ARGV[5]) - 1 do
-  redis.call('RPUSH', KEYS[tonumber(ARGV[6 + 2 * i])], ARGV[7 + 2 * i])
+for i = 0, tonumber(ARGV[6]) - 1 do
+  redis.call('RPUSH', KEYS[tonumber(ARGV[7 + 2 * i])], ARGV[8 + 2 * i])
 end
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
@@ -40,10 +43,12 @@ if ttl > 0 then
     redis.call('SET', KEYS[1], ARGV[3], 'EX', ttl)
     redis.call('SET', KEYS[3], ARGV[3], 'EX', ttl)
   end
-  for i = 4, #KEYS do redis.call('EXPIRE', KEYS[i], ttl) end
+  redis.call('EXPIRE', KEYS[5], ttl)
+  for i = 6, #KEYS do redis.call('EXPIRE', KEYS[i], ttl) end
 elseif ttl == 0 then
   redis.call('SET', KEYS[2], ARGV[2])
   if ARGV[3] ~= '' then redis.call('SET', KEYS[1], ARGV[3]) end
+  redis.call('PERSIST', KEYS[5])
 else
   redis.call('SET', KEYS[2], ARGV[2], 'KEEPTTL')
   if ARGV[3] ~= '' then redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL') end
@@ -68,6 +73,11 @@ class VersionConflict(StoreUnavailable):
     """The stored room is not at the version the step was decided on: resynchronise."""
 
 
+class Fenced(Exception):
+    """The writer's lease on the room is not the owner's any more (it expired and another
+    node took the room over): nothing was written, and this node must let the room go."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredRoom:
     """A room as Redis holds it: its record (opaque bytes), version and current race's logs."""
@@ -89,6 +99,8 @@ class RoomWrite:
     entries: list[tuple[int, str]]
     record: bytes | None
     expiry: int
+    #: The writer's owner lease (``<node>:<token>``); "" skips the check (tools, tests).
+    lease: str = ""
 
 
 class RoomStore:
@@ -100,8 +112,9 @@ class RoomStore:
         self._commit = storage.redis.register_script(_COMMIT)
 
     async def commit(self, write: RoomWrite) -> Committed:
-        """Store ``write`` if the stored version is ``write.base``; raise
-        :class:`VersionConflict` if it is neither that nor ``write.version``, and
+        """Store ``write`` if the writer holds the room's lease and the stored version is
+        ``write.base``; raise :class:`Fenced` if another node owns the room,
+        :class:`VersionConflict` if the version is neither that nor ``write.version``, and
         :class:`StoreUnavailable` if Redis fails (the write may then have happened or not)."""
         keys = self._keys
         code, race = write.code, write.race
@@ -111,14 +124,25 @@ class RoomStore:
             write.version,
             write.record or b"",
             int(write.expiry),
+            write.lease,
             len(write.entries),
         ]
         for seat, text in write.entries:
-            args += [4 + seat, text]
+            args += [6 + seat, text]
         with self._storage.guard(f"store room {code}"):
             result = await self._commit(
-                keys=[keys.room(code), keys.room_version(code), keys.race(code, race), *log_keys], args=args
+                keys=[
+                    keys.room(code),
+                    keys.room_version(code),
+                    keys.race(code, race),
+                    keys.room_owner(code),
+                    keys.room_epoch(code),
+                    *log_keys,
+                ],
+                args=args,
             )
+        if result == -1:
+            raise Fenced(f"room {code}: this node's lease {write.lease} is not the owner's any more")
         if result == 0:
             raise VersionConflict(f"room {code} changed in storage under version {write.base}: reloading it")
         return Committed(int(result))

@@ -1,0 +1,171 @@
+"""Three server processes on one Redis (or a Redis Cluster) serve as one service."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import pytest
+
+from client.lib.connection import RaceClient
+from protocol.messages import (
+    Ack,
+    AskLegalMoves,
+    CreateRoom,
+    Joined,
+    JoinRoom,
+    LegalMoves,
+    ListRooms,
+    Lobby,
+    PlayMove,
+    Ready,
+    RoomOptions,
+    Spectate,
+)
+from protocol.mirror import RoomMirror
+from tests.nodes.conftest import NODE_TTL, Service
+from tests.polling import eventually
+
+pytestmark = pytest.mark.asyncio
+
+
+async def play_one(racer: RaceClient, code: str) -> Ack:
+    """Play the first legal move; the acknowledgement."""
+    legal = await racer.request(lambda i: AskLegalMoves(id=i, room=code))
+    assert isinstance(legal, LegalMoves) and legal.moves, legal
+    ack = await racer.request(lambda i: PlayMove(id=i, room=code, move=legal.moves[0]))
+    assert isinstance(ack, Ack), ack
+    return ack
+
+
+async def open_race(ann: RaceClient, bob: RaceClient, options: RoomOptions | None = None) -> str:
+    created = await ann.request(lambda i: CreateRoom(id=i, variant="antares", options=options or RoomOptions()))
+    assert isinstance(created, Joined)
+    joined = await bob.request(lambda i: JoinRoom(id=i, room=created.room))
+    assert isinstance(joined, Joined) and joined.seat == 1, joined
+    return created.room
+
+
+async def race_started(code: str, *racers: RaceClient) -> None:
+    for racer in racers:
+        await racer.request(lambda i: Ready(id=i, room=code))
+    for seat, racer in enumerate(racers):
+        await racer.wait_room(code, lambda m, seat=seat: racing(m, seat), timeout=15)
+
+
+def racing(mirror: RoomMirror, seat: int) -> bool:
+    return mirror.view().state == "racing" and mirror.board(seat) is not None
+
+
+async def test_room_on_a_racer_on_b_spectator_on_c(service: Service) -> None:
+    a, b, c = await service.start(3)
+    ann = await service.connect(a, "Ann")
+    bob = await service.connect(b, "Bob")
+    code = await open_race(ann, bob, RoomOptions(public=True, spectator_delay=1))
+    eve = await service.connect(c, "Eve")
+    watching = await eve.request(lambda i: Spectate(id=i, room=code))
+    assert isinstance(watching, Joined) and watching.role == "spectator"
+    # The lobby of any node lists the room (node A's share arrives with its next beat).
+    lobby = await eventually_async(lambda: lobby_codes(eve), lambda codes: code in codes)
+    assert code in lobby
+    await race_started(code, ann, bob)
+    # Bob's moves go from node B to node A and come back acknowledged, in order.
+    versions = [(await play_one(bob, code)).version for _ in range(3)]
+    assert versions == sorted(versions) and len(set(versions)) == 3
+    await play_one(ann, code)
+    # Ann (on the owner) sees Bob's moves; Eve (on node C) sees them after the delay.
+    await ann.wait_room(code, lambda m: m.version >= versions[-1])
+    await eve.wait_room(code, lambda m: m.version >= versions[-1] and m.board(1) is not None, timeout=30)
+
+
+async def lobby_codes(client: RaceClient) -> set[str]:
+    reply = await client.request(lambda i: ListRooms(id=i))
+    assert isinstance(reply, Lobby)
+    return {room.code for room in reply.rooms}
+
+
+async def eventually_async(probe, check, timeout: float = 10.0):  # type: ignore[no-untyped-def]
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = await probe()
+        if check(value):
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out: last {value!r}")
+        await asyncio.sleep(0.2)
+
+
+async def test_quick_match_across_nodes(service: Service) -> None:
+    a, b, _ = await service.start(3)
+    ann = await service.connect(a, "Ann")
+    bob = await service.connect(b, "Bob")
+    tickets = [await ann.quick_match("antares"), await bob.quick_match("antares")]
+    joined = [await asyncio.wait_for(ticket.joined, 20) for ticket in tickets]
+    assert joined[0].room == joined[1].room
+    code = joined[0].room
+    for seat, racer in enumerate((ann, bob)):
+        mine = joined[seat].seat
+        assert mine is not None
+        await racer.wait_room(code, lambda m, mine=mine: racing(m, mine), timeout=15)
+    await play_one(ann, code)
+    await play_one(bob, code)
+
+
+async def test_owner_killed_mid_race(service: Service) -> None:
+    """SIGKILL of the owner: within the lease TTL plus a reconnect the racers race on, on
+    another node, and every acknowledged move is there."""
+    a, b, c = await service.start(3)
+    ann = await service.connect(a, "Ann")
+    bob = await service.connect(b, "Bob")
+    code = await open_race(ann, bob)
+    await race_started(code, ann, bob)
+    acked = {0: [await play_one(ann, code) for _ in range(2)], 1: [await play_one(bob, code) for _ in range(2)]}
+    last = max(ack.version for acks in acked.values() for ack in acks)
+    resume = {0: ann.resume, 1: bob.resume}
+    a.signal(signal.SIGKILL)
+    a.process.wait()
+    # Ann's connection died with node A; Bob's is closed by node B when A stops beating.
+    await ann.close()
+    await bob.close()
+    ann = await service.connect(c, "Ann", resume=resume[0])
+    bob = await service.connect(b, "Bob", resume=resume[1])
+    for seat, racer in enumerate((ann, bob)):
+        mirror = await racer.wait_room(code, lambda m: m.version >= last, timeout=NODE_TTL * 4 + 10)
+        assert mirror.view().state == "racing"
+        # Every acknowledged move of both racers is in the room the new owner restored.
+        for other, acks in acked.items():
+            assert mirror.view().racers[other].progress.moves >= len(acks)
+    # Racing goes on, with versions past every acknowledged one.
+    after = await play_one(bob, code)
+    assert after.version > last
+    after = await play_one(ann, code)
+    assert after.version > last
+
+
+async def test_paused_owner_is_fenced(service: Service) -> None:
+    """SIGSTOP of the owner past its lease, then SIGCONT: another node runs the room; the old
+    owner writes nothing and lets go."""
+    a, b, _ = await service.start(3)
+    ann = await service.connect(a, "Ann")
+    bob = await service.connect(b, "Bob")
+    code = await open_race(ann, bob)
+    await race_started(code, ann, bob)
+    await play_one(bob, code)
+    a.signal(signal.SIGSTOP)
+    try:
+        await asyncio.sleep(NODE_TTL * 2)
+        # Bob, on node B, is sent to reconnect; node B takes the room over.
+        await bob.close()
+        bob = await service.connect(b, "Bob", resume=bob.resume)
+        mirror = await bob.wait_room(code, lambda m: racing(m, 1), timeout=NODE_TTL * 4 + 10)
+        taken_at = mirror.version
+        ack = await play_one(bob, code)
+        assert ack.version > taken_at
+    finally:
+        a.signal(signal.SIGCONT)
+    # Node A wakes: whatever its timers or clients try, nothing of it is stored.
+    await asyncio.sleep(NODE_TTL)
+    text = a.log.read_text()
+    assert "fenced" in text or "lease lost" in text, text[-3000:]
+    ack2 = await play_one(bob, code)
+    assert ack2.version == ack.version + 1 or ack2.version > ack.version
