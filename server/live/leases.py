@@ -58,6 +58,17 @@ class RoomLeases:
             self._held[code] = _Held(claim.lease, self._deadline(sent))
         return claim
 
+    async def take_over(self, claim: Claim, code: str) -> bool:
+        """Take room ``code`` from ``claim``'s holder, known dead (or this node in an earlier
+        life, with the same id); True if taken."""
+        sent = time.monotonic()
+        lease = await self.store.steal(code, claim.held, self.node, self._ttl_ms)
+        if lease is None:
+            return False
+        logger.warning("room %s taken over from %s", code, claim.held)
+        self._held[code] = _Held(lease, self._deadline(sent))
+        return True
+
     def lease(self, code: str) -> str:
         """The lease this node holds on ``code`` ("" if none: the commit is then fenced)."""
         held = self._held.get(code)

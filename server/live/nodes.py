@@ -100,6 +100,10 @@ class Node:
             self._alive_at = now
         return (others & self._alive) | (nodes & {self.id})
 
+    def suspect(self, node: str) -> None:
+        """``node`` did not answer: ask Redis whether it still beats next time."""
+        self._alive.discard(node)
+
     async def others_lobby(self) -> list[RoomSummary]:
         """The public rooms the other live nodes run (as of their last heartbeat)."""
         nodes = set(await self.store.listed()) - {self.id}

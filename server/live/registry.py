@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 import msgspec
@@ -68,6 +68,8 @@ class Registry:
         self.leases = leases
         self._seats: NodeStore | None = None if leases is None else leases.store
         self.on_fenced = on_fenced
+        #: Which of some nodes beat (set by the node; None: every holder counts as alive).
+        self.is_alive: Callable[[set[str]], Awaitable[set[str]]] | None = None
         self._store = store
         self._recorder = recorder
         self._grace = grace
@@ -237,7 +239,14 @@ class Registry:
                 if claim.lease is None:
                     if claim.holder is None:  # no record: gone
                         await self._store.mark_active(code, False)
-                    continue
+                        continue
+                    # A holder that stopped beating is dead (or paused: it is fenced).
+                    holder = claim.holder
+                    mine = holder == self.leases.node  # this node before a restart (same id)
+                    if not mine and (self.is_alive is None or holder in await self.is_alive({holder})):
+                        continue
+                    if not await self.leases.take_over(claim, code):
+                        continue
             runner = await self.get(code)
             if runner is None or runner.finished:
                 await self._store.mark_active(code, False)  # tidy: finished or gone

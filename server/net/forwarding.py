@@ -54,6 +54,8 @@ logger = logging.getLogger("server.nodes")
 
 #: Times a request follows a room that moves before it gives up.
 _MOVES: Final = 3
+#: Seconds an answer may be late before the router checks that its node still beats.
+_LATE: Final = 0.5
 
 
 class Request(msgspec.Struct, tag=1, array_like=True):
@@ -162,18 +164,27 @@ class Router:
         player = link.player
         assert player is not None
         for code in await self.node.store.seats(player):
-            if self.ctx.rooms.live(code):
-                continue
-            try:
-                owner = await self.locate(code)
-                if owner is None:
-                    if not self.ctx.rooms.live(code):  # the room is gone
-                        await self.node.store.seat(player, code, False)
-                    continue
-                resume = Resume(self.node.id, link.id, next(self._seq), player, link.name, link.bot, request_id, code)
-                await self._ask(owner, link, resume)
-            except StoreUnavailable as error:
-                logger.warning("room %s: %s's seat not given back yet: %s", code, link.name, error)
+            # Giving a seat back is safe to repeat: an owner that does not answer (it died
+            # and its heartbeat has not expired yet) is asked again, or its room taken over.
+            for attempt in range(_MOVES):
+                if self.ctx.rooms.live(code):
+                    break
+                try:
+                    owner = await self.locate(code)
+                    if owner is None:
+                        if not self.ctx.rooms.live(code):  # the room is gone
+                            await self.node.store.seat(player, code, False)
+                        break
+                    resume = Resume(
+                        self.node.id, link.id, next(self._seq), player, link.name, link.bot, request_id, code
+                    )
+                    if not (await self._ask(owner, link, resume)).moved:
+                        break
+                    self._owners.pop(code, None)
+                except StoreUnavailable as error:
+                    logger.warning(
+                        "room %s: %s's seat not given back yet (try %d): %s", code, link.name, attempt + 1, error
+                    )
 
     async def locate(self, code: str) -> str | None:
         """The node running room ``code``, or None when it is (now) this one or there is no
@@ -193,23 +204,46 @@ class Router:
             if holder != self.node.id and holder in await self.node.alive({holder}):
                 self._owners[code] = holder
                 return holder
+            # Its holder is dead (or this node before a restart): take it over, fenced.
+            if await self.leases.take_over(claim, code):
+                await self.ctx.rooms.get(code)
+                return None
             if time.monotonic() > deadline:
                 raise StoreUnavailable(f"storage unavailable: room {code}'s server {holder} does not answer")
             await asyncio.sleep(0.1)
 
     async def _ask(self, owner: str, link: ClientLink, message: Request | Resume) -> Done:
         self._local[link.id] = link
-        self._peers_of.setdefault(link.id, set()).add(owner)
         future: asyncio.Future[Done] = asyncio.get_running_loop().create_future()
         self._pending[message.seq] = future
         self._post(owner, message)
         try:
-            return await asyncio.wait_for(future, self.timeout)
+            done = await self._wait(owner, future)
         except TimeoutError:
             self._owners = {code: node for code, node in self._owners.items() if node != owner}
+            self.node.suspect(owner)
             raise StoreUnavailable(f"storage unavailable: server {owner} did not answer") from None
         finally:
             self._pending.pop(message.seq, None)
+        if not done.moved:
+            # The owner may hold a proxy of the link now: it is told when the link closes,
+            # and the link is closed if the owner dies.
+            self._peers_of.setdefault(link.id, set()).add(owner)
+        return done
+
+    async def _wait(self, owner: str, future: asyncio.Future[Done]) -> Done:
+        """``future``'s answer; TimeoutError after the timeout, or as soon as ``owner`` is
+        seen to stop beating (checked every half second while the answer is late)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), min(left, _LATE))
+            except TimeoutError:
+                if owner not in await self.node.alive({owner}, fresh=0.0):
+                    raise
 
     def dropped(self, link: ClientLink) -> None:
         """A local connection closed: the nodes holding its proxies drop them."""

@@ -40,6 +40,17 @@ redis.call('SET', KEYS[1], lease, 'PX', ARGV[2])
 return {1, lease}
 """
 
+#: KEYS: owner, epoch. ARGV: the lease seen held, node, ttl ms. Takes the room over from a
+#: dead holder (no heartbeat): only if the lease is still exactly the one seen, with a new
+#: token, so the old holder's writes are fenced even if it was only paused.
+_STEAL: Final = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return '' end
+local token = redis.call('INCR', KEYS[2])
+local lease = ARGV[2] .. ':' .. token
+redis.call('SET', KEYS[1], lease, 'PX', ARGV[3])
+return lease
+"""
+
 #: KEYS: owner. ARGV: lease, ttl ms. 1 renewed, 2 taken again (it had expired and nobody
 #: took it meanwhile: the version check of the next commit catches any change), 0 lost.
 _RENEW: Final = """
@@ -58,10 +69,12 @@ return 0
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """The answer to a claim: ``lease`` if taken, else the ``holder``'s node (None: no room)."""
+    """The answer to a claim: ``lease`` if taken, else the ``holder``'s node (None: no room)
+    and the lease it holds (``held``)."""
 
     lease: str | None
     holder: str | None
+    held: str = ""
 
 
 def node_of(lease: str) -> str:
@@ -77,6 +90,7 @@ class NodeStore:
         self.keys = Keys(storage.prefix)
         redis = storage.redis
         self._claim = redis.register_script(_CLAIM)
+        self._steal = redis.register_script(_STEAL)
         self._renew = redis.register_script(_RENEW)
         self._release = redis.register_script(_RELEASE)
 
@@ -136,7 +150,17 @@ class NodeStore:
         text = as_text(value)
         if int(status) == 1:
             return Claim(text, None)
-        return Claim(None, node_of(text) if int(status) == 0 else None)
+        if int(status) == 0:
+            return Claim(None, node_of(text), text)
+        return Claim(None, None)
+
+    async def steal(self, code: str, held: str, node: str, ttl_ms: int) -> str | None:
+        """Take room ``code`` over from the lease ``held`` (its node is dead); the new lease,
+        or None if the lease changed meanwhile."""
+        keys = self.keys
+        with self._storage.guard(f"take room {code} over"):
+            value = await self._steal(keys=[keys.room_owner(code), keys.room_epoch(code)], args=[held, node, ttl_ms])
+        return as_text(value) or None
 
     async def owner(self, code: str) -> str | None:
         """The node holding room ``code``'s lease, if any."""
