@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from pathlib import Path
 
 import pytest
 
-from client.lib.connection import RaceClient
+from client.lib.connection import RaceClient, ServerError
 from protocol.messages import (
     Ack,
     AskLegalMoves,
@@ -23,6 +24,7 @@ from protocol.messages import (
     Spectate,
 )
 from protocol.mirror import RoomMirror
+from server.storage.embedded import EmbeddedRedis
 from tests.nodes.conftest import NODE_TTL, Service
 from tests.polling import eventually
 
@@ -169,3 +171,43 @@ async def test_paused_owner_is_fenced(service: Service) -> None:
     assert "fenced" in text or "lease lost" in text, text[-3000:]
     ack2 = await play_one(bob, code)
     assert ack2.version == ack.version + 1 or ack2.version > ack.version
+
+
+async def test_redis_restart_mid_race(embedded: EmbeddedRedis, tmp_path: Path) -> None:
+    """Redis stops mid-race under three nodes: moves are refused with storage-unavailable
+    (never acknowledged unstored), and once Redis is back the race goes on, forwarded
+    moves included, with every acknowledged move kept."""
+    service = Service(embedded.url, tmp_path)
+    try:
+        a, b, _ = await service.start(3)
+        ann = await service.connect(a, "Ann")
+        bob = await service.connect(b, "Bob")
+        code = await open_race(ann, bob)
+        await race_started(code, ann, bob)
+        acked = [await play_one(ann, code), await play_one(bob, code)]
+        await embedded.stop()
+        with pytest.raises(ServerError) as refused:
+            await bob.request(lambda i: AskLegalMoves(id=i, room=code))  # forwarded: no inbox
+            await play_one(ann, code)
+        assert refused.value.code == "storage-unavailable"
+        await embedded.start()
+        # Back: both racers play again (Bob's moves forwarded to node A), versions go on.
+        ann_ack = await eventually_ack(ann, code)
+        bob_ack = await eventually_ack(bob, code)
+        assert min(ann_ack.version, bob_ack.version) > max(ack.version for ack in acked)
+        mirror = await ann.wait_room(code, lambda m: m.version >= bob_ack.version)
+        assert mirror.view().racers[0].progress.moves >= 2
+        assert mirror.view().racers[1].progress.moves >= 2
+    finally:
+        await service.close()
+
+
+async def eventually_ack(racer: RaceClient, code: str, timeout: float = 20.0) -> Ack:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        try:
+            return await play_one(racer, code)
+        except ServerError as error:
+            if error.code != "storage-unavailable" or asyncio.get_running_loop().time() > deadline:
+                raise
+        await asyncio.sleep(0.3)
