@@ -170,9 +170,25 @@ def redis_cluster(directory: Path, primaries: int = 3) -> Iterator[str]:
             processes.append(
                 subprocess.Popen(
                     [
-                        server, "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-                        "--cluster-config-file", "nodes.conf", "--dir", str(node_dir), "--appendonly", "yes",
-                        "--save", "", "--protected-mode", "no", "--daemonize", "no",
+                        server,
+                        "--port",
+                        str(port),
+                        "--bind",
+                        "127.0.0.1",
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        "nodes.conf",
+                        "--dir",
+                        str(node_dir),
+                        "--appendonly",
+                        "yes",
+                        "--save",
+                        "",
+                        "--protected-mode",
+                        "no",
+                        "--daemonize",
+                        "no",
                     ],  # fmt: skip
                     stdout=(node_dir / "log").open("wb"),
                     stderr=subprocess.STDOUT,
@@ -186,7 +202,10 @@ def redis_cluster(directory: Path, primaries: int = 3) -> Iterator[str]:
                 time.sleep(0.05)
         addresses = [f"127.0.0.1:{port}" for port in ports]
         subprocess.run([cli, "--cluster", "create", *addresses, "--cluster-yes"], check=True, capture_output=True)
-        while b"cluster_state:ok" not in subprocess.run([cli, "-p", str(ports[0]), "cluster", "info"], capture_output=True).stdout:
+        while (
+            b"cluster_state:ok"
+            not in subprocess.run([cli, "-p", str(ports[0]), "cluster", "info"], capture_output=True).stdout
+        ):
             if time.monotonic() > deadline:
                 raise AssertionError("the cluster did not become ready")
             time.sleep(0.05)
