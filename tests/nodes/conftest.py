@@ -189,7 +189,7 @@ def redis_cluster(directory: Path, primaries: int = 3) -> Iterator[str]:
                         "no",
                         "--daemonize",
                         "no",
-                    ],  # fmt: skip
+                    ],
                     stdout=(node_dir / "log").open("wb"),
                     stderr=subprocess.STDOUT,
                 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import signal
 from pathlib import Path
 
@@ -26,25 +27,28 @@ from protocol.messages import (
 from protocol.mirror import RoomMirror
 from server.storage.embedded import EmbeddedRedis
 from tests.nodes.conftest import NODE_TTL, Service
-from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio
 
 
-async def play_one(racer: RaceClient, code: str) -> Ack:
-    """Play the first legal move; the acknowledgement."""
+async def play_one(racer: RaceClient, code: str) -> int:
+    """Play the first legal move; the room version it was acknowledged at."""
     legal = await racer.request(lambda i: AskLegalMoves(id=i, room=code))
-    assert isinstance(legal, LegalMoves) and legal.moves, legal
-    ack = await racer.request(lambda i: PlayMove(id=i, room=code, move=legal.moves[0]))
+    assert isinstance(legal, LegalMoves), legal
+    assert legal.moves
+    move = legal.moves[0]
+    ack = await racer.request(lambda i: PlayMove(id=i, room=code, move=move))
     assert isinstance(ack, Ack), ack
-    return ack
+    assert ack.version is not None
+    return ack.version
 
 
 async def open_race(ann: RaceClient, bob: RaceClient, options: RoomOptions | None = None) -> str:
     created = await ann.request(lambda i: CreateRoom(id=i, variant="antares", options=options or RoomOptions()))
     assert isinstance(created, Joined)
     joined = await bob.request(lambda i: JoinRoom(id=i, room=created.room))
-    assert isinstance(joined, Joined) and joined.seat == 1, joined
+    assert isinstance(joined, Joined), joined
+    assert joined.seat == 1
     return created.room
 
 
@@ -52,7 +56,7 @@ async def race_started(code: str, *racers: RaceClient) -> None:
     for racer in racers:
         await racer.request(lambda i: Ready(id=i, room=code))
     for seat, racer in enumerate(racers):
-        await racer.wait_room(code, lambda m, seat=seat: racing(m, seat), timeout=15)
+        await racer.wait_room(code, functools.partial(racing, seat=seat), timeout=15)
 
 
 def racing(mirror: RoomMirror, seat: int) -> bool:
@@ -66,14 +70,16 @@ async def test_room_on_a_racer_on_b_spectator_on_c(service: Service) -> None:
     code = await open_race(ann, bob, RoomOptions(public=True, spectator_delay=1))
     eve = await service.connect(c, "Eve")
     watching = await eve.request(lambda i: Spectate(id=i, room=code))
-    assert isinstance(watching, Joined) and watching.role == "spectator"
+    assert isinstance(watching, Joined)
+    assert watching.role == "spectator"
     # The lobby of any node lists the room (node A's share arrives with its next beat).
     lobby = await eventually_async(lambda: lobby_codes(eve), lambda codes: code in codes)
     assert code in lobby
     await race_started(code, ann, bob)
     # Bob's moves go from node B to node A and come back acknowledged, in order.
-    versions = [(await play_one(bob, code)).version for _ in range(3)]
-    assert versions == sorted(versions) and len(set(versions)) == 3
+    versions = [await play_one(bob, code) for _ in range(3)]
+    assert versions == sorted(versions)
+    assert len(set(versions)) == 3
     await play_one(ann, code)
     # Ann (on the owner) sees Bob's moves; Eve (on node C) sees them after the delay.
     await ann.wait_room(code, lambda m: m.version >= versions[-1])
@@ -108,7 +114,7 @@ async def test_quick_match_across_nodes(service: Service) -> None:
     for seat, racer in enumerate((ann, bob)):
         mine = joined[seat].seat
         assert mine is not None
-        await racer.wait_room(code, lambda m, mine=mine: racing(m, mine), timeout=15)
+        await racer.wait_room(code, functools.partial(racing, seat=mine), timeout=15)
     await play_one(ann, code)
     await play_one(bob, code)
 
@@ -122,7 +128,7 @@ async def test_owner_killed_mid_race(service: Service) -> None:
     code = await open_race(ann, bob)
     await race_started(code, ann, bob)
     acked = {0: [await play_one(ann, code) for _ in range(2)], 1: [await play_one(bob, code) for _ in range(2)]}
-    last = max(ack.version for acks in acked.values() for ack in acks)
+    last = max(version for versions in acked.values() for version in versions)
     resume = {0: ann.resume, 1: bob.resume}
     a.signal(signal.SIGKILL)
     a.process.wait()
@@ -131,17 +137,15 @@ async def test_owner_killed_mid_race(service: Service) -> None:
     await bob.close()
     ann = await service.connect(c, "Ann", resume=resume[0])
     bob = await service.connect(b, "Bob", resume=resume[1])
-    for seat, racer in enumerate((ann, bob)):
+    for _seat, racer in enumerate((ann, bob)):
         mirror = await racer.wait_room(code, lambda m: m.version >= last, timeout=NODE_TTL * 4 + 10)
         assert mirror.view().state == "racing"
         # Every acknowledged move of both racers is in the room the new owner restored.
         for other, acks in acked.items():
             assert mirror.view().racers[other].progress.moves >= len(acks)
     # Racing goes on, with versions past every acknowledged one.
-    after = await play_one(bob, code)
-    assert after.version > last
-    after = await play_one(ann, code)
-    assert after.version > last
+    assert await play_one(bob, code) > last
+    assert await play_one(ann, code) > last
 
 
 async def test_paused_owner_is_fenced(service: Service) -> None:
@@ -161,16 +165,18 @@ async def test_paused_owner_is_fenced(service: Service) -> None:
         bob = await service.connect(b, "Bob", resume=bob.resume)
         mirror = await bob.wait_room(code, lambda m: racing(m, 1), timeout=NODE_TTL * 4 + 10)
         taken_at = mirror.version
-        ack = await play_one(bob, code)
-        assert ack.version > taken_at
+        acked = await play_one(bob, code)
+        assert acked > taken_at
     finally:
         a.signal(signal.SIGCONT)
-    # Node A wakes: whatever its timers or clients try, nothing of it is stored.
+    # Node A wakes and Ann, still connected to it, plays: refused (A is fenced, its lease
+    # gone), or her connection is closed to send her to the new owner. Nothing is stored.
+    with pytest.raises((ServerError, ConnectionError, TimeoutError)):
+        await play_one(ann, code)
     await asyncio.sleep(NODE_TTL)
     text = a.log.read_text()
     assert "fenced" in text or "lease lost" in text, text[-3000:]
-    ack2 = await play_one(bob, code)
-    assert ack2.version == ack.version + 1 or ack2.version > ack.version
+    assert await play_one(bob, code) == acked + 1  # node A wrote nothing in between
 
 
 async def test_redis_restart_mid_race(embedded: EmbeddedRedis, tmp_path: Path) -> None:
@@ -187,22 +193,24 @@ async def test_redis_restart_mid_race(embedded: EmbeddedRedis, tmp_path: Path) -
         acked = [await play_one(ann, code), await play_one(bob, code)]
         await embedded.stop()
         with pytest.raises(ServerError) as refused:
-            await bob.request(lambda i: AskLegalMoves(id=i, room=code))  # forwarded: no inbox
-            await play_one(ann, code)
+            await play_one(bob, code)  # forwarded: no inbox to send it to
+        assert refused.value.code == "storage-unavailable"
+        with pytest.raises(ServerError) as refused:
+            await play_one(ann, code)  # local: not stored, so not acknowledged
         assert refused.value.code == "storage-unavailable"
         await embedded.start()
         # Back: both racers play again (Bob's moves forwarded to node A), versions go on.
         ann_ack = await eventually_ack(ann, code)
         bob_ack = await eventually_ack(bob, code)
-        assert min(ann_ack.version, bob_ack.version) > max(ack.version for ack in acked)
-        mirror = await ann.wait_room(code, lambda m: m.version >= bob_ack.version)
+        assert min(ann_ack, bob_ack) > max(acked)
+        mirror = await ann.wait_room(code, lambda m: m.version >= bob_ack)
         assert mirror.view().racers[0].progress.moves >= 2
         assert mirror.view().racers[1].progress.moves >= 2
     finally:
         await service.close()
 
 
-async def eventually_ack(racer: RaceClient, code: str, timeout: float = 20.0) -> Ack:
+async def eventually_ack(racer: RaceClient, code: str, timeout: float = 20.0) -> int:
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         try:
