@@ -13,14 +13,17 @@ from client.lib.connection import RaceClient, ServerError
 from protocol.messages import (
     Ack,
     AskLegalMoves,
+    AskStats,
     CreateRoom,
     Joined,
     JoinRoom,
     LegalMoves,
     ListRooms,
     Lobby,
+    PlayerStats,
     PlayMove,
     Ready,
+    Resign,
     RoomOptions,
     Spectate,
 )
@@ -219,3 +222,26 @@ async def eventually_ack(racer: RaceClient, code: str, timeout: float = 20.0) ->
             if error.code != "storage-unavailable" or asyncio.get_running_loop().time() > deadline:
                 raise
         await asyncio.sleep(0.3)
+
+
+async def test_a_finished_race_is_recorded_on_every_node(service: Service) -> None:
+    """The race's results, ratings and statistics are written (one slot per script or
+    transaction, so this holds on a Cluster too) and read from any node."""
+    a, b, c = await service.start(3)
+    ann = await service.connect(a, "Ann")
+    bob = await service.connect(b, "Bob")
+    code = await open_race(ann, bob)
+    await race_started(code, ann, bob)
+    await play_one(bob, code)
+    for racer in (bob, ann):
+        await racer.request(lambda i: Resign(id=i, room=code))
+    await bob.wait_room(code, lambda m: m.view().state == "finished")
+    eve = await service.connect(c, "Eve")
+
+    async def stats() -> PlayerStats:
+        reply = await eve.request(lambda i: AskStats(id=i, variant="antares", player=ann.player))
+        assert isinstance(reply, PlayerStats)
+        return reply
+
+    counted = await eventually_async(stats, lambda s: s.races_started >= 1)
+    assert counted.races_finished == 0
