@@ -37,9 +37,11 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
             link.error(ErrorCode.INVALID_TOKEN, text, message.id)
             return
         player = resumed
-    if len(ctx.by_player.get(player, ())) >= ctx.config.max_connections_per_player:
+    if await _connections(ctx, player) >= ctx.config.max_connections_per_player:
         link.error(ErrorCode.TOO_MANY_CONNECTIONS, "this player has too many connections open", message.id)
         return
+    if ctx.node is not None:
+        await ctx.node.store.connected(player, ctx.node.id, link.id, True)
     await ctx.players.save_name(player, name)
     link.player, link.name, link.bot = player, name, message.bot
     ctx.by_player.setdefault(player, set()).add(link)
@@ -51,6 +53,19 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
         await ctx.forwarder.resume_elsewhere(link, message.id)
     for runner in sorted(ctx.rooms.rooms_of(player), key=lambda r: r.code):
         await resume_seat(ctx, link, runner, message.id)
+
+
+async def _connections(ctx: Context, player: str) -> int:
+    """How many connections ``player`` has open on every node of the service (those of
+    nodes that stopped beating are forgotten)."""
+    here = len(ctx.by_player.get(player, ()))
+    if ctx.node is None:
+        return here
+    found = await ctx.node.store.connections(player)
+    elsewhere = [(node, link) for node, link in found if node != ctx.node.id]
+    alive = await ctx.node.alive({node for node, _ in elsewhere})
+    await ctx.node.store.forget_connections(player, [(n, i) for n, i in elsewhere if n not in alive])
+    return here + sum(node in alive for node, _ in elsewhere)
 
 
 async def resume_seat(ctx: Context, link: ClientLink, runner: RoomRunner, request_id: int) -> None:
@@ -74,6 +89,11 @@ async def disconnected(ctx: Context, link: ClientLink) -> None:
     ctx.links.discard(link)
     if ctx.forwarder is not None and link.relay is None:
         ctx.forwarder.dropped(link)
+    if link.player is not None and ctx.node is not None and link.relay is None:
+        try:
+            await ctx.node.store.connected(link.player, ctx.node.id, link.id, False)
+        except StoreUnavailable as error:
+            logger.warning("%s's closed connection still counted: %s", link.name, error)
     if link.player is not None:
         links = ctx.by_player.get(link.player, set())
         links.discard(link)

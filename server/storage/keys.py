@@ -23,6 +23,7 @@ key                                            type    holds
 ``sr:node:{<node>}:lobby``                     string  the node's public rooms (msgpack; PX)
 ``sr:nodes``                                   set     ids of the nodes that said they started
 ``sr:seats:{<id>}``                            set     codes of the unfinished rooms the player races in
+``sr:conns:{<id>}``                            set     the player's connections: ``<node>/<connection id>``
 ``sr:lease:<name>``                            string  ``<node>``: who runs a once-per-service job (PX)
 ``sr:qm:{<game>}``                             hash    the quick-match line: player -> entry (msgpack)
 ``sr:daily-attempt:<game>:<date>:<id>``        string  ``1``: the player's ranked attempt has started
@@ -111,6 +112,9 @@ class Keys:
 
     def seats(self, player: str) -> str:
         return f"{self.prefix}seats:{{{key_part(player)}}}"
+
+    def connections(self, player: str) -> str:
+        return f"{self.prefix}conns:{{{key_part(player)}}}"
 
     def lease(self, name: str) -> str:
         return f"{self.prefix}lease:{key_part(name)}"

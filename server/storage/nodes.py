@@ -214,6 +214,33 @@ class NodeStore:
             codes = await self._storage.redis.smembers(self.keys.seats(player))
         return sorted(as_text(code) for code in codes)
 
+    # -- connections -----------------------------------------------------------------------
+
+    async def connections(self, player: str) -> list[tuple[str, int]]:
+        """The player's open connections on every node, as (node, connection id)."""
+        with self._storage.guard(f"count {player}'s connections"):
+            members = await self._storage.redis.smembers(self.keys.connections(player))
+        found = []
+        for member in members:
+            node, _, link = as_text(member).rpartition("/")
+            if link.isdigit():
+                found.append((node, int(link)))
+        return found
+
+    async def connected(self, player: str, node: str, link: int, open_: bool) -> None:
+        """Note (or forget) connection ``link`` of ``node`` as the player's."""
+        key, member = self.keys.connections(player), f"{node}/{link}"
+        with self._storage.guard(f"note {player}'s connection"):
+            if open_:
+                await self._storage.redis.sadd(key, member)
+            else:
+                await self._storage.redis.srem(key, member)
+
+    async def forget_connections(self, player: str, members: list[tuple[str, int]]) -> None:
+        if members:
+            with self._storage.guard(f"forget {player}'s connections on stopped nodes"):
+                await self._storage.redis.srem(self.keys.connections(player), *[f"{n}/{i}" for n, i in members])
+
     # -- lobby ------------------------------------------------------------------------------
 
     async def publish_lobby(self, node: str, summaries: bytes, ttl_ms: int) -> None:

@@ -245,3 +245,18 @@ async def test_a_finished_race_is_recorded_on_every_node(service: Service) -> No
 
     counted = await eventually_async(stats, lambda s: s.races_started >= 1)
     assert counted.races_finished == 0
+
+
+async def test_connection_limit_holds_across_nodes(service: Service) -> None:
+    if service.redis_url.startswith("redis+cluster"):
+        pytest.skip("the same on a Cluster: one key per player")
+    a, b, c = await service.start(3)
+    first = await service.connect(a, "Ann")
+    for node in (a, a, b, b):  # five connections in all, the most a player may have
+        await service.connect(node, "Ann", resume=first.resume)
+    with pytest.raises(ServerError) as refused:
+        await service.connect(c, "Ann", resume=first.resume)
+    assert refused.value.code == "too-many-connections"
+    await first.close()
+    await asyncio.sleep(0.5)  # node A forgets the closed connection
+    await service.connect(c, "Ann", resume=first.resume)
