@@ -91,7 +91,12 @@ def stop_nodes(nodes: list[Node]) -> None:
         if node.process.poll() is None:
             node.process.terminate()
     for node in nodes:
-        node.process.wait(20)
+        try:
+            node.process.wait(20)
+        except subprocess.TimeoutExpired:
+            print(f"node on port {node.port} did not stop within 20 s: killed", file=sys.stderr)
+            node.process.kill()
+            node.process.wait()
 
 
 def caught_up(mirror: RoomMirror, version: int, seat: int) -> bool:

@@ -217,6 +217,8 @@ class RaceServer:
         loop_lag, gc_pauses = self._monitors
         await loop_lag.stop()
         gc_pauses.stop()
+        if self.router is not None:
+            self.router.stop_forwarding()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

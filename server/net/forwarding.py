@@ -135,6 +135,19 @@ class Router:
         self._outbox: dict[str, list[Message]] = {}
         self._writers: dict[str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = False
+
+    def stop_forwarding(self) -> None:
+        """The server is stopping: requests waiting on other nodes fail at once, and no new
+        one is forwarded (connections must close now, not after the forwarding timeout)."""
+        self._stopping = True
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(StoreUnavailable("storage unavailable: this server is shutting down"))
+
+    def _check_running(self) -> None:
+        if self._stopping:
+            raise StoreUnavailable("storage unavailable: this server is shutting down")
 
     # -- the client's side --------------------------------------------------------------
 
@@ -192,6 +205,7 @@ class Router:
         node is waited for until its lease expires, then claimed."""
         deadline = time.monotonic() + self.leases.ttl + 1.0
         while True:
+            self._check_running()
             if self.ctx.rooms.live(code):
                 return None
             claim = await self.leases.claim(code)
@@ -213,6 +227,7 @@ class Router:
             await asyncio.sleep(0.1)
 
     async def _ask(self, owner: str, link: ClientLink, message: Request | Resume) -> Done:
+        self._check_running()
         self._local[link.id] = link
         future: asyncio.Future[Done] = asyncio.get_running_loop().create_future()
         self._pending[message.seq] = future
