@@ -18,6 +18,7 @@ with its resume token and is seated on the room's new owner).
 from __future__ import annotations
 
 import argparse
+import os
 import asyncio
 import contextlib
 import functools
@@ -56,6 +57,7 @@ class Latencies:
 class Node:
     process: subprocess.Popen[bytes]
     port: int
+    log: Path
 
     @property
     def url(self) -> str:
@@ -66,12 +68,13 @@ async def start_nodes(count: int, redis_url: str, logs: Path) -> list[Node]:
     nodes = []
     for _ in range(count):
         port = free_port()
-        log = (logs / f"node-{port}.log").open("wb")
+        log_path = logs / f"node-{port}.log"
+        log = log_path.open("wb")
         command = [
             sys.executable, "-m", "server", "--port", str(port), "--redis-url", redis_url,
-            "--solver-workers", "0", "--node-ttl", str(NODE_TTL), "--log-level", "WARNING",
+            "--solver-workers", "0", "--node-ttl", str(NODE_TTL), "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"),
         ]  # fmt: skip
-        nodes.append(Node(subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), port))
+        nodes.append(Node(subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), port, log_path))
     for node in nodes:
         deadline = time.monotonic() + 30
         while True:
@@ -94,7 +97,8 @@ def stop_nodes(nodes: list[Node]) -> None:
         try:
             node.process.wait(20)
         except subprocess.TimeoutExpired:
-            print(f"node on port {node.port} did not stop within 20 s: killed", file=sys.stderr)
+            tail = "\n".join(node.log.read_text().splitlines()[-40:])
+            print(f"node on port {node.port} did not stop within 20 s: killed\n{tail}", file=sys.stderr)
             node.process.kill()
             node.process.wait()
 
