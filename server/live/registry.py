@@ -231,7 +231,14 @@ class Registry:
         from time to time: a room whose owner died is taken over here, its timers going on);
         return how many were loaded."""
         restored = 0
-        for code in await self._store.active():
+        codes = [code for code in await self._store.active() if not self.live(code)]
+        if self.leases is not None and self.is_alive is not None:
+            # One round trip for every room's holder, then claims only where one may succeed:
+            # this runs every half TTL on every node.
+            holders = await self.leases.store.owners(codes)
+            alive = await self.is_alive({h for h in holders.values() if h is not None} - {self.leases.node})
+            codes = [code for code in codes if holders.get(code) not in alive]
+        for code in codes:
             if self.live(code):
                 continue
             if self.leases is not None:

@@ -168,6 +168,17 @@ class NodeStore:
             value = await self._storage.redis.get(self.keys.room_owner(code))
         return None if value is None else node_of(as_text(value))
 
+    async def owners(self, codes: list[str]) -> dict[str, str | None]:
+        """The node holding each room's lease (None: nobody), in one round trip."""
+        if not codes:
+            return {}
+        with self._storage.guard(f"look up the owners of {len(codes)} rooms"):
+            async with self._storage.redis.pipeline(transaction=False) as pipe:
+                for code in codes:
+                    pipe.get(self.keys.room_owner(code))
+                values = await pipe.execute()
+        return {code: None if v is None else node_of(as_text(v)) for code, v in zip(codes, values, strict=True)}
+
     async def renew(self, leases: dict[str, str], ttl_ms: int) -> dict[str, bool]:
         """Extend each room's lease (code -> lease) by ``ttl_ms``; code -> still ours."""
         if not leases:

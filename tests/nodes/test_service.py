@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import signal
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -32,6 +34,7 @@ from server.storage.embedded import EmbeddedRedis
 from tests.nodes.conftest import NODE_TTL, Service
 
 pytestmark = pytest.mark.asyncio
+T = TypeVar("T")
 
 
 async def play_one(racer: RaceClient, code: str) -> int:
@@ -95,7 +98,8 @@ async def lobby_codes(client: RaceClient) -> set[str]:
     return {room.code for room in reply.rooms}
 
 
-async def eventually_async(probe, check, timeout: float = 10.0):  # type: ignore[no-untyped-def]
+async def eventually_async(probe: Callable[[], Awaitable[T]], check: Callable[[T], bool], timeout: float = 10.0) -> T:
+    """Call ``probe`` until ``check`` accepts what it returns; return that."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         value = await probe()
