@@ -159,6 +159,8 @@ class Plan:
     cpus: tuple[int, ...] | None = None
     #: Name prefix of the bots' players (several fleets on one server keep theirs apart).
     name: str = "bot"
+    #: The rooms' spectator delay in seconds (None: the server's default, 0 for private rooms).
+    spectator_delay: float | None = None
 
 
 def local_legal_moves(variant: type[Game], board: Sequence[Sequence[int | None]]) -> list[str]:
@@ -356,20 +358,25 @@ class Bot:
 
 
 class Ramp:
-    """Counts rooms that have settled (racing, or given up); says 'ready' to the parent once all have."""
+    """Counts rooms that have settled (racing, or given up); says 'ready' to the parent once all have,
+    with the codes of the rooms that race (so other tools can spectate them)."""
 
     def __init__(self, rooms: int, pipe: multiprocessing.connection.Connection) -> None:
         self.rooms = rooms
         self.pipe = pipe
         self.settled = 0
         self.racing = 0
+        self.codes: list[str] = []
         self.started = time.monotonic()
 
-    def settle(self, racing: bool) -> None:
+    def settle(self, code: str | None) -> None:
+        """One more room settled: racing as ``code``, or given up (None)."""
         self.settled += 1
-        self.racing += racing
+        if code is not None:
+            self.racing += 1
+            self.codes.append(code)
         if self.settled == self.rooms:
-            self.pipe.send(("ready", time.monotonic() - self.started, self.racing))
+            self.pipe.send(("ready", time.monotonic() - self.started, self.racing, self.codes))
 
 
 async def run_room(
@@ -397,7 +404,7 @@ async def run_room(
                 recorder.result.connections += 1
                 bots.append(Bot(client, recorder, pacer, plan, rng))
             creator = bots[0]
-            options = RoomOptions(max_racers=plan.per_room)
+            options = RoomOptions(max_racers=plan.per_room, spectator_delay=plan.spectator_delay)
             variant = plan.variant
             joined = await creator.call(lambda i: CreateRoom(id=i, variant=variant, options=options))  # type: ignore[arg-type]
             if not isinstance(joined, Joined):
@@ -418,7 +425,7 @@ async def run_room(
             recorder.result.races += 1
             if not settled:
                 settled = True
-                ramp.settle(True)
+                ramp.settle(code)
             await asyncio.gather(*(bot.race(stop) for bot in bots))
             if not all([await bot.wait_state("finished", stop) for bot in bots]):
                 break
@@ -432,7 +439,7 @@ async def run_room(
                 await bot.client.request(lambda i: Leave(id=i, room=code), timeout=5)
     finally:
         if not settled:
-            ramp.settle(False)
+            ramp.settle(None)
         await asyncio.gather(*(bot.client.close() for bot in bots), return_exceptions=True)
 
 

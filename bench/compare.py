@@ -16,6 +16,8 @@ same bots (pinned to ``--client-cpus``):
   second, and CPU per move there.
 
 Every phase gets fresh connections and rooms. The ratio column is server / relay.
+``--phases 1,3`` runs only those of the four (numbered as listed above: paced with the ask,
+paced without, saturated with, saturated without).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+from collections import Counter
 
 from bench.load import LoadRun, measure, plan_of
 from bench.spawn import SpawnedServer, check_loopback, parse_cpus, raise_nofile_limit, spawn_server
@@ -88,9 +91,10 @@ def describe(phase: Phase, runs: dict[str, LoadRun]) -> list[str]:
     for label, fraction in (("move->ack p50", 0.5), ("move->ack p99", 0.99)):
         lines.append(_row(label, percentile(relay.ack(), fraction), percentile(server.ack(), fraction), " ms", 1000, 2))
     for name, run in runs.items():
-        errors = len([1 for t, _ in run.result.errors if run.start <= t < run.end])
+        errors = Counter(code for t, code in run.result.errors if run.start <= t < run.end)
         if errors:
-            lines.append(f"  {name}: {errors} errors in the window")
+            listed = ", ".join(f"{code} x{n}" for code, n in errors.most_common())
+            lines.append(f"  {name}: errors in the window: {listed}")
     return lines
 
 
@@ -109,7 +113,9 @@ def run_compare(args: argparse.Namespace) -> str:
             f"{os.cpu_count()} cores; server and its Redis on CPUs {args.server_cpus or 'any'}, "
             f"load generator ({args.workers} workers) on CPUs {args.client_cpus or 'any'}",
         ]
-        for phase in PHASES:
+        for number, phase in enumerate(PHASES, 1):
+            if args.phases and number not in args.phases:
+                continue
             runs = {}
             for name in TARGETS:
                 runs[name] = run_phase(args, phase, targets[name])

@@ -62,6 +62,8 @@ class Fleet:
             self.pipes.append(ours)
             self.processes.append(process)
         self.started = time.monotonic()
+        #: Codes of the rooms racing, once :meth:`wait_ready` has returned.
+        self.rooms: list[str] = []
 
     @property
     def pids(self) -> list[int]:
@@ -73,8 +75,9 @@ class Fleet:
         for pipe in self.pipes:
             remaining = max(0.1, timeout - (time.monotonic() - self.started))
             if pipe.poll(remaining):
-                _, _seconds, rooms = pipe.recv()
+                _, _seconds, rooms, codes = pipe.recv()
                 racing += rooms
+                self.rooms += codes
         return racing, time.monotonic() - self.started
 
     def stop(self) -> WorkerResult:

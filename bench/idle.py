@@ -24,7 +24,15 @@ import signal
 import time
 from dataclasses import dataclass
 
-from bench.spawn import ProcSample, check_loopback, describe_memory, raise_nofile_limit, redis_child, spawn_server
+from bench.spawn import (
+    ProcSample,
+    check_loopback,
+    describe_memory,
+    exit_on_sigterm,
+    raise_nofile_limit,
+    redis_child,
+    spawn_server,
+)
 from client.lib.connection import RaceClient, ServerError
 
 
@@ -160,6 +168,7 @@ def run(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    exit_on_sigterm()
     print(run(parse_args(argv)))
 
 

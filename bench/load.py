@@ -44,6 +44,7 @@ from bench.spawn import (
     SpawnedServer,
     check_loopback,
     describe_memory,
+    exit_on_sigterm,
     machine_cpu,
     parse_cpus,
     raise_nofile_limit,
@@ -87,6 +88,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--client-cpus", help="pin the load generator's workers, e.g. 1")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--compare", action="store_true", help="relay against server, side by side (see bench.compare)")
+    parser.add_argument(
+        "--phases",
+        type=lambda text: {int(n) for n in text.split(",")},
+        help="with --compare: only these phases (1-4: paced/asked, paced/not, saturated/asked, saturated/not)",
+    )
     parser.add_argument(
         "--saturation-bot-rate", type=float, default=20.0, help="with --compare: most moves a second a bot saturating"
     )
@@ -271,6 +277,7 @@ def run(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    exit_on_sigterm()
     args = parse_args(argv)
     if args.compare:
         from bench.compare import run_compare

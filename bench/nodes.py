@@ -18,10 +18,10 @@ with its resume token and is seated on the room's new owner).
 from __future__ import annotations
 
 import argparse
-import os
 import asyncio
 import contextlib
 import functools
+import os
 import random
 import signal
 import subprocess
@@ -72,7 +72,8 @@ async def start_nodes(count: int, redis_url: str, logs: Path) -> list[Node]:
         log = log_path.open("wb")
         command = [
             sys.executable, "-m", "server", "--port", str(port), "--redis-url", redis_url,
-            "--solver-workers", "0", "--node-ttl", str(NODE_TTL), "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"),
+            "--solver-workers", "0", "--node-ttl", str(NODE_TTL),
+            "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"),
         ]  # fmt: skip
         nodes.append(Node(subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), port, log_path))
     for node in nodes:

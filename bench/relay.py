@@ -17,7 +17,7 @@ and everyone is ready (no countdown), accepts any move text, and finishes when e
 has resigned. Nothing is ever restored: it is a measuring stick, not a server.
 
 Without ``--redis-url`` it starts its own Redis exactly as the server does
-(:class:`server.redis_process.EmbeddedRedis`, in ``--data-dir`` or a temporary directory).
+(:class:`server.storage.embedded.EmbeddedRedis`, in ``--data-dir`` or a temporary directory).
 """
 
 from __future__ import annotations
@@ -37,8 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from redis.asyncio import Redis
-from server.redis_process import EmbeddedRedis
+from redis.asyncio import BlockingConnectionPool, Redis
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 
@@ -79,11 +78,14 @@ from protocol.messages import (
     Update,
     Welcome,
 )
+from server.storage.embedded import EmbeddedRedis
 
 logger = logging.getLogger("relay")
 
 #: What ``legal_moves`` always answers: moves the bots can choose among (the relay takes any).
 LEGAL_MOVES = ["QS>5", "7H>3", "JD>1", "9C>6", "deal"]
+#: Redis connections at most (as many as the server's store uses).
+POOL_SIZE = 50
 #: The same frame limit as the server's.
 MAX_FRAME = 256 * 1024
 
@@ -397,7 +399,9 @@ async def serve_relay(args: argparse.Namespace) -> None:
             data_dir = args.data_dir or Path(temporary.enter_context(tempfile.TemporaryDirectory(prefix="relay-")))
             embedded = EmbeddedRedis(data_dir)
             url = await embedded.start()
-        redis = Redis.from_url(url)
+        # A blocking pool like the server's: past its size a command waits for a connection
+        # instead of failing with "too many connections" under a burst.
+        redis = Redis.from_pool(BlockingConnectionPool.from_url(url, max_connections=POOL_SIZE, timeout=10))
         try:
             relay = Relay(redis)
             async with serve(relay.connection, args.host, args.port, compression=None, max_size=MAX_FRAME):

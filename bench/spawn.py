@@ -8,6 +8,8 @@ inherits the pinning). :class:`ProcSample` reads a process's CPU time and RSS.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import os
 import resource
 import signal
@@ -29,6 +31,11 @@ def raise_nofile_limit() -> int:
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     return hard
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM raise SystemExit, so a bench stopped with ``kill`` still stops what it started."""
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: sys.exit(143))
 
 
 def pin(cpus: Sequence[int] | None) -> None:
@@ -79,6 +86,37 @@ class ProcSample:
                 key, _, value = line.partition(":")
                 status[key] = value.split()
         return cls(pid, cpu, int(status["VmRSS"][0]), int(status["VmHWM"][0]))
+
+
+def precise_cpu(pid: int) -> float:
+    """CPU seconds the process has run so far, to the nanosecond (the scheduler's own count, summed
+    over its threads from /proc/<pid>/task/*/schedstat); /proc/<pid>/stat counts 10 ms ticks."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+        except OSError:
+            continue  # the thread has just ended
+    return total / 1e9
+
+
+def send_queue_bytes(port: int) -> int:
+    """Bytes waiting in the kernel's send queues of the TCP connections whose local port is ``port``
+    (the server's side of its connections), from /proc/net/tcp: memory a slow reader costs the
+    machine before any of it shows in the server's RSS."""
+    total = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as text:
+                next(text)
+                for line in text:
+                    fields = line.split()
+                    if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        total += int(fields[4].split(":")[0], 16)
+        except OSError:
+            continue
+    return total
 
 
 def child_pids(parent: int) -> Iterator[tuple[int, str]]:
@@ -202,3 +240,34 @@ def machine_cpu() -> tuple[float, float]:
 
 def describe_memory(sample: ProcSample) -> str:
     return f"{sample.rss_kb / 1024:.1f} MB (peak {sample.hwm_kb / 1024:.1f} MB)"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A server a bench measures: where it listens, and its pid when known."""
+
+    url: str
+    pid: int | None
+
+    def cpu(self) -> float:
+        return precise_cpu(self.pid) if self.pid is not None else float("nan")
+
+    def rss_mb(self) -> float:
+        return ProcSample.read(self.pid).rss_kb / 1024 if self.pid is not None else float("nan")
+
+    def send_queue_mb(self) -> float:
+        """What the kernel holds in the send queues of the server's connections (see :func:`send_queue_bytes`)."""
+        return send_queue_bytes(urlsplit(self.url).port or 80) / 1e6
+
+
+@contextlib.contextmanager
+def target(args: argparse.Namespace) -> Iterator[Target]:
+    """The race server to measure: started for the run (``args.spawn``, pinned to ``args.server_cpus``),
+    or the one at ``args.url`` (pid ``args.server_pid``, if given)."""
+    raise_nofile_limit()
+    if args.spawn:
+        with spawn_server(cpus=parse_cpus(args.server_cpus)) as spawned:
+            yield Target(spawned.url, spawned.pid)
+    else:
+        check_loopback(args.url)
+        yield Target(args.url, args.server_pid)

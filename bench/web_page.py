@@ -23,10 +23,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from client.bot import Bot
-from client.connection import RaceClient
 from playwright.sync_api import sync_playwright
 
+from client.lib.bot import Bot
+from client.lib.connection import RaceClient
 from protocol.messages import CreateRoom, Joined, RoomOptions
 from server.app import RaceServer
 from server.config import Config
@@ -80,7 +80,8 @@ def load(browser: Any, url: str, selector: str) -> dict[str, Any]:
 
 def report(name: str, runs: list[dict[str, Any]]) -> None:
     for run in runs:
-        print(f"  {name}: {run['bytes']:,} bytes in {run['files']} files; FCP {run['fcp']:.0f} ms; drawn {run['content']:.0f} ms")
+        timing = f"FCP {run['fcp']:.0f} ms; drawn {run['content']:.0f} ms"
+        print(f"  {name}: {run['bytes']:,} bytes in {run['files']} files; {timing}")
     print(
         f"{name}: median {statistics.median(r['bytes'] for r in runs):,.0f} bytes transferred "
         f"({statistics.median(r['body'] for r in runs):,.0f} of bodies), "

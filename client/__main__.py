@@ -53,6 +53,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     play.add_argument("--bot", action="store_true", help="start a race against a bot at once")
     play.add_argument("--variant", choices=GAMES, default="scorpion", help="(--bot) the game (default scorpion)")
     play.add_argument("--level", choices=LEVELS, default="medium", help="(--bot) the bot's level (default medium)")
+    play.add_argument("--delay", type=float, default=None, help="(--bot) seconds between the bot's moves")
     commands.add_parser("rooms", help="list the public rooms")
     watch = commands.add_parser("watch", help="spectate a room")
     watch.add_argument("code", help="the room code")
@@ -116,7 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.command in (None, "play") or (args.command == "watch" and not args.plain):
         bot_race = (args.variant, args.level) if args.command == "play" and args.bot else None
-        app = RaceApp(args.server, config_dir=args.config_dir, watch=getattr(args, "code", None), bot_race=bot_race)
+        app = RaceApp(
+            args.server,
+            config_dir=args.config_dir,
+            watch=getattr(args, "code", None),
+            bot_race=bot_race,
+            bot_delay=getattr(args, "delay", None),
+        )
         app.run()
         return app.return_code or 0
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

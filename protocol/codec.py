@@ -21,7 +21,7 @@ CLIENT_LIMITS = ShapeLimits(depth=8, length=128, values=256)
 
 class MalformedFrame(ValueError):
     """A frame that cannot be read as a protocol message. ``code`` is the error code to
-    answer with (``bad-frame`` or ``invalid-message``); ``request_id`` is the frame's
+    answer with (``bad-frame``, ``invalid-message`` or ``unknown-type``); ``request_id`` is the frame's
     ``id`` if one could be read."""
 
     def __init__(self, code: str, message: str, request_id: int | None = None) -> None:

@@ -1,23 +1,53 @@
-"""``python -m server``: run the race server (see ``--help``)."""
+"""``python -m server``: run the race server (see ``--help``).
+
+Start-up mistakes end in one line on stderr that says what to do: exit code 2 for a bad
+setting, 1 for a resource that cannot be had (port in use, data folder in use, Redis out of
+reach or not installed). The traceback is shown only with ``--log-level DEBUG``.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 
 from server.app import run
-from server.config import parse_args
-from server.ops.local_nodes import run_nodes
+from server.config import SettingError, parse_args
+from server.local_nodes import run_nodes
 from server.ops.logging_setup import setup_logging
+from server.storage.connection import StoreUnavailable
+from server.storage.embedded import EmbeddedRedisError
+
+logger = logging.getLogger("server")
 
 
 def main(argv: list[str] | None = None) -> None:
-    config = parse_args(argv)
+    try:
+        config = parse_args(argv)
+    except SettingError as error:
+        print(f"solitaire-race-server: {error} (see --help)", file=sys.stderr)
+        raise SystemExit(2) from None
     setup_logging(config.log_level, config.log_format)
-    if config.nodes > 1 and config.redis_url is None:
-        asyncio.run(run_nodes(config, sys.argv[1:] if argv is None else argv))
-    else:
-        asyncio.run(run(config))
+    try:
+        if config.nodes > 1 and config.redis_url is None:
+            asyncio.run(run_nodes(config, sys.argv[1:] if argv is None else argv))
+        else:
+            asyncio.run(run(config))
+    except KeyboardInterrupt:
+        pass
+    except (OSError, EmbeddedRedisError, StoreUnavailable) as error:
+        if config.log_level == "DEBUG":
+            logger.exception("start-up failed")
+        print(f"solitaire-race-server: cannot start: {_advice(error)}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def _advice(error: Exception) -> str:
+    if isinstance(error, OSError) and error.errno == 98:
+        return f"{error.strerror}: another program listens on that port; pick another with --port"
+    if isinstance(error, StoreUnavailable):
+        return f"{error}; check --redis-url (REDIS_URL), or leave it out to run the embedded Redis"
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
 if __name__ == "__main__":

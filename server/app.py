@@ -14,7 +14,6 @@ import resource
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 
 from websockets.asyncio.server import Server, serve
 
@@ -28,7 +27,7 @@ from server.live.nodes import Node
 from server.live.recording import RaceRecorder
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
-from server.net.edge import HARD_FRAME_LIMIT, Edge
+from server.net.edge import HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
 from server.net.forwarding import Router
 from server.net.http import HttpRoutes
 from server.ops.metrics import REDIS_COMMAND_SECONDS, SPECTATOR_DELIVERIES, GcPauseMonitor, LoopLagMonitor, watch_rooms
@@ -44,6 +43,7 @@ from server.storage.nodes import NodeStore
 from server.storage.players import PlayerStore
 from server.storage.rooms import RoomStore
 from server.supply.certified import DailyDeals, WinnablePool
+from server.supply.workers import solver_pool
 
 logger = logging.getLogger("server")
 
@@ -96,7 +96,7 @@ class RaceServer:
         secret = await players.server_secret()
         if config.solver_workers > 0:
             # Solving is CPU-bound: it runs in worker processes, never on the event loop.
-            self._executor = ProcessPoolExecutor(config.solver_workers, mp_context=get_context("spawn"))
+            self._executor = solver_pool(config.solver_workers)
             deals = DealStore(storage)
             self._daily = DailyDeals(deals, secret, config.solver_budget, self._executor)
             self._pool = WinnablePool(deals, config.solver_budget, config.pool_size, self._executor)
@@ -145,6 +145,9 @@ class RaceServer:
             config.port,
             compression="deflate" if config.compression else None,
             max_size=HARD_FRAME_LIMIT,
+            # Requests are served one at a time: a few frames waiting is plenty, and it bounds
+            # what one connection can make the server hold (max_queue x max_size).
+            max_queue=RECEIVE_QUEUE,
             process_request=HttpRoutes(self.readiness, config.allowed_origins),
         )
         node.address = f"{config.host}:{self.port}"
@@ -253,7 +256,8 @@ class RaceServer:
             await self.storage.close()
         if self.embedded is not None:
             await self.embedded.stop()
-        logger.info("server stopped")
+        if self.listener is not None:
+            logger.info("server stopped")
 
     async def __aenter__(self) -> RaceServer:
         try:
@@ -278,7 +282,7 @@ def _connection_cap(wanted: int) -> int:
             soft = target
     cap = min(wanted, max(16, soft - _SPARE_DESCRIPTORS))
     if cap < wanted:
-        logger.info("descriptor limit %d: at most %d connections (not %d)", soft, cap, wanted)
+        logger.debug("descriptor limit %d: at most %d connections (not %d)", soft, cap, wanted)
     return cap
 
 

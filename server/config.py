@@ -1,161 +1,178 @@
-"""Server settings, from command-line flags and environment variables (flags win)."""
+"""Server settings, each declared once: its flag, environment variable, default, check and help.
+
+Every field of :class:`Config` is a setting. ``--help`` lists them with their defaults; a flag
+wins over its environment variable (the field name in upper case: ``--solver-workers`` and
+``SOLVER_WORKERS``), which wins over the default. A value that is not valid stops start-up with
+:class:`SettingError`, one line naming the setting.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Final
+
+_LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+class SettingError(ValueError):
+    """A setting with a value that cannot be used; the message names it and says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    help: str
+    parse: Callable[[str], Any]
+    check: Callable[[Any], str | None]  # the problem with a parsed value, or None
+
+
+def _setting(
+    default: Any,
+    help: str,
+    parse: Callable[[str], Any] = str,
+    minimum: float | None = None,
+    choices: tuple[str, ...] | None = None,
+) -> Any:
+    def check(value: Any) -> str | None:
+        if minimum is not None and value is not None and value < minimum:
+            return f"must be at least {minimum:g}"
+        if choices is not None and value not in choices:
+            return f"must be one of {', '.join(choices)}"
+        return None
+
+    return field(default=default, metadata={"spec": _Spec(help, parse, check)})
+
+
+def _flag(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "on", "true", "yes"):
+        return True
+    if lowered in ("0", "off", "false", "no", ""):
+        return False
+    raise ValueError(f"{text!r} is not on or off")
+
+
+def _redis_url(text: str) -> str | None:
+    if not text:
+        return None
+    if not text.startswith(("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")):
+        raise ValueError("a Redis URL starts with redis://, rediss://, unix:// or redis+cluster://")
+    return text
+
+
+def _origins(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    host: str = "127.0.0.1"
-    port: int = 8765
-    #: Redis to use; None starts the embedded one, persisting to ``data_dir``.
-    redis_url: str | None = None
-    data_dir: Path = Path("data")
-    log_level: str = "INFO"
-    #: permessage-deflate: off by default (it costs CPU and memory for our small frames).
-    compression: bool = False
-    #: Seconds a disconnected racer keeps the seat.
-    grace: float = 60.0
-    #: Seconds a finished room's record and move logs stay in Redis.
-    finished_ttl: int = 7 * 24 * 3600
-    #: Largest frame answered with an error; larger ones close the connection (1009).
-    max_frame: int = 16 * 1024
-    rate: float = 50.0
-    burst: float = 100.0
-    #: Offences (bad frames, rate-limited requests) in ``offence_window`` seconds before 1008.
-    offence_limit: int = 200
-    offence_window: float = 10.0
-    max_connections_per_player: int = 5
-    max_rooms_per_player: int = 5
-    max_connections: int = 20_000
-    key_prefix: str = "sr:"
-    #: Worker processes for the solver (daily deals, the pool of winnable race deals);
-    #: 0 turns both off (no daily challenge; races use random deals).
-    solver_workers: int = 1
-    #: Seconds the solver may spend certifying one deal.
-    solver_budget: float = 10.0
-    #: Certified winnable deals kept ready per game.
-    pool_size: int = 20
-    #: ``text`` or ``json`` (one JSON object a line).
-    log_format: str = "text"
-    #: Seconds between turning not ready (SIGTERM) and shutting down.
-    drain: float = 0.0
-    #: Browser origins, besides the web page's own, allowed to open websockets (``*``: any).
-    allowed_origins: tuple[str, ...] = ()
-    #: Seconds a node's heartbeat and room leases live unrenewed: how long a dead node's
-    #: rooms wait before another node takes them over.
-    node_ttl: float = 5.0
-    #: ``python -m server --nodes N``: run N server processes (ports ``port`` to
-    #: ``port + N - 1``) on one embedded Redis, a local multi-node service.
-    nodes: int = 1
+    host: str = _setting("127.0.0.1", "address to listen on")
+    port: int = _setting(8765, "port to listen on (0: any free port)", int, minimum=0)
+    redis_url: str | None = _setting(
+        None,
+        "Redis to use (redis://, rediss://, unix://, redis+cluster://); without it the server runs its own",
+        _redis_url,
+    )
+    data_dir: Path = _setting(Path("data"), "where the embedded Redis keeps its data", Path)
+    log_level: str = _setting("INFO", "log level", str.upper, choices=_LOG_LEVELS)
+    log_format: str = _setting("text", "text, or json (one JSON object a line)", str.lower, choices=("text", "json"))
+    compression: bool = _setting(False, "permessage-deflate (costs CPU and memory for small frames)", _flag)
+    grace: float = _setting(60.0, "seconds a dropped racer keeps the seat", float, minimum=1)
+    finished_ttl: int = _setting(7 * 24 * 3600, "seconds finished rooms and their logs are kept", int, minimum=60)
+    max_frame: int = _setting(16 * 1024, "largest frame answered (larger: frame-too-large)", int, minimum=256)
+    rate: float = _setting(50.0, "requests a second per connection, on average", float, minimum=1)
+    burst: float = _setting(100.0, "requests per connection in a burst", float, minimum=1)
+    offence_limit: int = _setting(200, "offences within the offence window before a 1008 close", int, minimum=1)
+    offence_window: float = _setting(10.0, "seconds of the offence window", float, minimum=1)
+    max_connections_per_player: int = _setting(5, "connections one player may have open", int, minimum=1)
+    max_rooms_per_player: int = _setting(5, "unfinished rooms one player may race in", int, minimum=1)
+    write_buffer_cap: int = _setting(
+        1024 * 1024, "bytes a connection may leave unread before it is closed (4008)", int, minimum=4096
+    )
+    rooms_per_hour: int = _setting(120, "rooms one player may create in an hour", int, minimum=1)
+    max_connections: int = _setting(20_000, "connections the server accepts (capped by descriptors)", int, minimum=1)
+    key_prefix: str = _setting("sr:", "prefix of every Redis key (several servers can share a Redis)")
+    solver_workers: int = _setting(
+        1, "solver processes; 0 turns daily challenges and winnable deals off", int, minimum=0
+    )
+    solver_budget: float = _setting(10.0, "seconds the solver may spend certifying one deal", float, minimum=0.1)
+    pool_size: int = _setting(20, "certified winnable deals kept ready per game", int, minimum=1)
+    drain: float = _setting(0.0, "seconds between turning not ready (SIGTERM) and shutting down", float, minimum=0)
+    allowed_origins: tuple[str, ...] = _setting(
+        (), "browser origins besides the page's own allowed to open websockets (comma-separated; * any)", _origins
+    )
+    node_ttl: float = _setting(
+        5.0, "seconds a node's heartbeat and room leases live unrenewed (a dead node's rooms move after it)", float,
+        minimum=0.5,
+    )  # fmt: skip
+    nodes: int = _setting(
+        1, "run this many server processes on ports PORT, PORT+1, ... sharing one embedded Redis", int, minimum=1
+    )
+
+    def __post_init__(self) -> None:
+        for item in dataclasses.fields(self):
+            problem = _spec(item).check(getattr(self, item.name))
+            if problem is not None:
+                raise SettingError(
+                    f"--{_dashed(item.name)} ({item.name.upper()}) {problem}, not {getattr(self, item.name)!r}"
+                )
 
 
-def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = None) -> Config:
-    """A :class:`Config` from ``argv`` and ``environ`` (``os.environ`` by default)."""
+def _spec(item: dataclasses.Field[Any]) -> _Spec:
+    spec = item.metadata["spec"]
+    assert isinstance(spec, _Spec)
+    return spec
+
+
+def _dashed(name: str) -> str:
+    return name.replace("_", "-")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise SettingError(message)
+
+
+def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """A :class:`Config` from ``argv`` and ``environ`` (``os.environ`` by default); raises
+    :class:`SettingError` for a value that cannot be used."""
     env = os.environ if environ is None else environ
-    default = Config()
-    parser = argparse.ArgumentParser(prog="python -m server", description="The Solitaire Race server.")
-    parser.add_argument("--host", default=env.get("HOST", default.host), help="address to listen on (HOST)")
-    parser.add_argument("--port", type=int, default=int(env.get("PORT", default.port)), help="port (PORT)")
-    parser.add_argument(
-        "--redis-url",
-        default=env.get("REDIS_URL") or None,
-        help="Redis to use (REDIS_URL); without it the server runs its own, persisting to --data-dir",
+    parser = _Parser(
+        prog="python -m server",
+        description="The Solitaire Race server. Each flag has an environment variable; flags win.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=Path(env.get("DATA_DIR", default.data_dir)),
-        help="embedded Redis data (DATA_DIR)",
-    )
-    parser.add_argument(
-        "--log-level", default=env.get("LOG_LEVEL", default.log_level), help="DEBUG, INFO, WARNING (LOG_LEVEL)"
-    )
-    parser.add_argument(
-        "--compression",
-        action=argparse.BooleanOptionalAction,
-        default=env.get("COMPRESSION", "off").lower() in ("1", "on", "true", "yes"),
-        help="permessage-deflate (COMPRESSION=on); off by default",
-    )
-    parser.add_argument(
-        "--grace",
-        type=float,
-        default=float(env.get("GRACE", default.grace)),
-        help="seconds a dropped racer keeps the seat (GRACE)",
-    )
-    parser.add_argument(
-        "--finished-ttl",
-        type=int,
-        default=int(env.get("FINISHED_TTL", default.finished_ttl)),
-        help="seconds finished rooms are kept (FINISHED_TTL)",
-    )
-    parser.add_argument(
-        "--solver-workers",
-        type=int,
-        default=int(env.get("SOLVER_WORKERS", default.solver_workers)),
-        help="solver processes for daily deals and winnable race deals; 0 turns both off (SOLVER_WORKERS)",
-    )
-    parser.add_argument(
-        "--solver-budget",
-        type=float,
-        default=float(env.get("SOLVER_BUDGET", default.solver_budget)),
-        help="seconds the solver may spend certifying one deal (SOLVER_BUDGET)",
-    )
-    parser.add_argument(
-        "--pool-size",
-        type=int,
-        default=int(env.get("POOL_SIZE", default.pool_size)),
-        help="certified winnable deals kept ready per game (POOL_SIZE)",
-    )
-    parser.add_argument(
-        "--log-format",
-        choices=("text", "json"),
-        default=env.get("LOG_FORMAT", default.log_format),
-        help="text lines, or one JSON object a line (LOG_FORMAT)",
-    )
-    parser.add_argument(
-        "--drain",
-        type=float,
-        default=float(env.get("DRAIN", default.drain)),
-        help="seconds to stay up, answering /readyz with 503, after SIGTERM (DRAIN)",
-    )
-    parser.add_argument(
-        "--allowed-origins",
-        default=env.get("ALLOWED_ORIGINS", ""),
-        help="comma-separated browser origins allowed besides the page's own, or * (ALLOWED_ORIGINS)",
-    )
-    parser.add_argument(
-        "--node-ttl",
-        type=float,
-        default=float(env.get("NODE_TTL", default.node_ttl)),
-        help="seconds a node's heartbeat and room leases live unrenewed; a dead node's rooms move after it (NODE_TTL)",
-    )
-    parser.add_argument(
-        "--nodes",
-        type=int,
-        default=int(env.get("NODES", default.nodes)),
-        help="run this many server processes on ports PORT, PORT+1, ... sharing one embedded Redis (NODES)",
-    )
-    args = parser.parse_args(argv)
-    return Config(
-        host=args.host,
-        port=args.port,
-        redis_url=args.redis_url,
-        data_dir=args.data_dir,
-        log_level=args.log_level.upper(),
-        compression=args.compression,
-        grace=args.grace,
-        finished_ttl=args.finished_ttl,
-        solver_workers=args.solver_workers,
-        solver_budget=args.solver_budget,
-        pool_size=args.pool_size,
-        log_format=args.log_format,
-        drain=args.drain,
-        allowed_origins=tuple(origin.strip() for origin in args.allowed_origins.split(",") if origin.strip()),
-        node_ttl=args.node_ttl,
-        nodes=args.nodes,
-    )
+    values: dict[str, Any] = {}
+    for item in dataclasses.fields(Config):
+        spec, variable = _spec(item), item.name.upper()
+        flag = f"--{_dashed(item.name)}"
+        default = item.default
+        if variable in env:
+            try:
+                default = spec.parse(env[variable])
+            except ValueError as error:
+                raise SettingError(f"{variable}={env[variable]!r} is not a valid {flag}: {error}") from None
+        if spec.parse is _flag:
+            parser.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=default, help=f"{spec.help} ({variable})"
+            )
+        else:
+            parser.add_argument(flag, type=_typed(spec.parse, flag), default=default, help=f"{spec.help} ({variable})")
+    arguments = vars(parser.parse_args(argv))
+    for item in dataclasses.fields(Config):
+        values[item.name] = arguments[item.name]
+    return Config(**values)
+
+
+def _typed(parse: Callable[[str], Any], flag: str) -> Callable[[str], Any]:
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a valid value for {flag}") from None
+
+    return convert

@@ -1,7 +1,12 @@
-"""Rooms, racers and events as short text for people: times, progress bars, and the
-one-line event descriptions of ``python -m client watch --plain``."""
+"""Rooms, racers and events as short text for people: times, progress bars, the racers'
+panel and clock of the race screen, and the one-line event descriptions of
+``python -m client watch --plain``."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
 
 from protocol.messages import (
     BoardChanged,
@@ -172,3 +177,27 @@ def options_text(view: RoomView) -> str:
     if options.time_limit:
         parts.append(f"{options.time_limit // 60} min limit")
     return " · ".join(parts)
+
+
+def racer_lines(racers: Sequence[Racer], me: int | None, started: int | None) -> Text:
+    """Every racer: name, a bar of cards home, moves and what they are doing."""
+    text = Text()
+    for racer in racers:
+        progress = racer.progress
+        name = shown_name(racer) + (" (you)" if racer.seat == me else "")
+        style = "bold" if racer.seat == me else ""
+        text.append(f"{name[:18]:<18}", style)
+        text.append(f" {progress.home:>2}/{CARDS}\n")
+        text.append(bar(progress.home, width=24), "green" if progress.won else "cyan")
+        status = racer_status(racer) or ("racing" if started is not None else ("ready" if racer.ready else "not ready"))
+        text.append(f"\n{count(progress.moves, 'move')} · {status}\n", "dim" if racer.resigned else "")
+    return text
+
+
+def clock_text(elapsed: float | None, ends_in: float | None) -> str:
+    if elapsed is None:
+        return ""
+    text = f"⏱ {duration(elapsed)}"
+    if ends_in is not None:
+        text += f"  (ends in {duration(ends_in)})"
+    return text

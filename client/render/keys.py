@@ -21,11 +21,11 @@ KEYS: Final[tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = (
         "Your board during a race",
         (
             ("← →", "previous or next pile in the row"),
-            ("↑ ↓", "one card deeper or shallower; up from the deepest card: the top row"),
+            ("↑ ↓", "a card deeper or shallower; past the deepest: the top row"),
             ("1 … 9", "top card of pile n"),
             (
                 "Enter / Space",
-                "pick up the card under the cursor and those on it; on a pile: put them there",
+                "pick up the cursor's card and those on it; then drop them",
             ),
             ("f", "send the picked card (or the one under the cursor) home"),
             ("mouse click", "the same as moving the cursor there and pressing Enter"),
@@ -34,14 +34,14 @@ KEYS: Final[tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = (
     (
         "The race screen",
         (
-            (": / /", "type a move (QS>5, deal, c2>h), then Enter; Esc back to the board"),
+            (": / /", "type a move (QS>5, deal, c2>h), Enter; Esc: the board"),
             ("u", "undo (a move you undo still counts in your moves)"),
-            ("h", "hint: the suggested cards are highlighted; again for the next hint"),
+            ("h", "hint: the suggested cards light up; again: the next one"),
             ("d", "deal the stock (Scorpion)"),
             ("R R", "resign (press twice)"),
             ("F2", "the rules of this game"),
             ("r", "ready / not ready (before the race)"),
-            ("s", "start now, without waiting for every seat (the room's creator)"),
+            ("s", "start now, without waiting for every seat (creator only)"),
             ("b", "once you have finished or resigned: the next racer's board"),
             ("o", "results (after the race)"),
             ("q q", "leave the room (twice during a race: leaving resigns)"),

@@ -42,7 +42,9 @@ from protocol.messages import Goodbye, ServerMessage, Variant
 
 class RaceApp(App[int]):
     """``RaceApp(url)``: the whole terminal client. ``watch`` opens a room as a spectator
-    straight away."""
+    straight away; ``bot_race`` (game, level) starts a race against a bot straight away.
+    ``bot_delay`` sets the seconds between the moves of the bots it starts (None: their
+    level's pace)."""
 
     TITLE = "Solitaire Race"
     CSS = """
@@ -62,16 +64,18 @@ class RaceApp(App[int]):
         config_dir: str | Path | None = None,
         watch: str | None = None,
         bot_race: tuple[Variant, Level] | None = None,
+        bot_delay: float | None = None,
     ) -> None:
         super().__init__()
         self.url = url
         self.settings = Settings.load(settings_dir(config_dir))
         self.watch_code = watch
         self.bot_race = bot_race
+        self.bot_delay = bot_delay
         self.client: RaceClient | None = None
         self.banner: str | None = None
         self._connecting: asyncio.Task[None] | None = None
-        self._bots: set[asyncio.Task[None]] = set()
+        self._bots: dict[str, asyncio.Task[None]] = {}
 
     def on_mount(self) -> None:
         self.push_screen(HomeScreen())
@@ -142,13 +146,20 @@ class RaceApp(App[int]):
 
         async def run() -> None:
             try:
-                await join_and_stay(self.url, code, level)
+                await join_and_stay(self.url, code, level, delay=self.bot_delay)
             except (ServerError, ConnectionError, OSError, TimeoutError) as error:
                 self.notify(f"The bot stopped: {error}", severity="warning")
 
+        self.stop_bot(code)
         task = asyncio.create_task(run())
-        self._bots.add(task)
-        task.add_done_callback(self._bots.discard)
+        self._bots[code] = task
+        task.add_done_callback(lambda done: self._bots.pop(code, None) if self._bots.get(code) is done else None)
+
+    def stop_bot(self, code: str) -> None:
+        """Send away the bot started for room ``code`` (the player left it), if any."""
+        task = self._bots.pop(code, None)
+        if task is not None:
+            task.cancel()
 
     # -- the connection --------------------------------------------------------------------
 
@@ -249,7 +260,7 @@ class RaceApp(App[int]):
     async def on_unmount(self) -> None:
         if self._connecting is not None:
             self._connecting.cancel()
-        for task in list(self._bots):
+        for task in list(self._bots.values()):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task

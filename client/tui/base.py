@@ -39,6 +39,8 @@ class ClientApp(Protocol):
 
     def start_bot(self, code: str, level: Level) -> None: ...
 
+    def stop_bot(self, code: str) -> None: ...
+
 
 class ServerEvent(Message):
     """A frame from the server, after the client library applied it to its room copies."""

@@ -18,74 +18,14 @@ from textual.containers import VerticalScroll
 from textual.widgets import Button, Footer, Label, Static
 
 from client.lib.settings import commitment_key
-from client.render.describe import count
+from client.render.fairness import today_text, yesterday_text
 from client.render.standings import GAMES
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged
-from protocol.fairness import verify
-from protocol.messages import AskDaily, DailyInfo, DailyReveal, Joined, ServerMessage, StartDaily, Variant
+from protocol.messages import AskDaily, DailyInfo, Joined, ServerMessage, StartDaily, Variant
 
 #: Seconds to wait for today's deal: a server that did not prepare it ahead picks it now.
 DAILY_TIMEOUT = 60.0
-
-#: Moves of yesterday's solution shown before "…".
-SOLUTION_PREVIEW = 8
-
-
-def time_left(ms: float) -> str:
-    """``7 h 05 min`` (or ``12 min 30 s`` in the last hour) for a time in milliseconds."""
-    seconds = max(0, int(ms // 1000))
-    hours, rest = divmod(seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    return f"{hours} h {minutes:02} min" if hours else f"{minutes} min {seconds:02} s"
-
-
-def today_text(info: DailyInfo, now_ms: float, first_seen: str) -> str:
-    """Today's challenge: date, par, the ranked attempt, time left and the commitment."""
-    if info.attempted:
-        attempt = "[b]Your ranked attempt today: used.[/b] Starting again is practice (not ranked, hints allowed)."
-    else:
-        attempt = "[b]Your ranked attempt today: not used yet.[/b] Start plays it: one try, no hints, timed."
-    lines = [
-        f"[b]{info.variant.capitalize()} · {info.date}[/b] (UTC): the same deal for everyone today.",
-        f"Par: {count(info.par, 'move')} (the solver's solution).",
-        attempt,
-        f"The day ends in {time_left(info.ends - now_ms)}; then the deal and the solver's solution are revealed.",
-        f"Commitment to today's deal: sha256 {info.commitment[:16]}…",
-    ]
-    if first_seen != info.commitment:
-        lines.append(f"[red]✗ Earlier today this server published another commitment ({first_seen[:16]}…).[/red]")
-    return "\n".join(lines)
-
-
-def yesterday_text(variant: Variant, reveal: DailyReveal | None, first_seen: str | None) -> str:
-    """Yesterday's deal, the solver's solution and the fairness check: the deal and salt
-    must hash to the commitment published yesterday (``first_seen``, when this client saw
-    it; otherwise the one the server quotes)."""
-    if reveal is None:
-        return "Yesterday: no daily challenge to reveal."
-    moves = reveal.solution
-    preview = " ".join(moves[:SOLUTION_PREVIEW]) + (" …" if len(moves) > SOLUTION_PREVIEW else "")
-    lines = [
-        f"[b]Yesterday ({reveal.date})[/b]: deal {reveal.deal}.",
-        f"The solver's solution: {count(len(moves), 'move')}: {preview}",
-    ]
-    published = first_seen or reveal.commitment
-    commitment = f"yesterday's commitment {published[:16]}…"
-    source = "which you saw yesterday" if first_seen else "as the server quotes it (this client did not see it then)"
-    if first_seen is not None and first_seen != reveal.commitment:
-        lines.append(
-            f"[red]✗ NOT FAIR:[/red] yesterday this server committed to {first_seen[:16]}…, "
-            f"but now quotes {reveal.commitment[:16]}…."
-        )
-    elif verify(variant, reveal.deal, reveal.salt, published):
-        lines.append(f"[green]✓ Fair:[/green] the deal and its salt hash to {commitment}, {source}.")
-    else:
-        lines.append(
-            f"[red]✗ NOT FAIR:[/red] deal {reveal.deal} with salt {reveal.salt} does not hash to "
-            f"{commitment}, {source}."
-        )
-    return "\n".join(lines)
 
 
 class DailyScreen(ClientScreen):

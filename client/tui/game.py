@@ -18,11 +18,21 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Digits, Footer, Input, Static
 
 from client.render.cursor import hint_marks
-from client.render.describe import count, daily_label, duration, elapsed_ms, options_text, shown_name, variant_title
+from client.render.describe import (
+    clock_text,
+    count,
+    daily_label,
+    duration,
+    elapsed_ms,
+    options_text,
+    racer_lines,
+    shown_name,
+    variant_title,
+)
 from client.render.keys import RACE_LEGEND
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
-from client.tui.widgets import BoardView, clock_text, racer_lines
+from client.tui.widgets import BoardView
 from protocol.messages import (
     Ack,
     AskHint,
@@ -466,6 +476,7 @@ class GameScreen(ClientScreen):
         code = self.code
 
         async def leave() -> None:
+            self.race_app.stop_bot(code)  # a bot called in for this room goes too
             client = self.client
             if client is not None:
                 try:

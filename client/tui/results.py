@@ -3,7 +3,6 @@ step-by-step replay of any racer's game (boards rebuilt from the server's patche
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -12,40 +11,11 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Label, Static
 
 from client.render.describe import duration, rating_text, shown_name
+from client.render.fairness import fairness_text, replay_open
 from client.render.replay import BoardList, replay_boards
 from client.tui.base import ClientScreen, ServerEvent
 from client.tui.widgets import BoardView
-from protocol.fairness import verify
 from protocol.messages import AskReplay, PileInfo, Rematch, Replay, RoomView, ServerMessage
-
-
-def fairness_text(view: RoomView) -> str:
-    """Whether the revealed deal and salt hash to the commitment published at the start
-    (a daily challenge's deal stays secret until the day ends)."""
-    reveal, commitment = view.reveal, view.commitment
-    if view.daily is not None and reveal is None:
-        return (
-            f"Daily challenge of {view.daily.date}: everyone plays this deal all day, so it is revealed "
-            "when the day ends, with the solver's solution. The daily challenge screen then checks it "
-            "against the day's commitment."
-        )
-    if reveal is None or commitment is None:
-        return "Fairness: the deal is not revealed yet."
-    if verify(view.variant, reveal.deal, reveal.salt, commitment):
-        return (
-            f"[green]✓ Fair:[/green] deal {reveal.deal} hashes to the commitment published before the start "
-            f"(sha256 {commitment[:16]}…)."
-        )
-    return (
-        f"[red]✗ NOT FAIR:[/red] deal {reveal.deal} with salt {reveal.salt} does not hash to "
-        f"the commitment {commitment[:16]}… published before the start."
-    )
-
-
-def replay_open(view: RoomView) -> bool:
-    """Whether the server shows the race's replays: a daily attempt's only once its day has
-    ended (UTC), since everyone plays that deal all day."""
-    return view.daily is None or view.daily.date < dt.datetime.now(dt.UTC).date().isoformat()
 
 
 class ResultsScreen(ClientScreen):

@@ -1,5 +1,5 @@
-"""Widgets drawing what the server sends: a board (with the keyboard and mouse
-selection of the player's own board) and the racers' progress."""
+"""Widgets of the UI: a board drawing what the server sends (with the keyboard and mouse
+selection of the player's own board), and a checkbox that reads the same in any terminal."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from textual.widgets import Checkbox
 
 from client.render.board import Board, Layout, Marks, layout_for, pile_at, render_board
 from client.render.cursor import Cursor, Position, card_at, home_text, move_text
-from client.render.describe import CARDS, bar, count, duration, racer_status, shown_name
-from protocol.messages import PileInfo, Racer
+from protocol.messages import PileInfo
 
 
 class BoardView(Widget):
@@ -190,27 +189,3 @@ class Tick(Checkbox):
     def watch_value(self) -> None:
         self.BUTTON_INNER = "X" if self.value else " "
         super().watch_value()
-
-
-def racer_lines(racers: Sequence[Racer], me: int | None, started: int | None) -> Text:
-    """Every racer: name, a bar of cards home, moves and what they are doing."""
-    text = Text()
-    for racer in racers:
-        progress = racer.progress
-        name = shown_name(racer) + (" (you)" if racer.seat == me else "")
-        style = "bold" if racer.seat == me else ""
-        text.append(f"{name[:18]:<18}", style)
-        text.append(f" {progress.home:>2}/{CARDS}\n")
-        text.append(bar(progress.home, width=24), "green" if progress.won else "cyan")
-        status = racer_status(racer) or ("racing" if started is not None else ("ready" if racer.ready else "not ready"))
-        text.append(f"\n{count(progress.moves, 'move')} · {status}\n", "dim" if racer.resigned else "")
-    return text
-
-
-def clock_text(elapsed: float | None, ends_in: float | None) -> str:
-    if elapsed is None:
-        return ""
-    text = f"⏱ {duration(elapsed)}"
-    if ends_in is not None:
-        text += f"  (ends in {duration(ends_in)})"
-    return text

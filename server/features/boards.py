@@ -6,9 +6,9 @@ import datetime
 
 from protocol.errors import ErrorCode
 from protocol.messages import AskLeaderboard, AskStats, Leaderboard, LeaderboardEntry, PlayerStats
+from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.daily import today
-from server.net.link import ClientLink
 from server.rooms.errors import RoomError
 
 

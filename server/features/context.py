@@ -8,10 +8,10 @@ from typing import Protocol
 from protocol.errors import ErrorCode
 from protocol.messages import ClientMessage
 from server.config import Config
+from server.connections.link import ClientLink
 from server.live.nodes import Node
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
-from server.net.link import ClientLink
 from server.rooms.errors import RoomError
 from server.storage.boards import Leaderboards
 from server.storage.match_line import MatchLineStore

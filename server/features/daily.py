@@ -8,10 +8,10 @@ from protocol.errors import ErrorCode
 from protocol.messages import AskDaily, DailyInfo, DailyReveal, Joined, RoomOptions, RoomSummary, StartDaily, Variant
 from server.clock import now_ms
 from server.competition.daily import DailyDeal, day_end_ms, previous_date, utc_date
+from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits, count_creation
 from server.games import VARIANTS
-from server.net.link import ClientLink
 from server.rooms.commands import SetReady
 from server.rooms.errors import RoomError
 from server.rooms.lifecycle import State
@@ -85,7 +85,7 @@ async def start_daily(ctx: Context, link: ClientLink, message: StartDaily) -> No
     link.send(Joined(id=message.id, room=runner.code, role="racer", seat=0))
     link.send(runner.snapshot_for(link))
     kind = "ranked" if ranked else "practice"
-    logger.info("daily %s %s: %s started a %s attempt", message.variant, date, link.name, kind)
+    logger.debug("daily %s %s: %s started a %s attempt", message.variant, date, link.name, kind)
 
 
 def check_daily_over(date: str | None) -> None:

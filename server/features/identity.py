@@ -6,10 +6,10 @@ import logging
 
 from protocol.errors import ErrorCode
 from protocol.messages import PROTOCOL_VERSION, Hello, Joined, Welcome
+from server.connections.link import ClientLink
 from server.features.context import Context
 from server.features.sessions import InvalidName, clean_name, new_player_id, sign, verify
 from server.live.runner import RoomRunner
-from server.net.link import ClientLink
 from server.rooms.commands import Presence
 from server.storage.connection import StoreUnavailable
 

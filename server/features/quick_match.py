@@ -15,10 +15,10 @@ import time
 from protocol.errors import ErrorCode
 from protocol.messages import Ack, Joined, LeaveQueue, QuickMatch, RoomOptions, Variant
 from server.competition.matchmaking import MatchQueue
+from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits
 from server.games import VARIANTS
-from server.net.link import ClientLink
 from server.rooms.commands import Join, Presence, SetReady
 from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
@@ -129,4 +129,4 @@ async def _start_race(ctx: Context, variant: Variant, race: list[LineEntry]) -> 
         if link.relay is None and link not in ctx.links:  # gone while the room was set up: the grace period starts
             await runner.run(Presence(entry.player, False))
     names = ", ".join(entry.name for entry, _ in entries)
-    logger.info("quick match: %s race in room %s for %s", variant, runner.code, names)
+    logger.debug("quick match: %s race in room %s for %s", variant, runner.code, names)

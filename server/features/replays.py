@@ -14,10 +14,10 @@ import msgspec
 
 from protocol.errors import ErrorCode
 from protocol.messages import AskRaceLog, AskReplay, RaceLog, RacerLog, Replay
+from server.connections.link import ClientLink
 from server.features.context import Context
 from server.features.daily import check_daily_over
 from server.live.runner import RoomRunner
-from server.net.link import ClientLink
 from server.rooms.entries import parse_entry
 from server.rooms.errors import RoomError
 from server.rooms.record import RoomRecord, decode_record

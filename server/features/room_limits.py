@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Final
-
 from protocol.errors import ErrorCode
 from server.clock import now_ms
+from server.connections.link import ClientLink
 from server.features.context import Context, player_of
-from server.net.link import ClientLink
 from server.rooms.errors import RoomError
-
-#: Rooms one player may create in an hour (quick-match and daily rooms included).
-ROOMS_PER_HOUR: Final = 120
 
 
 async def check_room_limits(ctx: Context, link: ClientLink) -> None:
@@ -26,7 +21,8 @@ async def check_room_limits(ctx: Context, link: ClientLink) -> None:
 
 
 async def count_creation(ctx: Context, link: ClientLink) -> None:
-    """Count a room the player creates; ``creation-limit`` past :data:`ROOMS_PER_HOUR` an hour."""
+    """Count a room the player creates; ``creation-limit`` past the ``rooms_per_hour`` setting."""
     created = await ctx.players.count_creation(player_of(link), now_ms() // 3_600_000)
-    if created > ROOMS_PER_HOUR:
-        raise RoomError(ErrorCode.CREATION_LIMIT, f"at most {ROOMS_PER_HOUR} new rooms an hour; try again later")
+    limit = ctx.config.rooms_per_hour
+    if created > limit:
+        raise RoomError(ErrorCode.CREATION_LIMIT, f"at most {limit} new rooms an hour; try again later")

@@ -26,10 +26,10 @@ from protocol.messages import (
     Start,
     Undo,
 )
+from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.daily import may_watch_daily, watchable_daily_rooms
 from server.features.room_limits import check_room_limits, count_creation
-from server.net.link import ClientLink
 from server.rooms import commands
 from server.rooms.errors import RoomError
 from server.rooms.lifecycle import State
@@ -50,7 +50,7 @@ async def create_room(ctx: Context, link: ClientLink, message: CreateRoom) -> No
             logger.warning("no certified %s deal in the pool: the room gets a random one", message.variant)
     runner = await ctx.rooms.create(message.variant, options, player, link.name, bot=link.bot, next_deal=next_deal)
     runner.audience.follow_as_racer(link, 0)
-    logger.info("room %s created by %s (%s, %d racers)", runner.code, link.name, message.variant, options.max_racers)
+    logger.debug("room %s created by %s (%s, %d racers)", runner.code, link.name, message.variant, options.max_racers)
     link.send(Joined(id=message.id, room=runner.code, role="racer", seat=0))
     link.send(runner.snapshot_for(link))
 

@@ -19,7 +19,7 @@ from protocol.codec import encode
 from protocol.messages import Snapshot, Update
 from protocol.mirror import RoomMirror
 from server.clock import now_ms
-from server.net.link import ClientLink, send_to_all
+from server.connections.link import ClientLink, send_to_all
 from server.rooms.room import Room
 from server.rooms.step import Emission
 
@@ -33,7 +33,8 @@ class Audience:
         self.racers: dict[int, list[ClientLink]] = {}
         self.spectators: list[ClientLink] = []
         self._mirror = RoomMirror(_snapshot(room, None))
-        self._delayed: deque[tuple[float, bytes, Update]] = deque()
+        #: Frames for spectators not yet due: (when, frame, the update or snapshot it holds).
+        self._delayed: deque[tuple[float, bytes, Update | Snapshot]] = deque()
         self._release: asyncio.TimerHandle | None = None
         self._on_delivery = on_delivery
 
@@ -41,6 +42,21 @@ class Audience:
         """Start the spectators' mirror afresh from ``room`` (after a restore)."""
         self._delayed.clear()
         self._mirror = RoomMirror(_snapshot(room, None))
+
+    def resynced(self, room: Room) -> None:
+        """``room`` was reloaded from storage: each racer gets a snapshot of it now, the
+        spectators after the spectator delay, in order with the events (so a storage fault
+        never shows them what the delay still hides)."""
+        for seat, links in self.racers.items():
+            if links:
+                send_to_all(links, encode(_snapshot(room, seat)))
+        snapshot = _snapshot(room, None)
+        if room.spectator_delay <= 0 and not self._delayed:
+            self._mirror.reset(snapshot)
+            self._to_spectators(encode(snapshot))
+        else:
+            self._delayed.append((time.monotonic() + room.spectator_delay, encode(snapshot), snapshot))
+            self._schedule_release()
 
     # -- membership ------------------------------------------------------------------
 
@@ -135,7 +151,10 @@ class Audience:
         now = time.monotonic()
         while self._delayed and self._delayed[0][0] <= now:
             _, frame, update = self._delayed.popleft()
-            self._mirror.apply(update)
+            if isinstance(update, Snapshot):
+                self._mirror.reset(update)
+            else:
+                self._mirror.apply(update)
             self._to_spectators(frame)
         self._schedule_release()
 

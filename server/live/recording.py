@@ -104,7 +104,7 @@ class RaceRecorder:
                     progress.ordered if progress is not None else 0,
                 )
                 await boards.daily_result(variant, player, record.daily, first.finished, first.time_ms)
-                logger.info(
+                logger.debug(
                     "daily %s %s: %s %s", variant, record.daily, first.name, "finished" if first.finished else "stopped"
                 )
             return

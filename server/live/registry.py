@@ -223,7 +223,7 @@ class Registry:
         runner = self._runner(room)
         self._rooms[code] = runner
         runner.schedule()
-        logger.info("room %s loaded (%s, version %d)", code, room.state.value, room.version)
+        logger.debug("room %s loaded (%s, version %d)", code, room.state.value, room.version)
         return runner
 
     async def restore(self) -> int:

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Final
 from protocol.errors import ErrorCode
 from protocol.messages import Ack, Snapshot, StateChanged
 from server.clock import now_ms
+from server.connections.link import ClientLink
 from server.live.audience import Audience
 from server.live.recording import RaceRecorder
-from server.net.link import ClientLink
 from server.rooms.commands import Command, SetSpectators, Tick
 from server.rooms.draft import DealPicker
 from server.rooms.entries import entry_text, parse_entry
@@ -48,6 +48,8 @@ logger = logging.getLogger("server.rooms")
 SPECTATOR_COUNT_INTERVAL: Final = 1.0
 #: Backoff of a timer whose command could not be stored (seconds, doubling).
 _RETRY_FIRST, _RETRY_MAX = 0.2, 5.0
+#: Reads of a room during one resync before giving up on its changing under us.
+_RESYNC_READS: Final = 5
 
 
 class RoomRunner:
@@ -82,6 +84,8 @@ class RoomRunner:
         self._stale = False
         self._timer: asyncio.TimerHandle | None = None
         self._retry = _RETRY_FIRST
+        self._heal_timer: asyncio.TimerHandle | None = None
+        self._heal_retry = _RETRY_FIRST
         self._count_timer: asyncio.TimerHandle | None = None
         self._count_sent = float("-inf")
         self._tasks: set[asyncio.Task[None]] = set()
@@ -109,7 +113,11 @@ class RoomRunner:
                 if self._leases is not None:
                     await self._leases.confirm(self.code)
                 if self._stale:
-                    await self._resync()
+                    try:
+                        await self._resync()
+                    except StoreUnavailable:
+                        self._heal_later()
+                        raise
                 step = self.room.decide(command, now_ms())
                 if step.outcome.finished:
                     await self._recorder.rate(self.room, step)
@@ -117,6 +125,7 @@ class RoomRunner:
                     await self._store_step(step)
                 except StoreUnavailable:
                     self._stale = True
+                    self._heal_later()
                     raise
             except Fenced as error:
                 self.fenced(str(error))
@@ -211,12 +220,20 @@ class RoomRunner:
     async def _resync(self) -> None:
         """Rebuild the room from Redis, the truth after a failed write (raises
         :class:`StoreUnavailable` while Redis is still away)."""
-        stored = await self._store.load(self.code)
-        if stored is None:
-            raise StoreUnavailable(f"room {self.code} is gone from storage")
-        record = decode_record(stored.record)
-        record.version = max(record.version, stored.version)
-        logs = await self._store.logs(self.code, record.race)
+        for _ in range(_RESYNC_READS):
+            stored = await self._store.load(self.code)
+            if stored is None:
+                raise StoreUnavailable(f"room {self.code} is gone from storage")
+            record = decode_record(stored.record)
+            record.version = max(record.version, stored.version)
+            logs = await self._store.logs(self.code, record.race)
+            # The record and the logs are two reads: a write whose reply was lost may land
+            # between them. The same version after the logs means they belong together.
+            again = await self._store.load(self.code)
+            if again is not None and again.version == stored.version:
+                break
+        else:
+            raise StoreUnavailable(f"room {self.code} kept changing in storage while it was reloaded")
         self.room = Room.restore(
             record,
             {seat: [parse_entry(text) for text in entries] for seat, entries in logs.items()},
@@ -226,13 +243,36 @@ class RoomRunner:
             present=frozenset(self.audience.present_seats()),
             spectators=self.room.spectators,
         )
-        self.audience.reset_mirror(self.room)
         self._stale = False
         logger.info("room %s resynchronised from storage at version %d", self.code, self.room.version)
-        # Everyone sees the room as storage has it.
-        for link in [link for links in self.audience.racers.values() for link in links] + self.audience.spectators:
-            link.send(self.audience.snapshot_for(self.room, link))
+        # Everyone sees the room as storage has it (spectators after their delay).
+        self.audience.resynced(self.room)
         self.schedule()
+
+    def _heal_later(self) -> None:
+        """Resynchronise a stale room as soon as Redis answers again, retrying with backoff,
+        without waiting for its next command: a command that was not stored may be one
+        nobody repeats (a racer's drop, which starts their grace period), and the clients
+        whose requests failed learn the truth from the snapshots the resync sends."""
+        if self._heal_timer is None and not self.closed:
+            loop = asyncio.get_running_loop()
+            self._heal_timer = loop.call_later(self._heal_retry, lambda: self._background(self._heal()))
+
+    async def _heal(self) -> None:
+        self._heal_timer = None
+        async with self.lock:
+            if not self._stale or self.closed:
+                self._heal_retry = _RETRY_FIRST
+                return
+            try:
+                await self._resync()
+            except StoreUnavailable as error:
+                retry = self._heal_retry
+                logger.warning("room %s: not resynchronised yet, retrying in %.1f s: %s", self.code, retry, error)
+                self._heal_retry = min(_RETRY_MAX, self._heal_retry * 2)
+                self._heal_later()
+                return
+        self._heal_retry = _RETRY_FIRST
 
     def _deliver(self, step: Step) -> None:
         for emission in step.outcome.emissions:
@@ -240,7 +280,7 @@ class RoomRunner:
         for seat in step.outcome.refresh:
             self.audience.refresh(self.room, seat)
         if any(isinstance(e.full, StateChanged) for e in step.outcome.emissions):
-            logger.info("room %s is %s", self.code, self.room.state.value)
+            logger.debug("room %s is %s", self.code, self.room.state.value)
         self.audience.keep_seats(self.room.members())
         self.schedule()
 
@@ -329,7 +369,7 @@ class RoomRunner:
             self.fenced(str(error))
         except StoreUnavailable as error:
             logger.warning("room %s: emptied, but not yet marked finished: %s", self.code, error)
-        logger.info("room %s closed: every racer is gone", self.code)
+        logger.debug("room %s closed: every racer is gone", self.code)
 
     def _lease(self) -> str:
         return "" if self._leases is None else self._leases.lease(self.code)
@@ -337,10 +377,10 @@ class RoomRunner:
     def close(self) -> None:
         """Stop the timers; the room takes no more commands."""
         self.closed = True
-        for handle in (self._timer, self._count_timer):
+        for handle in (self._timer, self._count_timer, self._heal_timer):
             if handle is not None:
                 handle.cancel()
-        self._timer = self._count_timer = None
+        self._timer = self._count_timer = self._heal_timer = None
         self.audience.close()
 
     @property

@@ -35,9 +35,9 @@ from protocol.messages import (
     StartDaily,
     Undo,
 )
+from server.connections.link import ClientLink
 from server.features import boards, daily, identity, quick_match, replays, rooms
 from server.features.context import Context
-from server.net.link import ClientLink
 from server.net.log_limits import LogLimiter
 from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable

@@ -2,7 +2,7 @@
 
 This glue only moves bytes one way: a frame is checked (type, size, rate), decoded, and
 handed to :func:`~server.net.dispatch.dispatch`; what comes back goes out through the
-connection's :class:`~server.net.link.ClientLink`. Nothing here knows a rule of the game.
+connection's :class:`~server.connections.link.ClientLink`. Nothing here knows a rule of the game.
 """
 
 from __future__ import annotations
@@ -20,20 +20,23 @@ from protocol.codec import MalformedFrame, decode_client, request_id_of
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import AskRaceLog, AskReplay, ClientMessage
 from server.config import Config
+from server.connections.limits import Offences, TokenBucket
+from server.connections.link import ClientLink
 from server.features import identity, quick_match
 from server.features.context import Context
 from server.net.dispatch import dispatch
-from server.net.limits import Offences, TokenBucket
-from server.net.link import ClientLink
 from server.net.log_limits import LogLimiter
+from server.net.request_metrics import refused, served
 from server.ops.metrics import CLOSES, CONNECTIONS, CONNECTIONS_OPENED, RATE_LIMITED
-from server.ops.request_metrics import refused, served
 
 logger = logging.getLogger("server.edge")
 
 #: Frames above this close the connection (1009) before we read them; between
 #: ``Config.max_frame`` and this they get a ``frame-too-large`` error.
 HARD_FRAME_LIMIT: Final = 256 * 1024
+#: Frames a connection's reader holds before it stops reading from the socket (websockets'
+#: ``max_queue``): requests are served one at a time, so a few are plenty.
+RECEIVE_QUEUE: Final = 4
 #: What a request costs in rate-limit tokens before its answer is charged (replays more).
 _COSTS: Final[dict[type, float]] = {AskReplay: 2.0, AskRaceLog: 2.0}
 
@@ -55,7 +58,10 @@ class Edge:
             await socket.close(CloseCode.TRY_AGAIN_LATER, "the server is full; try again later")
             return
         link = ClientLink(
-            socket, TokenBucket(config.rate, config.burst), Offences(config.offence_limit, config.offence_window)
+            socket,
+            TokenBucket(config.rate, config.burst),
+            Offences(config.offence_limit, config.offence_window),
+            write_cap=config.write_buffer_cap,
         )
         ctx.links.add(link)
         CONNECTIONS.inc()
@@ -104,7 +110,7 @@ class Edge:
         try:
             message = decode_client(frame)
         except MalformedFrame as error:
-            logger.debug("bad frame from %s: %s", link.player, error)
+            self._log.log(logging.DEBUG, error.code, "bad frame from %s: %s", link.player, error)
             link.error(ErrorCode(error.code), str(error), error.request_id)
             refused(error.code)
             return not link.offences.record(now)

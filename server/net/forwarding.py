@@ -7,7 +7,7 @@ loaded here, which is also how a dead owner's rooms are taken over), sends the r
 the owner's inbox and waits for the owner to say it is done.
 
 On the owner the request runs through the same dispatcher, on behalf of a *proxy link*: a
-:class:`~server.net.link.ClientLink` whose relay is this router. What the room sends to a
+:class:`~server.connections.link.ClientLink` whose relay is this router. What the room sends to a
 proxy (answers, events, snapshots) is published to the client's node, batched per node
 (one publish per room event and node, however many of that node's racers and spectators
 follow the room: the spectators' frames leave after the owner's delay, so the anti-copy
@@ -40,14 +40,14 @@ import msgspec
 from protocol.codec import MalformedFrame, decode_client, encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import ClientMessage
+from server.connections.limits import Offences, TokenBucket
+from server.connections.link import ClientLink
 from server.features import identity
 from server.features.context import Context
 from server.live.leases import RoomLeases
 from server.live.nodes import Node
 from server.live.runner import RoomRunner
 from server.net.dispatch import dispatch
-from server.net.limits import Offences, TokenBucket
-from server.net.link import ClientLink
 from server.storage.connection import StoreUnavailable
 
 logger = logging.getLogger("server.nodes")
@@ -284,7 +284,7 @@ class Router:
         return proxy
 
     def relay(self, links: list[ClientLink], frame: bytes) -> None:
-        """:class:`~server.net.link.Relay`: one publish per client node, naming its links."""
+        """:class:`~server.connections.link.Relay`: one publish per client node, naming its links."""
         by_node: dict[str, list[int]] = {}
         for link in links:
             origin = self._origin.get(link)

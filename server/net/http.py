@@ -40,7 +40,7 @@ logger = logging.getLogger("server.http")
 ReadinessProbe = Callable[[], Awaitable[str | None]]
 
 #: The web client's folder in the source tree.
-WEB_ROOT = Path(__file__).resolve().parent.parent / "client" / "web"
+WEB_ROOT = Path(__file__).resolve().parents[2] / "client" / "web"
 
 #: Seconds a readiness probe may take before it counts as a failure.
 READINESS_TIMEOUT = 2.0

@@ -53,7 +53,8 @@ from server.rooms.record import RoomRecord, SeatRecord, SeatStatus
 from server.rooms.step import Emission, EngineOp, Outcome
 from server.rooms.views import Seat, clock_of, progress_of, racer_view, results_of, reveal_of
 
-#: Log entries (moves, undos) one racer may make in one race; the next gets ``move-limit``.
+#: Moves one racer may play in one race, undone ones included; the next move or undo gets
+#: ``move-limit``. An undo takes back one of them, so a log holds at most twice this.
 MAX_LOG_ENTRIES: Final = 2000
 
 DealPicker = Callable[[str], str]
@@ -264,7 +265,6 @@ class Draft:
         self._emit(outcome, self._state_event(now))
         for number in sorted(self.seats):
             racer = self.seats[number]
-            racer.record.status = SeatStatus.READY
             racer.game = self._new_game()
             racer.plays = 0
             patches = [Patch(i, 0, list(pile)) for i, pile in enumerate(racer.game.public_piles())]

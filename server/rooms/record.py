@@ -12,7 +12,7 @@ from protocol.messages import RoomOptions, RoomState, Variant
 class SeatStatus(enum.Enum):
     """Where a racer stands in the room's current race; one value instead of several flags."""
 
-    NOT_READY = "not-ready"
+    NOT_READY = "not-ready"  # also a racer the creator started without their saying ready
     READY = "ready"  # said ready; stays so through the race until they finish or resign
     FINISHED = "finished"
     RESIGNED = "resigned"

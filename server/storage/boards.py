@@ -84,7 +84,8 @@ from redis import exceptions as redis_errors
 from server.competition.daily import check_date
 from server.competition.ratings import Rating
 from server.storage.connection import Storage
-from server.storage.ratings import parse_rating, rating_key, rating_text
+from server.storage.ranking import Windows, integer_reply, number_reply
+from server.storage.ratings import RatedEntry, RatingStore
 
 AllTimeBoard = Literal["best-time", "wins", "streak"]
 """The all-time boards of a game: best daily time, most daily wins, longest daily streak."""
@@ -111,15 +112,6 @@ redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 return 1
 """
 
-# KEYS: a scored board; ARGV: player, span. The player's 0-based rank and the entries from
-# span above to span below them (member, score, ...), read together; nil if not on the board.
-_AROUND = """
-local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
-if not rank then return false end
-local first = math.max(0, rank - tonumber(ARGV[2]))
-return {first, redis.call('ZRANGE', KEYS[1], first, rank + tonumber(ARGV[2]), 'WITHSCORES')}
-"""
-
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -141,15 +133,6 @@ class Ranked:
     rank: int
     player: str
     value: int
-
-
-@dataclass(frozen=True, slots=True)
-class RatedEntry:
-    """One line of the rating board, with the player's exact rating."""
-
-    rank: int
-    player: str
-    rating: Rating
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +175,8 @@ class Leaderboards:
         self._store = store
         self._redis = store.redis
         self._record_daily = self._redis.register_script(_RECORD_DAILY)
-        self._around = self._redis.register_script(_AROUND)
+        self._windows = Windows(store)
+        self._ratings = RatingStore(store)
 
     # -- daily boards ------------------------------------------------------------------
 
@@ -248,7 +232,7 @@ class Leaderboards:
             if member is None:
                 return None
             position = await self._redis.zrank(board, member)
-        return None if position is None else _integer(position) + 1
+        return None if position is None else integer_reply(position) + 1
 
     async def around(self, game: str, date: str, player: str, span: int) -> list[Entry]:
         """The entries ranked from ``span`` above ``player`` to ``span`` below (their own
@@ -270,7 +254,7 @@ class Leaderboards:
             if position is None:
                 return []
             members = [_text(m) for m in [*reversed(above), *below]]
-            return await self._entries(shown, _integer(position) + 1 - len(above), members)
+            return await self._entries(shown, integer_reply(position) + 1 - len(above), members)
 
     async def _entries(self, shown: str, first_rank: int, members: list[str]) -> list[Entry]:
         """The entries for consecutive board members starting at ``first_rank``."""
@@ -396,14 +380,14 @@ class Leaderboards:
             return []
         with self._unavailable(f"read the all-time {board} board of {game}"):
             scored = await self._redis.zrange(key, 0, n - 1, withscores=True)
-        return _ranked(board, 1, [(_text(member), _number(score)) for member, score in _pairs(scored)])
+        return _ranked(board, 1, [(_text(member), number_reply(score)) for member, score in _pairs(scored)])
 
     async def around_all_time(self, game: str, board: AllTimeBoard, player: str, span: int) -> list[Ranked]:
         """The lines of an all-time board from ``span`` above ``player`` to ``span`` below
         (cut at the ends); empty if the player is not on it."""
         key = self._board_key(game, board)
         with self._unavailable(f"read the all-time {board} board of {game} around {player}"):
-            window = await self._window(key, player, span)
+            window = await self._windows.around(key, player, span)
         return [] if window is None else _ranked(board, *window)
 
     def _board_key(self, game: str, board: AllTimeBoard) -> str:
@@ -414,83 +398,23 @@ class Leaderboards:
     def _stats_key(self, game: str, player: str) -> str:
         return self._key("stats", _check_part("game", game), "player", _check_part("player id", player))
 
-    # -- ratings ---------------------------------------------------------------------------
+    # -- ratings (read; updates are storage.ratings.rate_race_once) ---------------------
 
     async def rating(self, game: str, player: str) -> Rating:
         """``player``'s rating in ``game``; a new player's default if they have none."""
-        return (await self.ratings(game, [player]))[0]
+        return await self._ratings.rating(game, player)
 
     async def ratings(self, game: str, players: Sequence[str]) -> list[Rating]:
-        """The ratings of ``players`` in ``game``, in the same order, read together."""
-        key = self._rating_key(game)
-        for player in players:
-            _check_part("player id", player)
-        if not players:
-            return []
-        with self._unavailable(f"read {game} ratings"):
-            values = await self._redis.hmget(key, list(players))
-        return [Rating() if value is None else parse_rating(_text(value)) for value in values]
+        return await self._ratings.ratings(game, players)
 
     async def set_ratings(self, game: str, ratings: Mapping[str, Rating]) -> None:
-        """Store new ratings (e.g. everyone's after a race), all in one transaction."""
-        key = self._rating_key(game)
-        for player in ratings:
-            _check_part("player id", player)
-        if not ratings:
-            return
-        with self._unavailable(f"save {game} ratings"):
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.hset(key, mapping={p: rating_text(r) for p, r in ratings.items()})
-                pipe.zadd(f"{key}:board", {p: -round(r.rating * 1000) for p, r in ratings.items()})
-                await pipe.execute()
+        await self._ratings.set_ratings(game, ratings)
 
     async def top_ratings(self, game: str, n: int) -> list[RatedEntry]:
-        """The ``n`` highest-rated players of ``game`` (ties by player id)."""
-        key = self._rating_key(game)
-        if n < 0:
-            raise ValueError(f"n must not be negative, not {n}")
-        if n == 0:
-            return []
-        with self._unavailable(f"read the {game} rating board"):
-            players = [_text(m) for m in await self._redis.zrange(f"{key}:board", 0, n - 1)]
-            return await self._rated(key, 1, players)
+        return await self._ratings.top(game, n)
 
     async def around_ratings(self, game: str, player: str, span: int) -> list[RatedEntry]:
-        """The rating board from ``span`` above ``player`` to ``span`` below (cut at the ends);
-        empty if the player has no rating."""
-        key = self._rating_key(game)
-        with self._unavailable(f"read the {game} rating board around {player}"):
-            window = await self._window(f"{key}:board", player, span)
-            if window is None:
-                return []
-            first, scored = window
-            return await self._rated(key, first, [player for player, _ in scored])
-
-    async def _rated(self, key: str, first_rank: int, players: list[str]) -> list[RatedEntry]:
-        if not players:
-            return []
-        values = await self._redis.hmget(key, players)
-        return [
-            RatedEntry(first_rank + offset, player, parse_rating(_text(value)))
-            for offset, (player, value) in enumerate(zip(players, values, strict=True))
-            if value is not None
-        ]
-
-    def _rating_key(self, game: str) -> str:
-        return rating_key(self._store.prefix, _check_part("game", game))
-
-    # -- shared ----------------------------------------------------------------------------
-
-    async def _window(self, key: str, player: str, span: int) -> tuple[int, list[tuple[str, float]]] | None:
-        """The 1-based rank of the first line and the (member, score) lines around ``player``."""
-        _check_part("player id", player)
-        if span < 0:
-            raise ValueError(f"span must not be negative, not {span}")
-        reply = await self._around(keys=[key], args=[player, span])
-        if reply is None:
-            return None
-        first, flat = reply
-        return _integer(first) + 1, [(_text(flat[i]), _number(flat[i + 1])) for i in range(0, len(flat), 2)]
+        return await self._ratings.around(game, player, span)
 
     def _key(self, kind: str, game: str, *parts: str) -> str:
         # Every board and statistic of a game shares the hash tag {<game>}: a result's
@@ -558,18 +482,6 @@ def _raw(reply: object) -> bytes:
 
 def _text(reply: object) -> str:
     return _raw(reply).decode()
-
-
-def _integer(reply: object) -> int:
-    if isinstance(reply, bool) or not isinstance(reply, int | bytes | str):
-        raise TypeError(f"unexpected reply from Redis: {reply!r}")
-    return int(reply)
-
-
-def _number(reply: object) -> float:
-    if isinstance(reply, bool) or not isinstance(reply, int | float | bytes | str):
-        raise TypeError(f"unexpected reply from Redis: {reply!r}")
-    return float(reply)
 
 
 def _pairs(reply: object) -> list[tuple[object, object]]:

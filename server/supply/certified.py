@@ -17,9 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import multiprocessing
 from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor
 from functools import partial
 from typing import Any, Final, TypeVar
 
@@ -35,10 +34,12 @@ from server.competition.daily import (
     utc_date,
 )
 from server.games import VARIANTS
+from server.ops.metrics import POOL_DEPTH, SOLVER_QUEUE
 from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
 from server.solver import solve
 from server.storage.deals import DealStore
+from server.supply.workers import solver_pool
 
 logger = logging.getLogger("server.deals")
 
@@ -165,7 +166,9 @@ class WinnablePool:
 
     async def size(self, game: str) -> int:
         """How many deals of ``game`` the pool holds now (Redis keeps the count: LLEN)."""
-        return await self._store.pool_size(game_name(game))
+        size = await self._store.pool_size(game_name(game))
+        POOL_DEPTH.labels(game_name(game)).set(size)
+        return size
 
     async def fill(self, game: str) -> None:
         """Solve random deals until ``game``'s pool holds ``target``; return when it does.
@@ -213,6 +216,7 @@ class _Work:
     async def run(self, job: Callable[[], T]) -> T:
         """``job()`` in the executor: the event loop keeps serving meanwhile."""
         pool = self._pool()
+        SOLVER_QUEUE.inc()
         try:
             return await asyncio.get_running_loop().run_in_executor(pool, job)
         except BrokenExecutor:
@@ -221,6 +225,8 @@ class _Work:
                 self._owned = None
                 pool.shutdown(wait=False, cancel_futures=True)
             raise
+        finally:
+            SOLVER_QUEUE.dec()
 
     async def shared(self, key: str, start: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """The result of the task running for ``key``, started with ``start()`` if none is.
@@ -260,7 +266,7 @@ class _Work:
         if self._executor is not None:
             return self._executor
         if self._owned is None:
-            self._owned = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._owned = solver_pool(1)
         return self._owned
 
 

@@ -29,7 +29,7 @@ import msgspec
 import pytest_asyncio
 
 from client.lib.connection import RaceClient
-from protocol.messages import RoomView
+from protocol.messages import PlayMove, RoomView
 from server.app import RaceServer
 from server.competition.daily import DailyDeal, utc_date
 from server.config import Config
@@ -41,6 +41,12 @@ from server.storage.players import PlayerStore
 from server.supply.certified import DailyDeals
 from tests.polling import PATIENCE as PATIENCE
 from tests.polling import eventually as eventually
+
+
+def playing(code: str, text: str) -> Callable[[int], PlayMove]:
+    """The request for move ``text`` in room ``code``, for ``client.request`` (built here, not
+    in a loop's lambda, so each request keeps its own move)."""
+    return lambda i: PlayMove(id=i, room=code, move=text)
 
 
 def without_now(view: RoomView) -> RoomView:

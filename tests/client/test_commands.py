@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from client.__main__ import parse_args
 from client.commands import list_rooms, run_bots, show_leaderboard, show_stats, watch_plain
 from client.lib.connection import RaceClient
 from client.lib.settings import Settings
 from client.render.describe import precise_duration
-from protocol.messages import CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions, StartDaily
+from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, Resign, RoomOptions, StartDaily
 from server.competition.daily import utc_date
-from tests.client.conftest import PATIENCE, Serve, ServeDaily
+from tests.client.conftest import PATIENCE, Serve, ServeDaily, playing
 from tests.known_deals import ANTARES_DEAL, winning_line
 
 pytestmark = pytest.mark.asyncio
@@ -57,7 +58,7 @@ async def test_watch_plain_prints_a_line_per_event_until_the_race_is_over(serve:
         await ann.wait_room(code, lambda m: m.board(0) is not None)
         await bob.request(lambda i: Resign(id=i, room=code))
         for text in moves:
-            await ann.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+            await ann.request(playing(code, text))
         assert await asyncio.wait_for(watching, 10) == 0
     lines = out.getvalue().splitlines()
     assert lines[0].startswith(f"room {code} antares race 1 waiting: Ann (0/52 home, 0 moves), Bob")
@@ -79,6 +80,30 @@ async def test_watch_plain_prints_a_line_per_event_until_the_race_is_over(serve:
     assert ann_rating is not None
     assert bob_rating is not None
     assert int(ann_rating[1]) == 1500 + int(ann_rating[2])
+
+
+async def test_watch_plain_takes_a_lowercase_code_and_prints_the_header(serve: Serve) -> None:
+    async with serve() as srv:
+        ann = await srv.connect("Ann")
+        created = await ann.request(lambda i: CreateRoom(id=i, variant="scorpion"))
+        assert isinstance(created, Joined)
+        out = io.StringIO()
+        watching = asyncio.create_task(watch_plain(srv.url, created.room.lower(), out=out))
+        await ann.wait_room(created.room, lambda m: m.view().spectators == 1)
+        await ann.request(lambda i: Ready(id=i, room=created.room))
+        await ann.wait_room(created.room, lambda m: m.view().racers[0].ready)
+        await asyncio.sleep(0.2)
+        watching.cancel()
+        lines = out.getvalue().splitlines()
+        assert lines[0].startswith(f"room {created.room} scorpion race 1 waiting: Ann")
+        assert lines[-1].endswith("Ann is ready")
+
+
+async def test_bot_options_out_of_range_say_so_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        parse_args(["bot", "--racers", "9"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith("argument --racers: 9 is out of range: 1 to 8")
 
 
 async def test_bots_race_each_other_by_the_servers_hints(serve: Serve) -> None:
@@ -114,7 +139,7 @@ async def play_daily(client: RaceClient, solution: tuple[str, ...]) -> str:
     code = joined.room
     await client.wait_room(code, lambda m: m.view().state == "racing", timeout=PATIENCE)
     for text in solution:
-        await client.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+        await client.request(playing(code, text))
     await client.wait_room(code, lambda m: m.view().state == "finished")
     return code
 

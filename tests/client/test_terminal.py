@@ -4,8 +4,12 @@ driven by keys, checked on the captured screen."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
 import shutil
+import signal
+import socket
+import subprocess
 import sys
 import time
 import uuid
@@ -120,3 +124,69 @@ async def test_a_practice_race_in_a_real_terminal(serve: Serve, tmp_path: Path) 
             await terminal.shows("Playing as Ann")
         finally:
             await tmux("kill-server")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+async def test_a_first_visit_help_rules_and_a_race_against_a_bot_to_the_results(tmp_path: Path) -> None:
+    """A newcomer's first visit, as the README tells it: start the server, then the client's
+    one command that races a bot; read the help and the rules on the way; race to the results."""
+    port = free_port()
+    log = (tmp_path / "server.log").open("wb")
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server", "--port", str(port), "--data-dir", str(tmp_path / "data"),
+        "--solver-workers", "0", cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    session = "visit"
+    try:
+        deadline = time.monotonic() + 30
+        while b"listening on" not in (tmp_path / "server.log").read_bytes():
+            assert server.returncode is None, (tmp_path / "server.log").read_text()
+            assert time.monotonic() < deadline, "the server did not start"
+            await asyncio.sleep(0.1)
+        command = " ".join(
+            shlex.quote(part)
+            for part in (
+                sys.executable, "-m", "client", "--server", f"ws://127.0.0.1:{port}", "--config-dir", str(tmp_path),
+                # The easy bot at full speed: it gives up soon after its moves stop helping.
+                "play", "--bot", "--level", "easy", "--delay", "0",
+            )
+        )  # fmt: skip
+        await tmux(
+            "-u", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", str(ROOT),
+            "-e", "LANG=C.UTF-8", "-e", "TERM=xterm-256color", command,
+        )  # fmt: skip
+        terminal = Terminal(session)
+        await terminal.shows("What name should other racers see?")
+        await terminal.type("Ann")
+        await terminal.keys("Enter")
+        await terminal.shows("Bot (easy)", timeout=15)  # the room, with the bot in it
+        await terminal.shows("? all keys · F2 rules")  # the key legend beside the board
+        await terminal.type("?")
+        screen = await terminal.shows("Your board during a race")
+        assert "deal the stock (Scorpion)" in screen
+        await terminal.keys("Escape")
+        await asyncio.sleep(0.3)
+        await terminal.keys("F2")
+        await terminal.shows("How to play Scorpion")
+        await terminal.shows("A worked example: deal 617")
+        await terminal.keys("Escape")
+        await terminal.shows(" racing", timeout=15)
+        await asyncio.sleep(0.3)
+        await terminal.type("R")
+        await terminal.shows("Press R again to resign")
+        await terminal.type("R")
+        screen = await terminal.shows("Results of race 1", timeout=60)
+        assert "Bot (easy)" in screen
+        assert "Ann" in screen
+    finally:
+        with contextlib.suppress(AssertionError):
+            await tmux("kill-server")
+        server.send_signal(signal.SIGINT)
+        await asyncio.wait_for(server.wait(), 20)
+        log.close()

@@ -13,8 +13,9 @@ from functools import cache
 from protocol.messages import RoomOptions
 from server.games import Antares, Autoplay, Move, Options
 from server.rooms.lifecycle import COUNTDOWN_MS, State
-from server.rooms.room import Outcome, Room
+from server.rooms.step import Outcome
 from server.solver import Budget, Solved, solve
+from tests.rooms.driving import Driven, create
 
 T0 = 1_700_000_000_000
 PLAYERS = ("ann", "bob", "cat", "dan")
@@ -24,10 +25,10 @@ WINNABLE_ANTARES = "24"
 
 def open_room(
     variant: str = "scorpion", picks: str = "617", racers: int = 2, seated: int | None = None, **options: object
-) -> Room:
+) -> Driven:
     """A room for ``racers`` with ``seated`` of :data:`PLAYERS` in it (all by default), at :data:`T0`,
     whose deal picker always picks deal ``picks``."""
-    room, _ = Room.create(
+    room, _ = create(
         "ROOM",
         variant,
         RoomOptions(max_racers=racers, **options),  # type: ignore[arg-type]
@@ -41,7 +42,7 @@ def open_room(
     return room
 
 
-def start_race(room: Room, now: int = T0) -> int:
+def start_race(room: Driven, now: int = T0) -> int:
     """Every racer readies at ``now``, the countdown runs out; returns the race's start time."""
     for player in room.racers().values():
         room.ready(player, True, now)
@@ -60,7 +61,7 @@ def winning_line() -> tuple[Move, ...]:
     return result.moves
 
 
-def play(room: Room, player: str, moves: Iterable[Move], now: int) -> list[Outcome]:
+def play(room: Driven, player: str, moves: Iterable[Move], now: int) -> list[Outcome]:
     """Play ``moves`` through :meth:`Room.move` as ``player``, each written in its position."""
     seat = room.seat_of(player)
     assert seat is not None

@@ -6,7 +6,8 @@ import itertools
 
 import pytest
 
-from server.rooms.lifecycle import LifecycleError, State, Trigger, next_state
+from server.rooms.errors import CommandRefused
+from server.rooms.lifecycle import COMMANDS, Act, LifecycleError, State, Trigger, check_command, next_state
 
 ALLOWED = {
     (State.WAITING, Trigger.ALL_READY): State.COUNTDOWN,
@@ -34,3 +35,29 @@ def test_every_other_pair_is_refused(state: State, trigger: Trigger) -> None:
 def test_table_covers_every_pair() -> None:
     assert len(ALLOWED) + len(FORBIDDEN) == len(State) * len(Trigger)
     assert len(FORBIDDEN) == 21
+
+
+# -- the command table ------------------------------------------------------------------
+
+
+def test_the_command_table_says_something_for_every_state_and_act() -> None:
+    for state in State:
+        assert set(COMMANDS[state]) == set(Act), state
+
+
+@pytest.mark.parametrize(("state", "act"), list(itertools.product(State, Act)), ids=str)
+def test_a_command_the_table_refuses_is_refused_with_the_table_s_code(state: State, act: Act) -> None:
+    code = COMMANDS[state][act]
+    if code is None:
+        check_command(state, act)
+        return
+    with pytest.raises(CommandRefused) as refused:
+        check_command(state, act)
+    assert refused.value.code is code
+    assert state.value in str(refused.value)
+
+
+def test_moves_are_taken_only_while_racing_and_rematches_only_when_finished() -> None:
+    taking_moves = {state for state in State if COMMANDS[state][Act.MOVE] is None}
+    taking_rematches = {state for state in State if COMMANDS[state][Act.REMATCH] is None}
+    assert (taking_moves, taking_rematches) == ({State.RACING}, {State.FINISHED})

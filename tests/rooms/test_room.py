@@ -34,10 +34,15 @@ from protocol.messages import (
     Update,
 )
 from server.games import Antares, Autoplay, Options, Scorpion
+from server.rooms import commands
+from server.rooms.draft import MAX_LOG_ENTRIES
+from server.rooms.errors import RoomError
 from server.rooms.lifecycle import COUNTDOWN_MS, State
 from server.rooms.record import decode_record, encode_record
-from server.rooms.room import DEFAULT_GRACE_MS, Outcome, Room, RoomError
+from server.rooms.room import DEFAULT_GRACE_MS
+from server.rooms.step import Outcome
 from tests.rooms import PLAYERS, T0, WINNABLE_ANTARES, open_room, play, start_race, winning_line
+from tests.rooms.driving import Driven, create, log_texts
 
 ANN, BOB, CAT = PLAYERS[:3]
 
@@ -59,7 +64,7 @@ def boards(view: RoomView) -> dict[int, list[list[int | None]] | None]:
     return {racer.seat: racer.board for racer in view.racers}
 
 
-def state_of(room: Room) -> tuple[bytes, bytes, bytes]:
+def state_of(room: Driven) -> tuple[bytes, bytes, bytes]:
     """Everything a command could change that anyone could see: the record, and every view."""
     views = [encode(Snapshot(room.code, room.version, room.view(seat, T0))) for seat in (None, *room.racers())]
     games = [room.game_of(seat) for seat in sorted(room.racers())]
@@ -67,13 +72,13 @@ def state_of(room: Room) -> tuple[bytes, bytes, bytes]:
     return encode_record(room.record), b"".join(views), full
 
 
-def antares_race(time_limit: int | None = None) -> tuple[Room, int]:
+def antares_race(time_limit: int | None = None) -> tuple[Driven, int]:
     """A two-racer race on the winnable Antares deal, started; returns the room and the start time."""
     room = open_room("antares", WINNABLE_ANTARES, 2, autoplay="safe", time_limit=time_limit)
     return room, start_race(room)
 
 
-def practice(deal: str = WINNABLE_ANTARES) -> tuple[Room, int]:
+def practice(deal: str = WINNABLE_ANTARES) -> tuple[Driven, int]:
     """A one-racer Antares room on a chosen deal, started."""
     room = open_room("antares", picks="1", racers=1, deal=deal)  # the chosen deal wins over the picker
     return room, start_race(room)
@@ -83,7 +88,7 @@ def practice(deal: str = WINNABLE_ANTARES) -> tuple[Room, int]:
 
 
 def test_creator_is_seated_in_seat_zero() -> None:
-    room, outcome = Room.create("ROOM", "scorpion", RoomOptions(), ANN, "Ann", T0)
+    room, outcome = create("ROOM", "scorpion", RoomOptions(), ANN, "Ann", T0)
     assert room.racers() == {0: ANN}
     assert outcome.save
     [joined] = events(outcome)
@@ -95,13 +100,13 @@ def test_creator_is_seated_in_seat_zero() -> None:
 
 @pytest.mark.parametrize(("public", "delay"), [(False, 0.0), (True, 15.0)])
 def test_spectator_delay_defaults_by_visibility(public: bool, delay: float) -> None:
-    room, _ = Room.create("ROOM", "scorpion", RoomOptions(public=public), ANN, "Ann", T0)
+    room, _ = create("ROOM", "scorpion", RoomOptions(public=public), ANN, "Ann", T0)
     assert room.spectator_delay == delay
     assert room.view(None, T0).options.spectator_delay == delay
 
 
 def test_chosen_spectator_delay_is_kept() -> None:
-    room, _ = Room.create("ROOM", "scorpion", RoomOptions(public=True, spectator_delay=2.5), ANN, "Ann", T0)
+    room, _ = create("ROOM", "scorpion", RoomOptions(public=True, spectator_delay=2.5), ANN, "Ann", T0)
     assert room.spectator_delay == 2.5
 
 
@@ -115,13 +120,13 @@ def test_practice_room_plays_its_chosen_deal() -> None:
 
 def test_only_practice_rooms_choose_their_deal() -> None:
     with refused("not-allowed"):
-        Room.create("ROOM", "scorpion", RoomOptions(max_racers=2, deal="617"), ANN, "Ann", T0)
+        create("ROOM", "scorpion", RoomOptions(max_racers=2, deal="617"), ANN, "Ann", T0)
 
 
 @pytest.mark.parametrize("deal", ["x", "-3", "1" * 21])
 def test_bad_deal_number_is_invalid_options(deal: str) -> None:
     with refused("invalid-options"):
-        Room.create("ROOM", "scorpion", RoomOptions(max_racers=1, deal=deal), ANN, "Ann", T0)
+        create("ROOM", "scorpion", RoomOptions(max_racers=1, deal=deal), ANN, "Ann", T0)
 
 
 # -- seats, ready, start ----------------------------------------------------------------
@@ -214,7 +219,7 @@ def test_start_twice_is_refused() -> None:
         room.start(ANN, T0 + 1)
 
 
-def countdown_cancelled(room: Room, outcome: Outcome) -> None:
+def countdown_cancelled(room: Driven, outcome: Outcome) -> None:
     assert room.state is State.WAITING
     assert isinstance(events(outcome)[-1], StateChanged)
     assert events(outcome)[-1] == StateChanged(state="waiting", clock=room.view(None, T0 + 1).clock, race=1)
@@ -380,7 +385,7 @@ def test_spectators_never_see_a_face_down_card() -> None:
             assert pile == [None] * hidden + list(cards[hidden:])
 
 
-def drive_secret_race(room: Room) -> Iterator[tuple[bytes, bool]]:
+def drive_secret_race(room: Driven) -> Iterator[tuple[bytes, bool]]:
     """Every frame anyone could receive during a whole race (each event and each view,
     encoded), with whether the race is over when it is sent."""
     now = T0
@@ -466,7 +471,7 @@ def test_a_legal_move_reports_its_canonical_text_and_log_entry() -> None:
     start_race(room)
     outcome = room.move(ANN, "4d > 2", T0 + 4000)
     assert outcome.move == "4D>2"
-    assert outcome.log == [(0, "4D>2")]
+    assert log_texts(outcome) == [(0, "4D>2")]
     [emission] = outcome.emissions
     assert isinstance(emission.full, BoardChanged)
     assert emission.owner == 0
@@ -543,7 +548,7 @@ def test_undo_takes_back_the_last_move_but_still_counts_it() -> None:
     before = room.view(0, T0).racers[0].board
     room.move(ANN, "4D>2", T0 + 4000)
     outcome = room.undo(ANN, T0 + 5000)
-    assert outcome.log == [(0, "undo")]
+    assert log_texts(outcome) == [(0, "undo")]
     [emission] = outcome.emissions
     assert isinstance(emission.full, BoardChanged)
     assert emission.full.progress.moves == 1  # undone moves count
@@ -574,10 +579,8 @@ def test_hints_are_playable_moves() -> None:
     assert hints
     assert all(isinstance(item, HintItem) for item in hints)
     for item in hints:
-        outcome = room.move(ANN, item.move, T0 + 4000)
-        assert outcome.move == item.move
-        assert outcome.revert is not None
-        outcome.revert()
+        step = room.decide(commands.Move(ANN, item.move), T0 + 4000)
+        assert step.outcome.move == item.move
 
 
 def test_hints_disabled() -> None:
@@ -594,26 +597,22 @@ def test_legal_moves_lists_what_move_accepts() -> None:
     assert sorted(texts) == ["4D>2", "JH>6", "deal"]
     before = state_of(room)
     for text in texts:
-        outcome = room.move(ANN, text, T0 + 4000)
-        assert outcome.move == text
-        assert outcome.revert is not None
-        outcome.revert()
+        step = room.decide(commands.Move(ANN, text), T0 + 4000)
+        assert step.outcome.move == text
         assert state_of(room) == before
 
 
-# -- revert (a command whose log could not be stored) --------------------------------------------
+# -- decided, not applied (a step storage could not take) ----------------------------------------
 
 
-def test_revert_of_a_move_is_as_if_it_never_happened() -> None:
+def test_a_move_decided_but_not_applied_leaves_the_room_as_it_was() -> None:
     room = open_room()
     start_race(room)
     room.move(ANN, "4D>2", T0 + 4000)
     before = state_of(room)
     version = room.version
-    outcome = room.move(ANN, "deal", T0 + 5000)
-    assert room.version == version + 1
-    assert outcome.revert is not None
-    outcome.revert()
+    step = room.decide(commands.Move(ANN, "deal"), T0 + 5000)
+    assert step.version == version + 1
     assert room.version == version
     assert state_of(room) == before
     assert room.view(0, T0).racers[0].progress.moves == 1
@@ -621,51 +620,55 @@ def test_revert_of_a_move_is_as_if_it_never_happened() -> None:
     assert [e.version for e in again.emissions] == [version + 1]
 
 
-def test_revert_of_a_winning_move_unfinishes_the_race() -> None:
+def test_a_winning_move_decided_but_not_applied_does_not_finish_the_race() -> None:
     room, started = practice()
     line = winning_line()
     play(room, ANN, line[:-1], started + 1000)
     before = state_of(room)
-    [last] = play(room, ANN, line[-1:], started + 2000)
-    assert last.finished
-    assert room.state is State.FINISHED
-    assert last.revert is not None
-    last.revert()
-    assert room.view(None, T0).state == "racing"
+    game = room.game_of(0)
+    assert game is not None
+    step = room.decide(commands.Move(ANN, game.move_text(line[-1])), started + 2000)
+    assert step.outcome.finished
+    assert step.record.state == "finished"
+    assert room.state is State.RACING
     assert state_of(room) == before
-    assert room.view(0, T0).racers[0].finished_ms is None
     [again] = play(room, ANN, line[-1:], started + 3000)
     assert again.finished
     assert room.view(0, T0).racers[0].finished_ms == 3000
 
 
-def test_revert_of_an_undo() -> None:
+def test_an_undo_decided_but_not_applied_leaves_the_board() -> None:
     room = open_room()
     start_race(room)
     room.move(ANN, "JH>6", T0 + 4000)
     room.move(ANN, "deal", T0 + 4000)
     before = state_of(room)
-    outcome = room.undo(ANN, T0 + 5000)
-    assert state_of(room) != before
-    assert outcome.revert is not None
-    outcome.revert()
+    step = room.decide(commands.TakeBack(ANN), T0 + 5000)
+    assert step.outcome.log
     assert state_of(room) == before
-    room.undo(ANN, T0 + 6000)  # and the undo can be done again
+    room.undo(ANN, T0 + 6000)  # and the undo can be done for good
     assert "deal" in room.legal_moves(ANN)
 
 
-def test_revert_of_a_resign_that_ended_the_race() -> None:
+def test_a_resign_that_would_end_the_race_decided_but_not_applied() -> None:
     room = open_room()
     start_race(room)
     room.resign(BOB, T0 + 4000)
     before = state_of(room)
-    outcome = room.resign(ANN, T0 + 5000)
-    assert outcome.finished
-    assert outcome.revert is not None
-    outcome.revert()
+    step = room.decide(commands.Resign(ANN), T0 + 5000)
+    assert step.outcome.finished
     assert room.state is State.RACING
     assert state_of(room) == before
     room.move(ANN, "4D>2", T0 + 6000)
+
+
+def test_a_step_applies_only_to_the_room_it_was_decided_on() -> None:
+    room = open_room()
+    start_race(room)
+    first = room.decide(commands.Move(ANN, "4D>2"), T0 + 4000)
+    room.apply(first)
+    with pytest.raises(ValueError, match="decided at version"):
+        room.apply(first)
 
 
 # -- finishing --------------------------------------------------------------------------------
@@ -757,7 +760,7 @@ def test_a_dropped_racer_is_resigned_during_the_race() -> None:
     room.connection(BOB, False, started + 1000)
     outcome = room.tick(started + 1000 + DEFAULT_GRACE_MS)
     assert events(outcome) == [RacerResigned(seat=1, reason="disconnected")]
-    assert outcome.log == [(1, "resign disconnected")]
+    assert log_texts(outcome) == [(1, "resign disconnected")]
     bob = room.view(None, T0).racers[1]
     assert bob.resigned == "disconnected"
     assert not bob.connected
@@ -776,7 +779,7 @@ def test_reconnecting_in_time_keeps_the_seat() -> None:
 
 
 def test_grace_period_is_configurable() -> None:
-    room, _ = Room.create("ROOM", "scorpion", RoomOptions(), ANN, "Ann", T0, grace_ms=500)
+    room, _ = create("ROOM", "scorpion", RoomOptions(), ANN, "Ann", T0, grace_ms=500)
     room.join(BOB, "Bob", T0)
     room.connection(BOB, False, T0)
     assert events(room.tick(T0 + 500)) == [RacerLeft(seat=1)]
@@ -785,7 +788,7 @@ def test_grace_period_is_configurable() -> None:
 # -- rematch ------------------------------------------------------------------------------------
 
 
-def finished_race(room: Room) -> None:
+def finished_race(room: Driven) -> None:
     started = start_race(room)
     room.move(ANN, "4D>2", started + 100)
     room.resign(ANN, started + 200)
@@ -804,12 +807,12 @@ def test_rematch_only_after_the_race() -> None:
 
 def test_rematch_resets_the_room_for_a_new_race_with_a_new_deal() -> None:
     deals = iter(["617", "618"])
-    room, _ = Room.create("ROOM", "scorpion", RoomOptions(), ANN, "Ann", T0, deal_picker=lambda _v: next(deals))
+    room, _ = create("ROOM", "scorpion", RoomOptions(), ANN, "Ann", T0, deal_picker=lambda _v: next(deals))
     room.join(BOB, "Bob", T0)
     finished_race(room)
     first = room.view(None, T0).reveal
     outcome = room.rematch(BOB, T0 + 9000)
-    assert outcome.reset_logs > 0
+    assert outcome.save  # race 2 is stored; its logs are new keys (race 1's stay readable)
     assert events(outcome) == [
         Rematched(race=2),
         StateChanged(state="waiting", clock=room.view(None, T0 + 9000).clock, race=2),
@@ -857,12 +860,12 @@ def test_restore_rebuilds_boards_and_progress_from_record_and_logs() -> None:
             outcome = room.move(player, legal[step * 7 % len(legal)], now)
         else:
             continue
-        for seat, entry in outcome.log:
+        for seat, entry in log_texts(outcome):
             logs.setdefault(seat, []).append(entry)
     assert {entry for entries in logs.values() for entry in entries} >= {"undo", "deal", "resign resigned"}
     assert room.state is State.RACING
     record = decode_record(encode_record(room.record))
-    restored = Room.restore(record, logs, now + 1000)
+    restored = Driven.restore(record, logs, now + 1000)
     assert restored.state is State.RACING
     live, back = room.view(None, now), restored.view(None, now)
     assert [(r.seat, r.board, r.progress, r.resigned) for r in back.racers] == [
@@ -882,7 +885,7 @@ def test_restore_rebuilds_boards_and_progress_from_record_and_logs() -> None:
 def test_restored_racers_who_do_not_return_are_resigned() -> None:
     room = open_room()
     started = start_race(room)
-    restored = Room.restore(decode_record(encode_record(room.record)), {}, started + 10)
+    restored = Driven.restore(decode_record(encode_record(room.record)), {}, started + 10)
     restored.join(ANN, "Ann", started + 20)  # Ann comes back
     outcome = restored.tick(started + 10 + DEFAULT_GRACE_MS)
     assert events(outcome) == [RacerResigned(seat=1, reason="disconnected")]
@@ -892,10 +895,10 @@ def test_restore_of_a_finished_race_keeps_its_results() -> None:
     room, started = antares_race()
     logs: dict[int, list[str]] = {}
     for outcome in [*play(room, BOB, winning_line(), started + 30_000), room.resign(ANN, started + 31_000)]:
-        for seat, entry in outcome.log:
+        for seat, entry in log_texts(outcome):
             logs.setdefault(seat, []).append(entry)
     assert room.state is State.FINISHED
-    restored = Room.restore(decode_record(encode_record(room.record)), logs, started + 99_000)
+    restored = Driven.restore(decode_record(encode_record(room.record)), logs, started + 99_000)
     assert restored.view(None, T0).results == room.view(None, T0).results
     assert restored.view(None, T0).reveal == room.view(None, T0).reveal
 
@@ -948,8 +951,18 @@ def test_a_racer_who_left_when_already_done_is_not_in_the_rematch(leaves: str) -
 def test_a_cancelled_countdown_keeps_the_prepared_deal_and_salt() -> None:
     """A daily attempt (or a certified winnable race) keeps its deal through a cancelled
     countdown: the next countdown deals the same cards under the same commitment."""
-    room = open_room(picks="617")
-    room.prepare_deal("24", salt="ab" * 16)
+    room, _ = create(
+        "ROOM",
+        "scorpion",
+        RoomOptions(),
+        ANN,
+        "Ann",
+        T0,
+        deal_picker=lambda _v: "617",
+        next_deal="24",
+        next_salt="ab" * 16,
+    )
+    room.join(BOB, "Bob", T0)
     room.ready("ann", True, T0)
     room.ready("bob", True, T0)
     first = room.record.commitment
@@ -962,3 +975,18 @@ def test_a_cancelled_countdown_keeps_the_prepared_deal_and_salt() -> None:
     room.tick(T0 + 2 + COUNTDOWN_MS)
     assert room.state is State.RACING
     assert room.record.next_deal is None  # used up by the race
+
+
+def test_a_racer_s_moves_in_one_race_are_capped() -> None:
+    """Finding 9: nothing limited how long a move log could grow."""
+    room = open_room()
+    start_race(room)
+    for step in range(MAX_LOG_ENTRIES - 1):
+        room.move(ANN, "4D>2", T0 + 4000 + step)
+        room.undo(ANN, T0 + 4000 + step)
+    room.move(ANN, "4D>2", T0 + 8_000_000)  # the last move allowed
+    with refused("move-limit"):
+        room.move(ANN, "4D>2", T0 + 9_000_000)
+    with refused("move-limit"):
+        room.undo(ANN, T0 + 9_000_000)
+    room.resign(ANN, T0 + 9_000_001)  # resigning is always allowed

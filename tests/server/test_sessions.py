@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from server.sessions import new_player_id, sign, verify
+
+from server.features.sessions import new_player_id, sign, verify
 
 SECRET = b"s" * 32
 

@@ -9,7 +9,8 @@
     the server's loop and waits for it (bots and protocol clients live there),
     ``srv.spawn(coro)`` starts one without waiting.
 
-``browser`` (session scope)
+``browser`` (module scope: Playwright's sync API keeps an event loop running in the main
+thread while it is open, which asyncio tests run after it could not share)
     Headless Chromium from the system packages (``/usr/bin/chromium``) driven by Playwright;
     the tests skip when it is not installed. ``page`` gives each test a fresh context and page
     that fail the test on any JavaScript error or CSP violation.
@@ -94,7 +95,7 @@ def web_server(redis_url: str) -> Any:
     return start
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         pytest.skip("Chromium is not installed (apt-get install chromium)")

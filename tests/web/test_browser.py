@@ -12,9 +12,9 @@ import re
 from typing import Any
 
 import pytest
-from client.bot import Bot
-from client.connection import RaceClient
 
+from client.lib.bot import Bot
+from client.lib.connection import RaceClient
 from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, RoomOptions
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.web.conftest import ThreadedServer, shot
@@ -92,11 +92,16 @@ def test_the_page_watches_a_bot_race(srv: ThreadedServer, page: Any) -> None:
     played = srv.spawn(bot.play())
     panel = page.locator(".racer-panel[data-seat='0']")
     page.wait_for_selector("#room[data-state=racing] .racer-panel .card.up", timeout=WAIT)
-    first = panel.locator(".board").inner_html()
-    page.wait_for_function(
-        "() => Number(document.querySelector(\".racer-panel[data-seat='0']\").dataset.moves) >= 4", timeout=WAIT
-    )
-    assert panel.locator(".board").inner_html() != first, "the watched board never changed"
+    # The watched board changes as the bot plays (the bot may undo, so count distinct boards).
+    boards: set[str] = set()
+    for _ in range(300):
+        boards.add(panel.locator(".board").inner_html())
+        if len(boards) >= 4:
+            break
+        page.wait_for_timeout(50)
+    assert len(boards) >= 4, "the watched board did not follow the bot's moves"
+    # Moves slide in: cards of the watched board are caught animating.
+    page.wait_for_function("() => document.getAnimations().length > 0", timeout=WAIT, polling=10)
     assert page.locator(".racer-panel progress").count() == 1
     shot(page, "watch-desktop")
     page.set_viewport_size({"width": 390, "height": 844})
@@ -106,13 +111,20 @@ def test_the_page_watches_a_bot_race(srv: ThreadedServer, page: Any) -> None:
     page.wait_for_selector("#room[data-state=finished] #results-table", timeout=WAIT)
     page.wait_for_selector("#fairness[data-ok=true]", timeout=WAIT)
     assert 'sha256("antares|24|' in (page.text_content("#fairness") or "")
+    check_board_fits(page, "watch-phone-results")
     srv.call(client.close())
 
 
 def check_board_fits(page: Any, name: str) -> None:
     """Every board fits the viewport's width, its cards are drawn, and the screenshot is not blank."""
+    page.evaluate("() => document.getAnimations().forEach(animation => animation.finish())")
     overflow = page.evaluate("() => document.scrollingElement.scrollWidth - window.innerWidth")
-    assert overflow <= 0, f"the page is {overflow} px wider than the screen"
+    wide = page.evaluate(
+        "() => [...document.querySelectorAll('body *')]"
+        ".filter(e => e.getBoundingClientRect().right > innerWidth + 1).slice(0, 5)"
+        ".map(e => `${e.tagName}.${e.className} ${(e.textContent || '').slice(0, 30)}`)"
+    )
+    assert overflow <= 0, f"the page is {overflow} px wider than the screen: {wide}"
     widths = page.evaluate("() => [...document.querySelectorAll('.card.up')].map(c => c.getBoundingClientRect().width)")
     assert widths
     assert min(widths) >= 30, "cards too small to read"
@@ -176,10 +188,24 @@ def test_a_reload_puts_the_racer_back_in_the_seat(srv: ThreadedServer, page: Any
     page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
     line = list(winning_line())
     play_line(page, line[:3])
+    # Undo takes the third move back (the move count keeps it); playing it again makes 4 moves.
+    moved = page.get_attribute(f'.racer-panel.me .card[data-card="{line[2].split(">")[0]}"]', "data-pile")
+    page.click("#undo")
+    page.wait_for_function(
+        "([card, pile]) => document.querySelector(`.racer-panel.me .card[data-card='${card}']`).dataset.pile !== pile",
+        arg=[line[2].split(">")[0], moved],
+        timeout=WAIT,
+    )
+    page.fill("#move-text", line[2])
+    page.press("#move-text", "Enter")
+    page.wait_for_function("() => document.querySelector('.racer-panel.me').dataset.moves === '4'", timeout=WAIT)
+    # Hints: the server's list, best first, shown under the buttons.
+    page.click("#hint")
+    page.wait_for_selector(".hints li", timeout=WAIT)
     token = page.evaluate("() => localStorage.getItem('solitaire-race.resume')")
     page.reload()
     page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
-    assert page.get_attribute(".racer-panel.me", "data-moves") == "3"
+    assert page.get_attribute(".racer-panel.me", "data-moves") == "4"
     assert page.locator("#join-form").count() == 0
     assert page.evaluate("() => localStorage.getItem('solitaire-race.resume')") == token
     # Keyboard play after the reload: the cursor to the card, Enter, the cursor to the pile, Enter.
@@ -191,8 +217,14 @@ def test_a_reload_puts_the_racer_back_in_the_seat(srv: ThreadedServer, page: Any
     )
     assert sorted(piles) == sorted(order)
     play_by_keyboard(page, card, target)
-    page.wait_for_function("() => document.querySelector('.racer-panel.me').dataset.moves === '4'", timeout=WAIT)
+    page.wait_for_function("() => document.querySelector('.racer-panel.me').dataset.moves === '5'", timeout=WAIT)
     assert code in page.url
+    # A dropped connection: the page reconnects by itself, resumes, and play goes on.
+    page.evaluate("() => solitaireRace.conn.socket.close()")
+    page.wait_for_selector(".status.error:text('reconnecting')", timeout=WAIT)
+    page.fill("#move-text", line[4])
+    page.press("#move-text", "Enter")
+    page.wait_for_function("() => document.querySelector('.racer-panel.me').dataset.moves === '6'", timeout=WAIT)
 
 
 def play_by_keyboard(page: Any, card: str, target: str) -> None:
@@ -256,4 +288,27 @@ def test_the_lobby_lists_public_rooms_live(srv: ThreadedServer, page: Any) -> No
 
     srv.call(client.leave(code))
     row.wait_for(state="detached", timeout=WAIT)
+    srv.call(client.close())
+
+
+def test_joining_from_a_link_with_a_name(srv: ThreadedServer, page: Any) -> None:
+    async def open_room() -> tuple[RaceClient, str]:
+        client = await RaceClient.connect(srv.ws, "Host", reconnect=False)
+        joined = await client.request(lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(max_racers=2)))
+        assert isinstance(joined, Joined)
+        return client, joined.room
+
+    client, code = srv.call(open_room())
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{srv.base}/r/{code}")
+    page.wait_for_selector("#join-form", timeout=WAIT)
+    page.fill("#join-name", "Zoë")
+    page.click("#join")
+    page.wait_for_selector(".racer-panel.me", timeout=WAIT)
+    assert "Zoë (you)" in (page.text_content(".racer-panel.me .name") or "")
+    assert page.evaluate("() => localStorage.getItem('solitaire-race.name')") == "Zoë"
+    page.click("#ready")
+    srv.call(client.request(lambda i: Ready(id=i, room=code)))
+    page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
+    check_board_fits(page, "race-phone")
     srv.call(client.close())

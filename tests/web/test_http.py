@@ -4,6 +4,7 @@ the operational flags (JSON logs, draining on SIGTERM)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import http.client
 import json
 import logging
@@ -13,22 +14,25 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
-from client.connection import RaceClient, ServerError
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
+from client.lib.connection import RaceClient, ServerError
 from protocol.messages import CreateRoom, Joined, PlayMove, Ready, RoomOptions
 from server.config import parse_args
 from server.net.http import HttpRoutes, static_file
 from server.ops.logging_setup import setup_logging
 from tests.known_deals import winning_line
 from tests.web.conftest import ThreadedServer
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -45,6 +49,13 @@ def get(base: str, path: str, headers: dict[str, str] | None = None) -> tuple[in
         connection.close()
 
 
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` on a thread of its own: Playwright's sync API, once started by the browser
+    tests, keeps an event loop running in the main thread."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 @pytest.fixture
 def srv(web_server: Any) -> Any:
     with web_server(deal="24") as running:
@@ -54,7 +65,7 @@ def srv(web_server: Any) -> Any:
 def test_health_and_readiness(srv: ThreadedServer) -> None:
     assert get(srv.base, "/healthz")[::2] == (200, b"ok\n")
     assert get(srv.base, "/readyz")[::2] == (200, b"ready\n")
-    srv.server.ops.readiness.start_draining()
+    srv.server.readiness.start_draining()
     status, _, body = get(srv.base, "/readyz")
     assert status == 503
     assert b"draining" in body
@@ -68,9 +79,9 @@ def test_readiness_reports_storage_failure() -> None:
     from server.ops.readiness import Readiness
 
     readiness = Readiness(ping=broken)
-    assert asyncio.run(readiness()) == "starting: rooms are being restored"
+    assert run(readiness()) == "starting: rooms are being restored"
     readiness.restored = True
-    assert "storage unavailable: no route to Redis" in (asyncio.run(readiness()) or "")
+    assert "storage unavailable: no route to Redis" in (run(readiness()) or "")
 
 
 def test_metrics_parse_and_count(srv: ThreadedServer) -> None:
@@ -179,8 +190,8 @@ def test_symlinks_out_of_the_folder_are_not_found(tmp_path: Path) -> None:
         return None
 
     routes = HttpRoutes(ready, web_root=root)
-    assert asyncio.run(routes.route("/escape.txt")).status_code == 404
-    assert asyncio.run(routes.route("/inside.txt?x=1")).body == b"inside"
+    assert run(routes.route("/escape.txt")).status_code == 404
+    assert run(routes.route("/inside.txt?x=1")).body == b"inside"
 
 
 def test_browser_origins_are_checked(srv: ThreadedServer) -> None:

@@ -47,7 +47,10 @@ export class BoardView {
    * `marks`: { selected: {pile, index}, cursor: {pile, index}, hint: card text }.
    */
   draw(piles, board, marks = {}) {
-    const before = this.positions();
+    // After a resize the old positions mean nothing: draw without sliding.
+    const width = this.container.clientWidth;
+    const before = width === this.width ? this.positions() : new Map();
+    this.width = width;
     const root = element("div", `board${this.small ? " small" : ""}`);
     const top = element("div", "board-top");
     const tableau = element("div", "board-tableau");

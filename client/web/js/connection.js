@@ -123,11 +123,23 @@ export class Connection {
         this.emit("disconnected", event);
         if (!welcomed) reject(new Error(`could not connect (close code ${event.code})`));
         if (!this.closed) {
+          // Requests made meanwhile wait for the next welcome, however many attempts it takes.
+          if (!this.reconnected) {
+            this.reconnected = new Promise((resolve) => {
+              this.release = resolve;
+            });
+            this.ready = this.reconnected;
+          }
           const wait = this.retry * (1 + Math.random());
           this.retry = Math.min(this.retry * 2, 8000);
           setTimeout(() => {
-            this.ready = this.open();
-            this.ready.catch(() => {});
+            this.open().then(
+              (welcome) => {
+                this.reconnected = null;
+                this.release(welcome);
+              },
+              () => {},
+            );
           }, wait);
         }
       };

@@ -13,6 +13,8 @@ import { ReplayScreen } from "./replay.js";
 import { RoomScreen } from "./room.js";
 
 const conn = new Connection(serverUrl());
+// For the console and the tests: the page's connection (it holds nothing the page does not show).
+window.solitaireRace = { conn };
 const main = document.getElementById("view");
 const who = document.getElementById("who");
 let screen = null;

@@ -284,6 +284,7 @@ export class RoomScreen {
         h("span", { className: "name" }, isMe ? `${racer.name} (you)` : racer.name),
         h("span", { className: "badge" }, racerState(racer, view)),
         h("span", {}, `${racer.progress.home}/52 home · ${racer.progress.ordered} in order · ${racer.progress.moves} moves`),
+        racer.bot ? h("span", { className: "badge" }, "bot") : null,
         racer.connected ? null : h("span", { className: "badge" }, "disconnected"),
       );
       entry.bar.value = racer.progress.home;

@@ -4,6 +4,7 @@ to what the server shows each viewer; reconnection, resume and resync."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 
@@ -15,7 +16,6 @@ from protocol.messages import (
     JoinRoom,
     ListRooms,
     Lobby,
-    PlayMove,
     Ready,
     Resign,
     RoomOptions,
@@ -23,16 +23,23 @@ from protocol.messages import (
     Snapshot,
     Spectate,
 )
+from protocol.mirror import RoomMirror
 from tests.client.conftest import (
     PATIENCE,
     Running,
     Serve,
     eventually,
+    playing,
     without_now,
 )
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 
 pytestmark = pytest.mark.asyncio
+
+
+def showing_boards(seats: list[int]) -> Callable[[RoomMirror], bool]:
+    """A predicate for ``wait_room``: the copy shows the boards of ``seats``."""
+    return lambda mirror: all(mirror.board(seat) is not None for seat in seats)
 
 
 async def open_room(srv: Running, options: RoomOptions, *names: str) -> tuple[str, list[RaceClient]]:
@@ -62,7 +69,7 @@ async def test_every_diff_of_a_race_keeps_each_copy_equal_to_the_servers_view(se
             await client.request(lambda i: Ready(id=i, room=code))
         for seat, client in viewers.items():
             shown = [0, 1] if seat is None else [seat]
-            await client.wait_room(code, lambda m, shown=shown: all(m.board(s) is not None for s in shown), 10)
+            await client.wait_room(code, showing_boards(shown), 10)
         await check(srv.hub.rooms[code].room.version)
         assert ann.rooms[code].board(0) == [list(pile) for pile in new_antares().public_piles()]
         assert ann.rooms[code].board(1) is None  # a rival's board stays hidden during the race
@@ -70,7 +77,7 @@ async def test_every_diff_of_a_race_keeps_each_copy_equal_to_the_servers_view(se
         # Bob plays two moves and resigns; Ann plays a whole winning line. Every copy follows.
         line = winning_line()
         for text in line[:2]:
-            ack = await bob.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+            ack = await bob.request(playing(code, text))
             assert isinstance(ack, Ack)
             assert ack.version is not None
             await check(ack.version)
@@ -80,7 +87,7 @@ async def test_every_diff_of_a_race_keeps_each_copy_equal_to_the_servers_view(se
         await check(resigned.version)
         assert bob.rooms[code].board(0) is not None  # done racing, Bob sees Ann's board
         for text in line:
-            ack = await ann.request(lambda i, text=text: PlayMove(id=i, room=code, move=text))
+            ack = await ann.request(playing(code, text))
             assert isinstance(ack, Ack)
             assert ack.version is not None
             await check(ack.version)
@@ -106,7 +113,7 @@ async def test_a_dropped_connection_comes_back_by_itself_with_its_seat_and_its_s
         sam = await first.connect("Sam", reconnect=True)
         await sam.request(lambda i: Spectate(id=i, room=code))
         for name, client in (("Ann", ann), ("Sam", sam)):
-            client.listen_connection(lambda up, name=name: ups[name].append(up))
+            client.listen_connection(ups[name].append)
         await bob.close()
     # The server is gone (it said goodbye): both clients noticed, and keep trying.
     await eventually(lambda: ups["Ann"] == [False] and ups["Sam"] == [False], what="the drop noticed")
@@ -141,7 +148,7 @@ async def test_a_version_gap_is_repaired_with_a_fresh_snapshot(serve: Serve) -> 
         created = await ann.request(lambda i: CreateRoom(id=i, variant="scorpion", options=RoomOptions(max_racers=3)))
         assert isinstance(created, Joined)
         code = created.room
-        stale = await eventually(lambda: snapshots and snapshots[-1], what="the first snapshot")
+        stale = await eventually(lambda: snapshots[-1] if snapshots else None, what="the first snapshot")
         for name in ("Bob", "Cid"):
             other = await srv.connect(name)
             await other.request(lambda i: JoinRoom(id=i, room=code))

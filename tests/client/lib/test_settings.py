@@ -5,6 +5,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
+
 from client.lib.settings import Settings, config_dir
 
 
@@ -27,7 +29,21 @@ def test_an_unreadable_file_means_starting_afresh(tmp_path: Path) -> None:
     assert Settings.load(tmp_path) == Settings(tmp_path)
 
 
-def test_the_directory_can_be_chosen(tmp_path: Path, monkeypatch) -> None:
+def test_the_directory_can_be_chosen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOLITAIRE_RACE_CONFIG_DIR", str(tmp_path))
     assert config_dir() == tmp_path
     assert config_dir(tmp_path / "x") == tmp_path / "x"
+
+
+def test_settings_of_two_clients_sharing_a_folder_are_merged(tmp_path: Path) -> None:
+    first, second = Settings.load(tmp_path), Settings.load(tmp_path)
+    first.name = "Ann"
+    first.tokens["ws://one"] = "token-1"
+    first.save()
+    second.tokens["ws://two"] = "token-2"
+    second.save()  # read-modify-write: the first client's login stays
+    assert Settings.load(tmp_path).tokens == {"ws://one": "token-1", "ws://two": "token-2"}
+    assert Settings.load(tmp_path).name == "Ann"
+    first.tokens.pop("ws://one")
+    first.save()
+    assert Settings.load(tmp_path).tokens == {"ws://two": "token-2"}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from client.render.describe import rating_text
+from client.render.fairness import yesterday_text
 from client.render.standings import figure
-from client.tui.daily import yesterday_text
 from protocol.fairness import commitment
 from protocol.messages import DailyReveal, LeaderboardEntry
 

@@ -1,10 +1,11 @@
 """One connected client, as the server sees it: identity, limits, and a bounded way to send.
 
-Frames are queued on the connection's transport without waiting (``broadcast`` semantics,
-so one slow client never holds up a room). A client that does not read would make that
-queue grow without bound, so each connection's write buffer is capped: past the cap the
-connection is closed with :attr:`~protocol.errors.CloseCode.SLOW_CONSUMER` (4008) and
-nothing more is queued for it.
+Frames are queued without waiting (so one slow client never holds up a room) and go out
+once per event-loop turn: every frame a connection is sent in one turn (an ``ack`` and the
+update it caused, a race start's events) leaves in a single write. A client that does not read would make that
+queue grow without bound, so each connection's write buffer is capped (the
+``write_buffer_cap`` setting): past the cap the connection is closed with
+:attr:`~protocol.errors.CloseCode.SLOW_CONSUMER` (4008) and nothing more is queued for it.
 """
 
 from __future__ import annotations
@@ -15,15 +16,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from websockets.asyncio.server import ServerConnection, broadcast
+from websockets.asyncio.server import ServerConnection
+from websockets.protocol import State
 
 from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import Error, ServerMessage
-from server.net.limits import Offences, TokenBucket
+from server.connections.limits import Offences, TokenBucket
+from server.ops.metrics import CLOSES
 
 #: Bytes a connection may have waiting to be written before it counts as a slow consumer.
 WRITE_BUFFER_CAP: Final = 1024 * 1024
+#: Seconds a slow consumer's close may take before its connection is dropped.
+_ABORT_AFTER: Final = 2.0
 
 _closing: set[asyncio.Future[None]] = set()  # slow consumers being closed (kept from the GC)
 _link_ids = itertools.count(1)
@@ -53,6 +58,7 @@ class ClientLink:
     opened: float = field(default_factory=time.monotonic)
     #: Set once the connection was closed for not reading; nothing more is sent to it.
     dropped: bool = False
+    write_cap: int = WRITE_BUFFER_CAP
     #: The request being served, and its outcome so far (``ok`` or its error code), for metrics.
     serving: int | None = None
     outcome: str = "ok"
@@ -63,15 +69,38 @@ class ClientLink:
     def begin(self, request_id: int) -> None:
         self.serving, self.outcome = request_id, "ok"
 
+    #: A write of the frames queued this turn is scheduled.
+    flushing: bool = False
+
     def send_frame(self, frame: bytes) -> None:
-        """Queue an encoded frame without waiting (frames keep their order)."""
-        if self.dropped:
+        """Queue an encoded frame without waiting (frames keep their order); it goes out with
+        the others of this event-loop turn."""
+        if self.socket is None:
+            if self.relay is not None and not self.dropped:
+                self.relay.relay([self], frame)
             return
-        if self.relay is not None:
-            self.relay.relay([self], frame)
+        if self.dropped or self.socket.protocol.state is not State.OPEN:
             return
-        assert self.socket is not None
-        broadcast([self.socket], frame)
+        self.socket.protocol.send_binary(frame)
+        if not self.flushing:
+            self.flushing = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write what was queued, in one piece (websockets' own sends flush it too, in order)."""
+        self.flushing = False
+        if self.socket is None:
+            return
+        transport = self.socket.transport
+        chunks = self.socket.protocol.data_to_send()
+        pending = [chunk for chunk in chunks if chunk]
+        if pending:
+            transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
+        if len(pending) != len(chunks):  # the end of data after a close frame, as websockets does it
+            if transport.can_write_eof():
+                transport.write_eof()
+            else:
+                transport.close()
         self.check_backlog()
 
     def send(self, message: ServerMessage) -> None:
@@ -87,34 +116,35 @@ class ClientLink:
         if self.socket is None:
             return
         transport = self.socket.transport
-        if transport is None or self.dropped or transport.get_write_buffer_size() <= WRITE_BUFFER_CAP:
+        if transport is None or self.dropped or transport.get_write_buffer_size() <= self.write_cap:
             return
         self.dropped = True
+        CLOSES.labels("slow").inc()
         reason = "too slow: frames were not read"
         closing = asyncio.ensure_future(self.socket.close(CloseCode.SLOW_CONSUMER, reason))
         _closing.add(closing)
         closing.add_done_callback(_closing.discard)
         # The close frame sits behind the backlog: give the client a moment, then let go.
-        asyncio.get_running_loop().call_later(2.0, transport.abort)
+        asyncio.get_running_loop().call_later(_ABORT_AFTER, transport.abort)
 
 
 def send_to_all(links: list[ClientLink], frame: bytes) -> None:
-    """The same bytes to every link, encoded once by the caller."""
-    if not links:
-        return
-    live = [link for link in links if not link.dropped]
-    local = [link for link in live if link.socket is not None]
-    if len(local) < len(live):
-        _relay_all([link for link in live if link.socket is None], frame)
-    broadcast([link.socket for link in local if link.socket is not None], frame)
-    for link in local:
-        link.check_backlog()
+    """The same bytes to every link, encoded once by the caller (relayed links: one message
+    per relay, naming them all)."""
+    relayed: list[ClientLink] = []
+    for link in links:
+        if link.socket is None:
+            relayed.append(link)
+        else:
+            link.send_frame(frame)
+    if relayed:
+        _relay_all(relayed, frame)
 
 
 def _relay_all(links: list[ClientLink], frame: bytes) -> None:
     by_relay: dict[int, tuple[Relay, list[ClientLink]]] = {}
     for link in links:
-        if link.relay is not None:
+        if link.relay is not None and not link.dropped:
             by_relay.setdefault(id(link.relay), (link.relay, []))[1].append(link)
     for relay, group in by_relay.values():
         relay.relay(group, frame)

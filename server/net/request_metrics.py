@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from protocol.messages import ClientMessage
-from server.net.link import ClientLink
+from server.connections.link import ClientLink
 from server.ops.metrics import MOVE_ACK_SECONDS, REQUESTS
 
 

@@ -17,12 +17,13 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import msgspec
 import pytest
 import pytest_asyncio
-from server.store import Store
 
 from server.competition.daily import DAILY_OPTIONS, DailyDeal, Solve, candidates, certified_winnable, pick_daily
 from server.games import Deal, Game, InvalidNotation, Options, variant_class
 from server.rooms.room import random_deal
 from server.solver import Budget, Result, Stats, Unknown, solve
+from server.storage.connection import Storage as Store
+from server.storage.deals import DealStore
 from server.supply.certified import DailyDeals, WinnablePool
 
 pytestmark = pytest.mark.asyncio
@@ -79,7 +80,7 @@ async def dailies(store: Store) -> AsyncIterator[Callable[..., DailyDeals]]:
 
     def make(solve: Solve = solve) -> DailyDeals:
         executor = ThreadPoolExecutor(max_workers=1)
-        daily = DailyDeals(store, SECRET, BUDGET_SECONDS, executor=executor, solve=solve)
+        daily = DailyDeals(DealStore(store), SECRET, BUDGET_SECONDS, executor=executor, solve=solve)
         made.append((daily, executor))
         return daily
 
@@ -236,7 +237,7 @@ async def all_exist(store: Store, keys: list[str]) -> bool:
 
 async def test_daily_deal_is_picked_in_a_worker_process(store: Store) -> None:
     # No executor given: the server's own worker process does the solving.
-    daily = DailyDeals(store, SECRET, BUDGET_SECONDS)
+    daily = DailyDeals(DealStore(store), SECRET, BUDGET_SECONDS)
     try:
         picked = await daily.get("scorpion", "2024-05-17")
     finally:
@@ -271,7 +272,7 @@ def interleaved(count: int) -> list[str]:
 
 
 async def test_pool_fills_to_target_with_certified_deals_only(store: Store, threads: ThreadPoolExecutor) -> None:
-    pool = WinnablePool(store, BUDGET_SECONDS, target=3, executor=threads, draw=Draws(interleaved(4)))
+    pool = WinnablePool(DealStore(store), BUDGET_SECONDS, target=3, executor=threads, draw=Draws(interleaved(4)))
     try:
         await pool.fill("scorpion")
         assert await pool.size("scorpion") == 3
@@ -284,7 +285,7 @@ async def test_pool_fills_to_target_with_certified_deals_only(store: Store, thre
 
 
 async def test_take_on_an_empty_pool_returns_none(store: Store) -> None:
-    pool = WinnablePool(store, BUDGET_SECONDS, target=3)
+    pool = WinnablePool(DealStore(store), BUDGET_SECONDS, target=3)
     assert await pool.take("antares") is None
     assert await pool.take("scorpion") is None
     with pytest.raises(InvalidNotation):
@@ -294,7 +295,7 @@ async def test_take_on_an_empty_pool_returns_none(store: Store) -> None:
 
 async def test_pool_fills_in_a_worker_process_with_winnable_race_deals(store: Store) -> None:
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as processes:
-        pool = WinnablePool(store, BUDGET_SECONDS, target=3, executor=processes)
+        pool = WinnablePool(DealStore(store), BUDGET_SECONDS, target=3, executor=processes)
         # Concurrent fills share one filling: the pool is not overfilled.
         await asyncio.gather(pool.fill("antares"), pool.fill("antares"))
         await pool.close()
@@ -309,7 +310,7 @@ async def test_pool_fills_in_a_worker_process_with_winnable_race_deals(store: St
 
 
 async def test_run_keeps_every_pool_at_target(store: Store, threads: ThreadPoolExecutor) -> None:
-    pool = WinnablePool(store, BUDGET_SECONDS, target=2, executor=threads, draw=Draws(interleaved(6)))
+    pool = WinnablePool(DealStore(store), BUDGET_SECONDS, target=2, executor=threads, draw=Draws(interleaved(6)))
     # The interval is long: only a take can start the refill within this test.
     task = asyncio.create_task(pool.run(interval_seconds=600))
     try:

@@ -1,0 +1,209 @@
+"""Server messages: every message the server sends (a tagged union, ``type`` names each)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from protocol.events import RoomEvent
+from protocol.requests import LeaderboardName
+from protocol.values import Card, HintItem, Patch, RacerLog, Role, RoomOptions, RoomSummary, RoomView, Variant
+
+
+class _Reply(msgspec.Struct, tag_field="type", omit_defaults=True):
+    """Base of server messages."""
+
+
+class Welcome(_Reply, tag="welcome"):
+    id: int
+    player: str
+    name: str
+    resume: str
+    protocol: int
+
+
+class Ack(_Reply, tag="ack"):
+    """Success of a request that returns nothing more; ``version`` is the room version
+    after the request, ``move`` the canonical text of a move played."""
+
+    id: int
+    room: str | None = None
+    version: int | None = None
+    move: str | None = None
+
+
+class Joined(_Reply, tag="joined"):
+    """You are in ``room`` as ``role``; a :class:`Snapshot` follows."""
+
+    id: int
+    room: str
+    role: Role
+    seat: int | None = None
+
+
+class Hints(_Reply, tag="hints"):
+    id: int
+    room: str
+    hints: list[HintItem]
+
+
+class LegalMoves(_Reply, tag="legal_moves"):
+    id: int
+    room: str
+    moves: list[str]
+
+
+class Lobby(_Reply, tag="lobby"):
+    id: int
+    rooms: list[RoomSummary]
+
+
+class RaceLog(_Reply, tag="race_log"):
+    """Everything needed to replay a finished race: the deal, options and every move."""
+
+    id: int
+    room: str
+    race: int
+    variant: Variant
+    options: RoomOptions
+    deal: str
+    salt: str
+    commitment: str
+    racers: list[RacerLog]
+
+
+class ReplayStep(msgspec.Struct, frozen=True):
+    """One entry of a racer's log (a move, ``undo``, or ``resign <why>``) and the patches it
+    made to their board (none for a resignation)."""
+
+    entry: str
+    patches: list[Patch]
+
+
+class Replay(_Reply, tag="replay"):
+    """A racer's whole game after the race: the starting board, then every step in order.
+    Applying the patches step by step shows the game as it was played, without rules."""
+
+    id: int
+    room: str
+    race: int
+    seat: int
+    name: str
+    board: list[list[Card | None]]
+    steps: list[ReplayStep]
+
+
+class DailyReveal(msgspec.Struct, frozen=True):
+    """A finished day's challenge: its deal, salt (for the commitment) and the solver's line."""
+
+    date: str
+    deal: str
+    salt: str
+    commitment: str
+    solution: list[str]
+
+
+class DailyInfo(_Reply, tag="daily"):
+    """Today's challenge of ``variant``: its commitment and par; whether you have used your
+    ranked attempt; when the day ends (Unix ms); and yesterday's challenge revealed."""
+
+    id: int
+    variant: Variant
+    date: str
+    commitment: str
+    par: int
+    attempted: bool
+    ends: int
+    yesterday: DailyReveal | None = None
+
+
+class LeaderboardEntry(msgspec.Struct, omit_defaults=True, frozen=True):
+    rank: int
+    player: str
+    name: str
+    #: The figure the board ranks by: time in ms, wins, days of streak, or rating.
+    value: float
+    finished: bool | None = None
+    moves: int | None = None
+    home: int | None = None
+
+
+class Leaderboard(_Reply, tag="leaderboard"):
+    id: int
+    variant: Variant
+    board: LeaderboardName
+    entries: list[LeaderboardEntry]
+    date: str | None = None
+    me: LeaderboardEntry | None = None
+
+
+class PlayerStats(_Reply, tag="stats"):
+    id: int
+    variant: Variant
+    player: str
+    name: str
+    races_started: int
+    races_won: int
+    races_finished: int
+    daily_attempts: int
+    daily_wins: int
+    best_time_ms: int | None
+    current_streak: int
+    longest_streak: int
+    rating: float
+    rating_deviation: float
+
+
+class Error(_Reply, tag="error"):
+    """A request failed. ``id`` names it when it could be read; ``code`` is from the
+    table in PROTOCOL.md; ``rule`` names the broken rule of an illegal move."""
+
+    code: str
+    message: str
+    id: int | None = None
+    rule: str | None = None
+
+
+class Snapshot(_Reply, tag="snapshot"):
+    """The whole room at ``version``; ``id`` is set when it answers :class:`AskSnapshot`."""
+
+    room: str
+    version: int
+    view: RoomView
+    id: int | None = None
+
+
+class Update(_Reply, tag="update"):
+    """Events that took the room from version ``base`` to ``version``.
+
+    Apply it only when your copy is at ``base``; otherwise ask for a snapshot.
+    """
+
+    room: str
+    base: int
+    version: int
+    events: list[RoomEvent]
+
+
+class Goodbye(_Reply, tag="goodbye"):
+    """The server is going away (shutdown); reconnect later with your resume token."""
+
+    reason: str
+
+
+ServerMessage = (
+    Welcome
+    | Ack
+    | Joined
+    | Hints
+    | LegalMoves
+    | Lobby
+    | RaceLog
+    | Replay
+    | DailyInfo
+    | Leaderboard
+    | PlayerStats
+    | Error
+    | Snapshot
+    | Update
+    | Goodbye
+)

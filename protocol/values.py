@@ -1,0 +1,165 @@
+"""The values messages carry: type aliases and the shared structs (options, boards, views, results)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta
+
+PROTOCOL_VERSION = 1
+
+RequestId = Annotated[int, Meta(ge=0, le=2**53)]
+RoomCode = Annotated[str, Meta(min_length=1, max_length=16)]
+MoveText = Annotated[str, Meta(min_length=1, max_length=32)]
+PlayerName = Annotated[str, Meta(min_length=1, max_length=64)]
+Variant = Literal["scorpion", "antares"]
+AutoplayMode = Literal["off", "safe", "all"]
+RoomState = Literal["waiting", "countdown", "racing", "finished"]
+Role = Literal["racer", "spectator"]
+Card = Annotated[int, Meta(ge=0, le=51)]
+
+
+class RoomOptions(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
+    """How a room plays. ``deal`` is for practice rooms only (``max_racers == 1``).
+
+    ``spectator_delay`` (seconds) defaults to 0 for private rooms and 15 for public ones.
+    """
+
+    autoplay: AutoplayMode = "safe"
+    hints: bool = True
+    undo: bool = True
+    max_racers: Annotated[int, Meta(ge=1, le=8)] = 2
+    public: bool = False
+    time_limit: Annotated[int, Meta(ge=30, le=86_400)] | None = None
+    spectator_delay: Annotated[float, Meta(ge=0, le=300)] | None = None
+    deal: Annotated[str, Meta(min_length=1, max_length=24)] | None = None
+    #: Deal only solver-certified winnable deals; by default on for Scorpion, off for Antares.
+    winnable: bool | None = None
+
+
+class PileInfo(msgspec.Struct, frozen=True):
+    """A pile's name (as the move notation spells it) and kind: scorpion, freecell,
+    cell, foundation or stock. Lets a client lay out a board without knowing rules."""
+
+    name: str
+    kind: str
+
+
+class Patch(msgspec.Struct, array_like=True, frozen=True):
+    """Pile ``pile`` keeps its first ``keep`` cards, then ``add`` is laid on them."""
+
+    pile: int
+    keep: int
+    add: list[Card | None]
+
+
+class Progress(msgspec.Struct, frozen=True):
+    """How far a racer is: cards home, cards built in order, moves, won."""
+
+    home: int
+    ordered: int
+    moves: int
+    won: bool = False
+
+
+class Clock(msgspec.Struct, omit_defaults=True, frozen=True):
+    """Server times in Unix milliseconds. ``now`` lets a client correct its own clock."""
+
+    now: int
+    countdown_ends: int | None = None
+    started: int | None = None
+    ends: int | None = None
+    finished: int | None = None
+
+
+class Racer(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A seat in a room. ``board`` is absent when the viewer may not see that board."""
+
+    seat: int
+    player: str
+    name: str
+    progress: Progress
+    ready: bool = False
+    connected: bool = True
+    finished_ms: int | None = None
+    #: Why the racer stopped: "resigned", "left" or "disconnected"; absent while in the race.
+    resigned: str | None = None
+    board: list[list[Card | None]] | None = None
+    #: The racer is a bot (it said so in ``hello``); absent for people.
+    bot: bool = False
+
+
+class Result(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A racer's place: finishers by time then moves, then the others by progress.
+    ``rating`` is the racer's new rating after a rated race, ``rating_change`` the change."""
+
+    place: int
+    seat: int
+    name: str
+    finished: bool
+    time_ms: int | None
+    moves: int
+    home: int
+    rating: float | None = None
+    rating_change: float | None = None
+    #: The racer is a bot; absent for people.
+    bot: bool = False
+
+
+class Reveal(msgspec.Struct, frozen=True):
+    """The secret behind the commitment, published when the race ends.
+
+    ``sha256(f"{variant}|{deal}|{salt}")`` in hex equals the commitment.
+    """
+
+    deal: str
+    salt: str
+
+
+class DailyTag(msgspec.Struct, frozen=True):
+    """A daily-challenge room: the day (UTC, YYYY-MM-DD) and whether the attempt is ranked."""
+
+    date: str
+    ranked: bool
+
+
+class RoomView(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A whole room as one viewer may see it."""
+
+    code: str
+    variant: Variant
+    options: RoomOptions
+    state: RoomState
+    creator: str
+    piles: list[PileInfo]
+    racers: list[Racer]
+    spectators: int
+    clock: Clock
+    race: int = 1
+    commitment: str | None = None
+    reveal: Reveal | None = None
+    results: list[Result] | None = None
+    daily: DailyTag | None = None
+
+
+class RoomSummary(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A line of the lobby."""
+
+    code: str
+    variant: Variant
+    state: RoomState
+    racers: list[str]
+    max_racers: int
+    spectators: int
+
+
+class HintItem(msgspec.Struct, frozen=True):
+    move: str
+    reason: str
+
+
+class RacerLog(msgspec.Struct, frozen=True):
+    seat: int
+    name: str
+    moves: list[str]

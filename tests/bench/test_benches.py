@@ -1,0 +1,109 @@
+"""Smoke tests: every bench runs for a second or two against real processes and prints its figures.
+
+They keep the benches from rotting as the server changes; they check that the figures are
+printed and the runs had no errors, never what the figures are (no timing assertions).
+Marked slow: each starts a server (or two) of its own.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.bots import local_legal_moves
+from server.games import Antares, Game, Scorpion
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def bench(*args: str, timeout: float = 180) -> str:
+    """Run ``python -m bench.<args>`` and return its output, failing on a non-zero exit."""
+    result = subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("variant", [Scorpion, Antares])
+def test_bots_work_out_the_legal_moves_the_engine_lists(variant: type[Game]) -> None:
+    # From the public board alone (face-down cards as None), along a game.
+    game = variant.new(617)
+    for _ in range(30):
+        expected = [game.move_text(move) for move in game.legal_moves()]
+        public = [list(pile) for pile in game.public_piles()]
+        assert local_legal_moves(variant, public) == expected
+        if not expected:
+            break
+        game.apply(game.legal_moves()[0])
+
+
+SMALL_LOAD = ("--racers", "4", "--rooms", "2", "--seconds", "1", "--settle", "0.2", "--rate", "40")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["--spawn", "--relay"])
+@pytest.mark.parametrize("ask", [(), ("--no-legal-ask",)])
+def test_load_runs_against_the_server_and_the_relay(target: str, ask: tuple[str, ...]) -> None:
+    output = bench("bench.load", *SMALL_LOAD, "--workers", "1", target, *ask)
+    assert "move -> ack:" in output
+    assert "CPU per move" in output
+    assert "errors in the window: none" in output
+
+
+@pytest.mark.slow
+def test_compare_prints_both_and_their_ratio() -> None:
+    output = bench("bench.load", "--compare", *SMALL_LOAD, "--workers", "1", "--phases", "2")
+    assert "paced, no legal-moves ask:" in output
+    assert "server CPU per move" in output
+    assert "errors in the window" not in output
+
+
+@pytest.mark.slow
+def test_idle_opens_and_measures() -> None:
+    output = bench("bench.idle", "--connections", "20", "--hold", "0.5", "--processes", "1", "--spawn")
+    assert "20 of 20 connections open" in output
+    assert "failures: none" in output
+
+
+@pytest.mark.slow
+def test_abuse_stalled_spectators() -> None:
+    output = bench("bench.abuse", "stalled", "--spawn", "--spectators", "3", "--seconds", "2")
+    assert "RSS each second (MB):" in output
+    assert "their connections at the end:" in output
+
+
+@pytest.mark.slow
+def test_abuse_spectator_joins() -> None:
+    output = bench("bench.abuse", "joins", "--spawn", "--spectators", "10", "--quiet", "0.5")
+    assert "frames received by all spectators:" in output
+    assert "server CPU for the joins:" in output
+
+
+@pytest.mark.slow
+def test_abuse_connection_burst() -> None:
+    output = bench(
+        "bench.abuse", "burst", "--spawn", "--connections", "20", "--bursts", "1", "--baseline", "1", "--pause", "0"
+    )
+    assert "probe move->ack, burst 1" in output
+    assert "failures" not in output
+
+
+@pytest.mark.slow
+def test_abuse_replay_flood() -> None:
+    output = bench("bench.abuse", "replay-flood", "--spawn", "--entries", "20", "--seconds", "1", "--baseline", "1")
+    assert "a finished practice game of 20 log entries;" in output
+    assert "probe move->ack, flooded" in output
+
+
+@pytest.mark.slow
+def test_fanout_against_the_bare_broadcast() -> None:
+    output = bench(
+        "bench.fanout", "--spawn", "--rooms", "2", "--rate", "20", "--counts", "1,2", "--seconds", "1",
+        "--settle", "0.5",
+    )  # fmt: skip
+    assert "bare us/delivery" in output
+    assert len([line for line in output.splitlines() if "deliveries/s)" in line]) == 2

@@ -1,0 +1,132 @@
+"""Rooms in Redis: version-checked commits, logs by race, finished archives, expiry, the active set."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from redis.asyncio import Redis
+
+from server.storage.connection import Storage
+from server.storage.rooms import Committed, Expiry, RoomStore, RoomWrite, VersionConflict
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest_asyncio.fixture
+async def raw(redis_url: str) -> AsyncIterator[Redis]:
+    """A plain client, to look at the keys the store wrote."""
+    client = Redis.from_url(redis_url, decode_responses=True)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+def write(
+    base: int,
+    version: int,
+    entries: list[tuple[int, str]] | None = None,
+    record: bytes | None = None,
+    expiry: int = Expiry.NONE,
+    race: int = 1,
+    code: str = "ROOM",
+) -> RoomWrite:
+    return RoomWrite(code, race, base, version, entries or [], record, expiry)
+
+
+async def test_a_commit_stores_entries_version_and_record_together(store: Storage) -> None:
+    rooms = RoomStore(store)
+    assert await rooms.load("ROOM") is None
+    assert await rooms.commit(write(0, 1, record=b"created")) is Committed.STORED
+    assert await rooms.commit(write(1, 3, [(0, "QS>5"), (1, "deal")])) is Committed.STORED
+    stored = await rooms.load("ROOM")
+    assert stored is not None
+    assert (stored.record, stored.version) == (b"created", 3)
+    assert await rooms.logs("ROOM", 1) == {0: ["QS>5"], 1: ["deal"]}
+
+
+async def test_a_step_decided_on_a_stale_version_is_refused_and_changes_nothing(store: Storage) -> None:
+    rooms = RoomStore(store)
+    await rooms.commit(write(0, 1, record=b"created"))
+    await rooms.commit(write(1, 2, [(0, "QS>5")]))
+    with pytest.raises(VersionConflict):
+        await rooms.commit(write(1, 3, [(0, "7H>c")], record=b"stale"))
+    stored = await rooms.load("ROOM")
+    assert stored is not None
+    assert (stored.record, stored.version) == (b"created", 2)
+    assert await rooms.logs("ROOM", 1) == {0: ["QS>5"]}
+
+
+async def test_the_same_step_stored_twice_is_stored_once(store: Storage) -> None:
+    """A retried write whose first answer was lost is refused (the room then reloads and
+    finds it): its entries are never appended twice."""
+    rooms = RoomStore(store)
+    await rooms.commit(write(0, 1, record=b"created"))
+    step = write(1, 2, [(0, "QS>5")])
+    assert await rooms.commit(step) is Committed.STORED
+    with pytest.raises(VersionConflict):
+        await rooms.commit(step)
+    assert await rooms.logs("ROOM", 1) == {0: ["QS>5"]}
+
+
+async def test_finishing_expires_the_room_and_keeps_the_race_by_number(store: Storage, raw: Redis) -> None:
+    rooms = RoomStore(store)
+    await rooms.commit(write(0, 1, record=b"created"))
+    await rooms.commit(write(1, 2, [(0, "QS>5")]))
+    await rooms.commit(write(2, 3, [(0, "resign resigned")], record=b"race 1 over", expiry=600))
+    prefix = store.prefix
+    for key in (f"{prefix}room:{{ROOM}}", f"{prefix}room:{{ROOM}}:version", f"{prefix}room:{{ROOM}}:race:1:log:0"):
+        assert 0 < await raw.ttl(key) <= 600, key
+    assert await rooms.finished_race("ROOM", 1) == b"race 1 over"
+    # A rematch: race 2 is in progress again (no expiry), race 1 stays readable.
+    await rooms.commit(write(3, 4, record=b"race 2 waiting", race=2))
+    assert await raw.ttl(f"{prefix}room:{{ROOM}}") == -1
+    await rooms.commit(write(4, 5, [(0, "deal")], race=2))
+    assert await rooms.logs("ROOM", 2) == {0: ["deal"]}
+    assert await rooms.logs("ROOM", 1) == {0: ["QS>5", "resign resigned"]}
+    assert await rooms.finished_race("ROOM", 1) == b"race 1 over"
+
+
+async def test_saving_a_finished_room_again_keeps_its_expiry(store: Storage, raw: Redis) -> None:
+    rooms = RoomStore(store)
+    await rooms.commit(write(0, 1, record=b"created"))
+    await rooms.commit(write(1, 2, record=b"over", expiry=600))
+    await rooms.commit(write(2, 3, record=b"over, one left", expiry=Expiry.KEEP))
+    assert 0 < await raw.ttl(f"{store.prefix}room:{{ROOM}}") <= 600
+    assert 0 < await raw.ttl(f"{store.prefix}room:{{ROOM}}:version") <= 600
+
+
+async def test_the_active_set_lists_rooms_in_progress(store: Storage) -> None:
+    rooms = RoomStore(store)
+    assert await rooms.active() == []
+    await rooms.mark_active("BBBB", True)
+    await rooms.mark_active("AAAA", True)
+    await rooms.mark_active("BBBB", False)
+    assert await rooms.active() == ["AAAA"]
+
+
+async def test_concurrent_commits_to_different_rooms_all_land(store: Storage) -> None:
+    rooms = RoomStore(store)
+    codes = [f"R{n}" for n in range(20)]
+    await asyncio.gather(*(rooms.commit(write(0, 1, [(0, "deal")], b"r", code=c)) for c in codes))
+    for code in codes:
+        assert await rooms.logs(code, 1) == {0: ["deal"]}
+
+
+async def test_a_room_keys_share_one_hash_tag(store: Storage, raw: Redis) -> None:
+    """One Cluster slot per room: every key of the room carries ``{code}``."""
+    rooms = RoomStore(store)
+    await rooms.commit(write(0, 1, [(3, "deal")], b"r", expiry=60))
+    keys = sorted(await raw.keys(f"{store.prefix}room:*"))
+    assert keys
+    assert all("{ROOM}" in key for key in keys)
+
+
+async def test_codes_that_could_collide_or_change_slot_are_rejected(store: Storage) -> None:
+    rooms = RoomStore(store)
+    for code in ("A:B", "A{B", "A}B", ""):
+        with pytest.raises(ValueError, match="key part"):
+            await rooms.commit(write(0, 1, code=code))

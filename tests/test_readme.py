@@ -1,0 +1,31 @@
+"""The README tells the truth about the tree and the settings."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from server.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def test_every_setting_is_in_the_readme_table() -> None:
+    for item in dataclasses.fields(Config):
+        assert f"| `--{item.name.replace('_', '-')}` | `{item.name.upper()}` |" in README, item.name
+
+
+def test_the_layout_table_matches_the_tree() -> None:
+    layout = README.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([a-z/_]+)/` \|", layout, re.M))
+    for path in listed:
+        assert (ROOT / path).is_dir(), path
+    packages = {
+        str(folder.relative_to(ROOT))
+        for top in ("server", "client")
+        for folder in (ROOT / top).iterdir()
+        if folder.is_dir() and not folder.name.startswith((".", "__")) and any(folder.iterdir())
+    }
+    assert packages <= listed, packages - listed

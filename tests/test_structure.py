@@ -1,0 +1,162 @@
+"""The tree keeps the shape the README's layout table promises: small modules, one-way imports,
+Redis only behind the storage layer, pure parts free of I/O, and no import cycle."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("server", "protocol", "client")
+#: The pure parts: rules, solver, rooms, competition, and the wire contract.
+PURE = ("server/games", "server/solver", "server/rooms", "server/competition", "protocol")
+IO_MODULES = ("asyncio", "websockets", "redis")
+MAX_LINES = 500
+
+
+def modules() -> Iterator[Path]:
+    for package in PACKAGES:
+        yield from sorted((ROOT / package).rglob("*.py"))
+
+
+def name_of(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path, top_level_only: bool) -> Iterator[tuple[str, int]]:
+    """(imported module, line) for each import in ``path`` (module level only, or everywhere)."""
+    tree = ast.parse(path.read_text(), str(path))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    for node in nodes:
+        if isinstance(node, ast.If):  # `if TYPE_CHECKING:` imports are for types only
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            yield node.module, node.lineno
+
+
+@pytest.mark.parametrize("path", list(modules()), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_is_over_500_lines(path: Path) -> None:
+    assert len(path.read_text().splitlines()) <= MAX_LINES
+
+
+def test_redis_is_imported_only_by_the_storage_layer() -> None:
+    outside = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in modules()
+        for module, line in imports(path, top_level_only=False)
+        if module.split(".")[0] == "redis" and not str(path.relative_to(ROOT)).startswith("server/storage/")
+    ]
+    assert outside == []
+
+
+def test_the_pure_parts_import_no_io() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for part in PURE
+        for path in sorted((ROOT / part).rglob("*.py"))
+        for module, line in imports(path, top_level_only=False)
+        if module.split(".")[0] in IO_MODULES
+    ]
+    assert found == []
+
+
+def test_nothing_is_imported_inside_a_function() -> None:
+    found = []
+    for path in modules():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found += [
+                    f"{path.relative_to(ROOT)}:{inner.lineno}"
+                    for inner in ast.walk(node)
+                    if isinstance(inner, (ast.Import, ast.ImportFrom))
+                ]
+    assert found == []
+
+
+def test_there_is_no_import_cycle() -> None:
+    known = {name_of(path): path for path in modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path in known.items():
+        targets = set()
+        for module, _ in imports(path, top_level_only=True):
+            # `from a.b import c` may name module a.b.c or a name in a.b.
+            while module and module not in known:
+                module = module.rpartition(".")[0]
+            if module and module != name:
+                targets.add(module)
+        graph[name] = targets
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                cycles.append([*trail[trail.index(target) :], target] if target in trail else [node, target])
+            elif target not in state:
+                visit(target, [*trail, target])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    # A package's __init__ re-exporting its modules is not a cycle worth reporting.
+    real = [
+        cycle for cycle in cycles if not all(a.startswith(b) or b.startswith(a) for a, b in itertools.pairwise(cycle))
+    ]
+    assert real == []
+
+
+#: Layers from the top down: a module imports only from its own layer or those below it, so
+#: data flows one way (the edge calls features, features run rooms and use storage, ...).
+LAYERS = (
+    ("server.app", "server.__main__", "server.local_nodes"),
+    ("server.net",),
+    ("server.features",),
+    ("server.live",),
+    ("server.supply",),
+    ("server.storage",),
+    ("server.connections",),
+    ("server.ops",),
+    ("server.rooms",),
+    ("server.competition",),
+    ("server.solver",),
+    ("server.games",),
+    ("server.config", "server.clock", "server"),
+    ("protocol",),
+)
+
+
+def layer_of(module: str) -> int | None:
+    best: tuple[int, int] | None = None
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            matches = module == prefix or module.startswith(prefix + ".")
+            if matches and (best is None or len(prefix) > best[1]):
+                best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def test_imports_go_down_the_layers_only() -> None:
+    upward = []
+    for path in modules():
+        name = name_of(path)
+        here = layer_of(name)
+        if here is None or not name.startswith(("server", "protocol")):
+            continue
+        for module, line in imports(path, top_level_only=False):
+            there = layer_of(module)
+            if there is not None and there < here:
+                upward.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+    assert upward == []
