@@ -155,7 +155,7 @@ class RoomStore:
             batch, self._queued = self._queued, []
             try:
                 results = await self._send(batch)
-            except StoreUnavailable as error:
+            except Exception as error:  # every waiting write learns it, whatever went wrong
                 for write, done in batch:
                     if not done.done():
                         done.set_exception(StoreUnavailable(f"{error} (room {write.code})"))
@@ -177,6 +177,11 @@ class RoomStore:
         results: list[object] = [None] * len(batch)
         todo = list(range(len(batch)))
         with self._storage.guard(f"store {len(batch)} room command(s)"):
+            if self._storage.cluster is not None:
+                # A Cluster pipeline refuses scripts: each goes on its own, all at once (to
+                # their slots' nodes); the script object loads itself where it is missing.
+                calls = [self._commit(*self._arguments(write)) for write, _ in batch]
+                return list(await asyncio.gather(*calls, return_exceptions=True))
             for _ in range(2):
                 async with redis.pipeline(transaction=False) as pipe:
                     for index in todo:
