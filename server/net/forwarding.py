@@ -423,8 +423,10 @@ class Router:
             self._post(frames.sender, Gone(self.node.id, link_id))
 
     async def listen(self) -> None:
-        """Read this node's inbox forever (subscribing again after a Redis outage)."""
-        while True:
+        """Read this node's inbox until the server stops (subscribing again after a Redis
+        outage). redis-py may turn a cancellation inside a read into a connection error, so
+        the loop also ends on :meth:`stop_forwarding`, not only on cancellation."""
+        while not self._stopping:
             try:
                 subscription = await self.node.store.subscribe(self.node.id)
             except StoreUnavailable as error:
@@ -432,7 +434,7 @@ class Router:
                 await asyncio.sleep(0.5)
                 continue
             try:
-                while True:
+                while not self._stopping:
                     data = await self.node.store.receive(subscription)
                     if data is None:
                         continue
@@ -444,6 +446,8 @@ class Router:
                     for message in messages:
                         self._on(message)
             except StoreUnavailable as error:
+                if self._stopping:
+                    return
                 logger.warning("inbox lost, subscribing again: %s", error)
                 await asyncio.sleep(0.2)
             finally:

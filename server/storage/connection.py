@@ -17,6 +17,7 @@ says which, for the one thing that differs (sharded pub/sub, :mod:`server.storag
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterator
@@ -121,6 +122,7 @@ class Storage:
         try:
             yield
         except (redis_errors.RedisError, OSError) as error:
+            cancelled_in_flight(error)
             raise self.failure(action, error) from error
         finally:
             if self.observe is not None:
@@ -135,6 +137,15 @@ class Storage:
         failure = StoreUnavailable(f"storage unavailable: cannot {action}: {why}")
         failure.__cause__ = error
         return failure
+
+
+def cancelled_in_flight(error: Exception) -> None:
+    """Raise CancelledError if the task was being cancelled: redis-py can turn a cancellation
+    inside a read into a connection error, and a loop that retries on StoreUnavailable would
+    then never stop."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError from error
 
 
 def without_credentials(url: str) -> str:

@@ -25,7 +25,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterPubSub
 
-from server.storage.connection import Storage, as_text
+from server.storage.connection import Storage, as_text, cancelled_in_flight
 from server.storage.keys import Keys
 
 #: KEYS: owner, epoch, record. ARGV: node, ttl ms, "1" if the room must exist.
@@ -300,6 +300,7 @@ class NodeStore:
             else:
                 message = await subscription.get_message(ignore_subscribe_messages=True, timeout=timeout)
         except (redis_errors.RedisError, OSError) as error:
+            cancelled_in_flight(error)
             raise self._storage.failure("read the inbox", error) from error
         if message is None or as_text(message["type"]) not in ("message", "smessage"):
             return None
