@@ -15,6 +15,7 @@ import sys
 from server.admin import main as admin
 from server.app import run
 from server.config import SettingError, parse_args
+from server.local_nodes import run_nodes
 from server.ops.logging_setup import setup_logging
 from server.storage.connection import StoreUnavailable
 from server.storage.embedded import EmbeddedRedisError
@@ -33,7 +34,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2) from None
     setup_logging(config.log_level, config.log_format)
     try:
-        asyncio.run(run(config))
+        if config.nodes > 1 and config.redis_url is None:
+            asyncio.run(run_nodes(config, sys.argv[1:] if argv is None else argv))
+        else:
+            asyncio.run(run(config))
     except KeyboardInterrupt:
         pass
     except (OSError, EmbeddedRedisError, StoreUnavailable) as error:

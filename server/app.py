@@ -22,9 +22,13 @@ from server.clock import now_ms
 from server.config import Config
 from server.features import moderation, quick_match
 from server.features.context import Context
+from server.live.leases import RoomLeases, while_holding
+from server.live.nodes import Node
 from server.live.recording import RaceRecorder
 from server.live.registry import Registry
+from server.live.runner import RoomRunner
 from server.net.edge import HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
+from server.net.forwarding import Router
 from server.net.http import HttpRoutes
 from server.ops.metrics import REDIS_COMMAND_SECONDS, SPECTATOR_DELIVERIES, GcPauseMonitor, LoopLagMonitor, watch_rooms
 from server.ops.readiness import Readiness, drain
@@ -35,7 +39,9 @@ from server.storage.boards import Leaderboards
 from server.storage.connection import Storage
 from server.storage.deals import DealStore
 from server.storage.embedded import EmbeddedRedis
+from server.storage.match_line import MatchLineStore
 from server.storage.moderation import ModerationStore
+from server.storage.nodes import NodeStore
 from server.storage.players import PlayerStore
 from server.storage.rooms import RoomStore
 from server.supply.certified import DailyDeals, WinnablePool
@@ -59,6 +65,8 @@ class RaceServer:
         self.embedded: EmbeddedRedis | None = None
         self.storage: Storage | None = None
         self.ctx: Context | None = None
+        self.node: Node | None = None
+        self.router: Router | None = None
         self.listener: Server | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._executor: ProcessPoolExecutor | None = None
@@ -95,6 +103,20 @@ class RaceServer:
             self._daily = DailyDeals(deals, secret, config.solver_budget, self._executor)
             self._pool = WinnablePool(deals, config.solver_budget, config.pool_size, self._executor)
         boards = Leaderboards(storage)
+        # This process is one node of the service: rooms it runs are leased, requests for
+        # rooms other nodes run are forwarded (server/net/forwarding.py).
+        node_store = NodeStore(storage)
+        node = self.node = Node(
+            node_store,
+            f"{config.host}:{config.port}",
+            config.node_ttl,
+            load=self._load,
+            public_rooms=lambda: registry.public(),
+            # A process with its own Redis is the only node there, before and after a restart:
+            # the same id lets it take its rooms back at once instead of after the lease TTL.
+            node_id="embedded" if self.embedded is not None else None,
+        )
+        leases = RoomLeases(node_store, node.id, config.node_ttl)
         registry = Registry(
             RoomStore(storage),
             RaceRecorder(storage, boards),
@@ -102,6 +124,8 @@ class RaceServer:
             config.finished_ttl,
             self.deal_picker,
             on_delivery=SPECTATOR_DELIVERIES.inc,
+            leases=leases,
+            on_fenced=self._rerouted,
         )
         self.ctx = ctx = Context(
             config,
@@ -111,9 +135,16 @@ class RaceServer:
             secret,
             AccountStore(storage),
             ModerationStore(storage),
+            MatchLineStore(storage),
             self._daily,
             self._pool,
+            node=node,
         )
+        router = self.router = Router(ctx, node, leases, timeout=config.node_ttl + 1.0)
+        ctx.forwarder = router
+        registry.is_alive = node.alive
+        await node.start()
+        self._tasks = [asyncio.create_task(router.listen())]
         restored = await registry.restore()
         self.readiness.restored = True
         watch_rooms(self._rooms_by_state)
@@ -131,16 +162,46 @@ class RaceServer:
             max_queue=RECEIVE_QUEUE,
             process_request=HttpRoutes(self.readiness, config.allowed_origins),
         )
-        self._tasks = [
+        node.address = f"{config.host}:{self.port}"
+        ttl = config.node_ttl
+        self._tasks += [
             asyncio.create_task(self._sweep()),
-            asyncio.create_task(self._match()),
             asyncio.create_task(moderation.carry_out(ctx)),
+            asyncio.create_task(node.keep_beating()),
+            asyncio.create_task(leases.keep(self._lost)),
+            asyncio.create_task(router.watch()),
+            asyncio.create_task(self._adopt()),
+            # One node of the service forms the quick-match races and fills the deal supplies.
+            asyncio.create_task(while_holding(node_store, "matcher", node.id, ttl, self._match)),
         ]
         if self._daily is not None and self._pool is not None:
-            self._tasks += [asyncio.create_task(self._daily.run_ahead()), asyncio.create_task(self._pool.run())]
+            daily, pool = self._daily, self._pool
+            self._tasks += [
+                asyncio.create_task(while_holding(node_store, "daily", node.id, ttl, daily.run_ahead)),
+                asyncio.create_task(while_holding(node_store, "pool", node.id, ttl, pool.run)),
+            ]
         logger.info(
             "Solitaire Race server listening on ws://%s:%d (%d rooms restored)", config.host, self.port, restored
         )
+
+    def _load(self) -> dict[str, int]:
+        ctx = self.ctx
+        return {"rooms": len(ctx.rooms.runners()), "connections": len(ctx.links)} if ctx is not None else {}
+
+    def _rerouted(self, runner: RoomRunner) -> None:
+        if self.router is not None:
+            self.router.rerouted(runner)
+
+    async def _lost(self, code: str) -> None:
+        if self.ctx is not None:
+            self.ctx.rooms.lost(code)
+
+    async def _adopt(self) -> None:
+        """Take over, every half TTL, the rooms in progress nobody runs (their node died)."""
+        while True:
+            await asyncio.sleep(self.config.node_ttl / 2)
+            if self.ctx is not None:
+                await self.ctx.rooms.sweep_orphans()
 
     def _rooms_by_state(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -155,7 +216,7 @@ class RaceServer:
             await asyncio.sleep(0.25)
             if self.ctx is not None:
                 try:
-                    await quick_match.match(self.ctx, time.monotonic())
+                    await quick_match.match(self.ctx)
                 except Exception:
                     logger.exception("quick match failed")
 
@@ -172,6 +233,8 @@ class RaceServer:
         loop_lag, gc_pauses = self._monitors
         await loop_lag.stop()
         gc_pauses.stop()
+        if self.router is not None:
+            self.router.stop_forwarding()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -194,7 +257,14 @@ class RaceServer:
             self.listener.close(close_connections=True)
             await self.listener.wait_closed()
         if self.ctx is not None:
+            if self.router is not None:
+                for runner in self.ctx.rooms.runners():
+                    self.router.rerouted(runner)  # other nodes' clients go to the next owner
             await self.ctx.rooms.drain()
+        if self.router is not None:
+            await self.router.close()
+        if self.node is not None:
+            await self.node.stop()
         if self.storage is not None:
             await self.storage.close()
         if self.embedded is not None:

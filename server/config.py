@@ -59,8 +59,8 @@ def _flag(text: str) -> bool:
 def _redis_url(text: str) -> str | None:
     if not text:
         return None
-    if not text.startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError("a Redis URL starts with redis://, rediss:// or unix://")
+    if not text.startswith(("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")):
+        raise ValueError("a Redis URL starts with redis://, rediss://, unix:// or redis+cluster://")
     return text
 
 
@@ -73,7 +73,9 @@ class Config:
     host: str = _setting("127.0.0.1", "address to listen on")
     port: int = _setting(8765, "port to listen on (0: any free port)", int, minimum=0)
     redis_url: str | None = _setting(
-        None, "Redis to use (redis://, rediss://, unix://); without it the server runs its own", _redis_url
+        None,
+        "Redis to use (redis://, rediss://, unix://, redis+cluster://); without it the server runs its own",
+        _redis_url,
     )
     data_dir: Path = _setting(Path("data"), "where the embedded Redis keeps its data", Path)
     log_level: str = _setting("INFO", "log level", str.upper, choices=_LOG_LEVELS)
@@ -112,6 +114,13 @@ class Config:
     attempt_window: int = _setting(900, "seconds failed logins are counted for", int, minimum=1)
     accounts_per_address: int = _setting(5, "new accounts one address may register in an hour", int, minimum=1)
     identities_per_address: int = _setting(300, "new guest players one address may start in an hour", int, minimum=1)
+    node_ttl: float = _setting(
+        5.0, "seconds a node's heartbeat and room leases live unrenewed (a dead node's rooms move after it)", float,
+        minimum=0.5,
+    )  # fmt: skip
+    nodes: int = _setting(
+        1, "run this many server processes on ports PORT, PORT+1, ... sharing one embedded Redis", int, minimum=1
+    )
 
     def __post_init__(self) -> None:
         for item in dataclasses.fields(self):

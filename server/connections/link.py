@@ -11,9 +11,10 @@ queue grow without bound, so each connection's write buffer is capped (the
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.protocol import State
@@ -30,13 +31,23 @@ WRITE_BUFFER_CAP: Final = 1024 * 1024
 _ABORT_AFTER: Final = 2.0
 
 _closing: set[asyncio.Future[None]] = set()  # slow consumers being closed (kept from the GC)
+_link_ids = itertools.count(1)
+
+
+class Relay(Protocol):
+    """Carries frames to connections held by another server process (see server/net/forwarding.py)."""
+
+    def relay(self, links: list[ClientLink], frame: bytes) -> None: ...
 
 
 @dataclass(eq=False, slots=True)
 class ClientLink:
-    """A websocket connection and what the server knows of it. Compared by identity."""
+    """A websocket connection and what the server knows of it. Compared by identity.
 
-    socket: ServerConnection
+    A link with a ``relay`` stands for a connection on another node (its ``socket`` is None):
+    what is sent to it goes through the relay."""
+
+    socket: ServerConnection | None
     bucket: TokenBucket
     offences: Offences
     player: str | None = None
@@ -53,6 +64,9 @@ class ClientLink:
     #: The request being served, and its outcome so far (``ok`` or its error code), for metrics.
     serving: int | None = None
     outcome: str = "ok"
+    relay: Relay | None = None
+    #: Unique in this process (a relayed link: the id on its own node).
+    id: int = field(default_factory=lambda: next(_link_ids))
 
     def begin(self, request_id: int) -> None:
         self.serving, self.outcome = request_id, "ok"
@@ -63,6 +77,10 @@ class ClientLink:
     def send_frame(self, frame: bytes) -> None:
         """Queue an encoded frame without waiting (frames keep their order); it goes out with
         the others of this event-loop turn."""
+        if self.socket is None:
+            if self.relay is not None and not self.dropped:
+                self.relay.relay([self], frame)
+            return
         if self.dropped or self.socket.protocol.state is not State.OPEN:
             return
         self.socket.protocol.send_binary(frame)
@@ -73,6 +91,8 @@ class ClientLink:
     def flush(self) -> None:
         """Write what was queued, in one piece (websockets' own sends flush it too, in order)."""
         self.flushing = False
+        if self.socket is None:
+            return
         transport = self.socket.transport
         chunks = self.socket.protocol.data_to_send()
         pending = [chunk for chunk in chunks if chunk]
@@ -95,6 +115,8 @@ class ClientLink:
 
     def check_backlog(self) -> None:
         """Close the connection if its unsent bytes are over the cap."""
+        if self.socket is None:
+            return
         transport = self.socket.transport
         if transport is None or self.dropped or transport.get_write_buffer_size() <= self.write_cap:
             return
@@ -109,6 +131,22 @@ class ClientLink:
 
 
 def send_to_all(links: list[ClientLink], frame: bytes) -> None:
-    """The same bytes to every link, encoded once by the caller."""
+    """The same bytes to every link, encoded once by the caller (relayed links: one message
+    per relay, naming them all)."""
+    relayed: list[ClientLink] = []
     for link in links:
-        link.send_frame(frame)
+        if link.socket is None:
+            relayed.append(link)
+        else:
+            link.send_frame(frame)
+    if relayed:
+        _relay_all(relayed, frame)
+
+
+def _relay_all(links: list[ClientLink], frame: bytes) -> None:
+    by_relay: dict[int, tuple[Relay, list[ClientLink]]] = {}
+    for link in links:
+        if link.relay is not None and not link.dropped:
+            by_relay.setdefault(id(link.relay), (link.relay, []))[1].append(link)
+    for relay, group in by_relay.values():
+        relay.relay(group, frame)

@@ -24,12 +24,15 @@ HOUR = 3600
 
 def client_address(ctx: Context, link: ClientLink) -> str:
     """The client's address, as text ("unknown" when the transport does not say)."""
+    socket = link.socket
+    if socket is None:  # a request relayed from another node, which checked its client
+        return "unknown"
     if ctx.config.trust_proxy:
-        request = link.socket.request
+        request = socket.request
         forwarded = request.headers.get("X-Forwarded-For") if request is not None else None
         if forwarded:
             return forwarded.split(",")[0].strip()[:64]
-    peer = link.socket.remote_address
+    peer = socket.remote_address
     if isinstance(peer, tuple) and peer:
         return str(peer[0])
     return "unknown" if not peer else str(peer)[:64]
@@ -47,11 +50,14 @@ def require_secure_transport(ctx: Context, link: ClientLink) -> None:
     config = ctx.config
     if config.plain_passwords:
         return
+    socket = link.socket
+    if socket is None:
+        raise RoomError(ErrorCode.INSECURE_TRANSPORT, "passwords are accepted only from the client's own connection")
     if config.trust_proxy:
-        request = link.socket.request
+        request = socket.request
         if request is not None and request.headers.get("X-Forwarded-Proto", "").lower() == "https":
             return
-    peer = link.socket.remote_address
+    peer = socket.remote_address
     if isinstance(peer, tuple) and peer and _loopback(str(peer[0])):
         return
     raise RoomError(

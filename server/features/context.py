@@ -3,20 +3,36 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from protocol.errors import ErrorCode
-from server.competition.matchmaking import MatchQueue
+from protocol.messages import ClientMessage
 from server.config import Config
 from server.connections.link import ClientLink
-from server.games import VARIANTS
+from server.live.nodes import Node
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
 from server.rooms.errors import RoomError
 from server.storage.accounts import AccountStore
 from server.storage.boards import Leaderboards
+from server.storage.match_line import MatchLineStore
 from server.storage.moderation import ModerationStore
 from server.storage.players import PlayerStore
 from server.supply.certified import DailyDeals, WinnablePool
+
+
+class Forwarder(Protocol):
+    """Sends requests for rooms other nodes run to them (server/net/forwarding.py)."""
+
+    async def forwarded(self, link: ClientLink, message: ClientMessage) -> bool: ...
+
+    async def resume_elsewhere(self, link: ClientLink, request_id: int) -> None: ...
+
+    def dropped(self, link: ClientLink) -> None: ...
+
+    def remember(self, link: ClientLink) -> None: ...
+
+    def proxy(self, origin: str, link_id: int, player: str, name: str, bot: bool) -> ClientLink: ...
 
 
 @dataclass(eq=False)
@@ -30,13 +46,18 @@ class Context:
     secret: bytes
     accounts: AccountStore
     moderation: ModerationStore
+    #: The quick-match lines (in Redis, shared by every node).
+    line: MatchLineStore
     daily: DailyDeals | None = None
     pool: WinnablePool | None = None
     links: set[ClientLink] = field(default_factory=set)
     by_player: dict[str, set[ClientLink]] = field(default_factory=dict)
-    #: The quick-match lines, by game, and who waits in them with which request.
-    queues: dict[str, MatchQueue] = field(default_factory=lambda: {variant: MatchQueue() for variant in VARIANTS})
+    #: This node's connections waiting in a quick-match line, with their request.
     queued: dict[tuple[str, str], tuple[ClientLink, int]] = field(default_factory=dict)
+    #: This process as a node of the service, and the router to the other nodes (both
+    #: None only for a Context built alone, without them).
+    node: Node | None = None
+    forwarder: Forwarder | None = None
 
     async def room(self, code: str) -> RoomRunner:
         """The room ``code``; ``no-such-room`` if there is none."""

@@ -59,7 +59,7 @@ async def daily_info(ctx: Context, link: ClientLink, message: AskDaily) -> None:
 
 async def start_daily(ctx: Context, link: ClientLink, message: StartDaily) -> None:
     player, date = player_of(link), today()
-    check_room_limits(ctx, link)
+    await check_room_limits(ctx, link)
     deal = await _deal(ctx, message.variant, date)
     await count_creation(ctx, link)
     # The first attempt of the day is the ranked one, whatever happens to it afterwards. Only

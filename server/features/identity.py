@@ -10,6 +10,7 @@ from server.connections.link import ClientLink
 from server.features.admission import admit
 from server.features.context import Context
 from server.features.sessions import InvalidName, clean_name, new_player_id, sign, verify_token
+from server.live.runner import RoomRunner
 from server.rooms.commands import Presence
 from server.storage.connection import StoreUnavailable
 
@@ -38,9 +39,11 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
             return
     admitted = await admit(ctx, link, new_player_id(), token)
     player, account = admitted.player, admitted.account
-    if len(ctx.by_player.get(player, ())) >= ctx.config.max_connections_per_player:
+    if await _connections(ctx, player) >= ctx.config.max_connections_per_player:
         link.error(ErrorCode.TOO_MANY_CONNECTIONS, "this player has too many connections open", message.id)
         return
+    if ctx.node is not None:
+        await ctx.node.store.connected(player, ctx.node.id, link.id, True)
     if account is None:
         await ctx.players.save_name(player, name)
     else:
@@ -57,20 +60,42 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
 
 
 async def rejoin(ctx: Context, link: ClientLink, request_id: int) -> None:
-    """Back in every room the link's player races in: their seat, and what they missed."""
+    """Back in every room the link's player races in: their seat, and what they missed (rooms
+    other nodes run first: they tell which rooms nobody runs any more, taken over here)."""
     player = link.player
     assert player is not None
+    if ctx.forwarder is not None:
+        await ctx.forwarder.resume_elsewhere(link, request_id)
     for runner in sorted(ctx.rooms.rooms_of(player), key=lambda r: r.code):
-        seat = runner.room.seat_of(player)
-        if seat is None:
-            continue
-        runner.audience.follow_as_racer(link, seat)
-        link.send(Joined(id=request_id, room=runner.code, role="racer", seat=seat))
-        try:
-            await runner.run(Presence(player, True))
-        except StoreUnavailable as error:
-            logger.warning("room %s: %s's return not stored yet: %s", runner.code, link.name, error)
-        link.send(runner.snapshot_for(link))
+        await resume_seat(ctx, link, runner, request_id)
+
+
+async def _connections(ctx: Context, player: str) -> int:
+    """How many connections ``player`` has open on every node of the service (those of
+    nodes that stopped beating are forgotten)."""
+    here = len(ctx.by_player.get(player, ()))
+    if ctx.node is None:
+        return here
+    found = await ctx.node.store.connections(player)
+    elsewhere = [(node, link) for node, link in found if node != ctx.node.id]
+    alive = await ctx.node.alive({node for node, _ in elsewhere})
+    await ctx.node.store.forget_connections(player, [(n, i) for n, i in elsewhere if n not in alive])
+    return here + sum(node in alive for node, _ in elsewhere)
+
+
+async def resume_seat(ctx: Context, link: ClientLink, runner: RoomRunner, request_id: int) -> None:
+    """Put ``link`` back in its player's seat in ``runner``'s room, with what it missed."""
+    player = link.player
+    seat = None if player is None else runner.room.seat_of(player)
+    if player is None or seat is None:
+        return
+    runner.audience.follow_as_racer(link, seat)
+    link.send(Joined(id=request_id, room=runner.code, role="racer", seat=seat))
+    try:
+        await runner.run(Presence(player, True))
+    except StoreUnavailable as error:
+        logger.warning("room %s: %s's return not stored yet: %s", runner.code, link.name, error)
+    link.send(runner.snapshot_for(link))
 
 
 def forget_player(ctx: Context, link: ClientLink) -> None:
@@ -86,6 +111,13 @@ async def disconnected(ctx: Context, link: ClientLink) -> None:
     """``link`` closed: stop sending to it; racers whose last connection it was are marked
     disconnected (they keep their seat for the grace period)."""
     ctx.links.discard(link)
+    if ctx.forwarder is not None and link.relay is None:
+        ctx.forwarder.dropped(link)
+    if link.player is not None and ctx.node is not None and link.relay is None:
+        try:
+            await ctx.node.store.connected(link.player, ctx.node.id, link.id, False)
+        except StoreUnavailable as error:
+            logger.warning("%s's closed connection still counted: %s", link.name, error)
     forget_player(ctx, link)
     for code in list(link.rooms):
         runner = await ctx.rooms.get(code)

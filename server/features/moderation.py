@@ -42,8 +42,8 @@ def close_links(
     links = [only] if only is not None else list(ctx.by_player.get(player, ()))
     closed = 0
     for link in links:
-        if below is not None and link.generation >= below:
-            continue
+        if (below is not None and link.generation >= below) or link.socket is None:
+            continue  # (a relayed link: its own node closes the client)
         task = asyncio.create_task(link.socket.close(code, reason[:120]))
         _closing.add(task)
         task.add_done_callback(_closing.discard)

@@ -1,36 +1,51 @@
-"""Quick match: joining and leaving the line, and forming races from it."""
+"""Quick match: joining and leaving the line, and forming races from it.
+
+The lines live in Redis (:mod:`server.storage.match_line`), so players waiting on any node
+of the service meet; one node at a time (the holder of the matcher lease, see
+:mod:`server.app`) forms the races and runs their rooms, answering players on other nodes
+through their proxy links.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
 from protocol.errors import ErrorCode
 from protocol.messages import Ack, Joined, LeaveQueue, QuickMatch, RoomOptions, Variant
-from server.competition.matchmaking import Waiting
+from server.competition.matchmaking import MatchQueue
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits
+from server.games import VARIANTS
 from server.rooms.commands import Join, Presence, SetReady
 from server.rooms.errors import RoomError
+from server.storage.connection import StoreUnavailable
+from server.storage.match_line import LineEntry
 
 logger = logging.getLogger("server.quick")
+_tasks: set[asyncio.Task[None]] = set()  # line departures of dropped connections
 
 
 async def quick_match(ctx: Context, link: ClientLink, message: QuickMatch) -> None:
     player = player_of(link)
-    check_room_limits(ctx, link)
+    await check_room_limits(ctx, link)
     rating = await ctx.boards.rating(message.variant, player)
-    ctx.queues[message.variant].join(player, link.name, rating.rating, time.monotonic())
+    node = ctx.node.id if ctx.node is not None else ""
+    entry = LineEntry(player, link.name, rating.rating, time.time(), node, link.id, message.id, link.bot)
+    await ctx.line.join(message.variant, entry)
     ctx.queued[(message.variant, player)] = (link, message.id)
+    if ctx.forwarder is not None:
+        ctx.forwarder.remember(link)
     link.send(Ack(id=message.id))
 
 
 async def leave_queue(ctx: Context, link: ClientLink, message: LeaveQueue) -> None:
     player = player_of(link)
-    if not ctx.queues[message.variant].leave(player):
-        raise RoomError(ErrorCode.NOT_IN_QUEUE, f"you are not waiting for a {message.variant} quick match")
     ctx.queued.pop((message.variant, player), None)
+    if not await ctx.line.leave(message.variant, player):
+        raise RoomError(ErrorCode.NOT_IN_QUEUE, f"you are not waiting for a {message.variant} quick match")
     link.send(Ack(id=message.id))
 
 
@@ -38,44 +53,80 @@ def dropped(ctx: Context, link: ClientLink) -> None:
     """A dropped connection's player leaves every line it waited in."""
     for key, (queued, _) in list(ctx.queued.items()):
         if queued is link:
-            ctx.queues[key[0]].leave(key[1])
             del ctx.queued[key]
+            task = asyncio.ensure_future(_leave(ctx, *key))
+            _tasks.add(task)
+            task.add_done_callback(_tasks.discard)
 
 
-async def match(ctx: Context, now: float) -> int:
-    """Start every quick-match race that can form at ``now`` (monotonic seconds); return how many."""
+async def _leave(ctx: Context, variant: str, player: str) -> None:
+    try:
+        await ctx.line.leave(variant, player)
+    except StoreUnavailable as error:
+        logger.warning("%s stays in the %s line after dropping: %s", player, variant, error)
+
+
+async def match(ctx: Context, now: float | None = None) -> int:
+    """Start every quick-match race that can form at ``now`` (wall-clock seconds); return
+    how many. Run by one node of the service at a time."""
+    now = time.time() if now is None else now
     started = 0
-    for variant, queue in ctx.queues.items():
+    for variant in VARIANTS:
+        waiting = await ctx.line.waiting(variant)
+        if len(waiting) < 2:
+            continue
+        if ctx.node is not None:
+            alive = await ctx.node.alive({entry.node for entry in waiting})
+            for entry in [entry for entry in waiting if entry.node not in alive]:
+                await ctx.line.leave(variant, entry.player)  # their server is gone
+            waiting = [entry for entry in waiting if entry.node in alive]
+        entries = {entry.player: entry for entry in waiting}
+        queue = MatchQueue()
+        for entry in waiting:
+            queue.join(entry.player, entry.name, entry.rating, entry.since)
         for race in queue.form(now):
-            await _start_race(ctx, variant, race)  # type: ignore[arg-type]
+            taken = await ctx.line.take(variant, [w.player for w in race])
+            await _start_race(ctx, variant, [entries[w.player] for w in race if w.player in taken])  # type: ignore[arg-type]
             started += 1
     return started
 
 
-async def _start_race(ctx: Context, variant: Variant, race: list[Waiting]) -> None:
+def _link_of(ctx: Context, variant: str, entry: LineEntry) -> tuple[ClientLink, int] | None:
+    """The connection to answer ``entry`` on: its own here, or a proxy of another node's."""
+    here = ctx.node.id if ctx.node is not None else ""
+    if entry.node == here:
+        return ctx.queued.pop((variant, entry.player), None)
+    if ctx.forwarder is None:
+        return None
+    return ctx.forwarder.proxy(entry.node, entry.link, entry.player, entry.name, entry.bot), entry.request
+
+
+async def _start_race(ctx: Context, variant: Variant, race: list[LineEntry]) -> None:
     # A player may have dropped while an earlier race of this round was being set up.
-    present = [waiting for waiting in race if (variant, waiting.player) in ctx.queued]
-    if len(present) < 2:
-        for waiting in present:  # back in line, in their old place
-            ctx.queues[variant].join(waiting.player, waiting.name, waiting.rating, waiting.since)
+    entries = [(entry, found) for entry in race if (found := _link_of(ctx, variant, entry)) is not None]
+    if len(entries) < 2:
+        await ctx.line.put_back(variant, [entry for entry, _ in entries])  # back in their old place
+        for entry, (link, request_id) in entries:
+            if link.relay is None:
+                ctx.queued[(variant, entry.player)] = (link, request_id)
         return
-    entries = [(waiting, *ctx.queued.pop((variant, waiting.player))) for waiting in present]
-    first, first_link, _ = entries[0]
+    first = entries[0][0]
     runner = await ctx.rooms.create(
-        variant, RoomOptions(max_racers=len(present)), first.player, first.name, bot=first_link.bot
+        variant, RoomOptions(max_racers=len(entries)), first.player, first.name, bot=first.bot
     )
-    for waiting, link, _ in entries[1:]:
-        await runner.run(Join(waiting.player, waiting.name, link.bot))
+    for entry, _ in entries[1:]:
+        await runner.run(Join(entry.player, entry.name, entry.bot))
     # Everyone is ready: a full room of ready racers counts down by itself.
-    for waiting, _, _ in entries:
-        await runner.run(SetReady(waiting.player, True))
-    for waiting, link, request_id in entries:
-        seat = runner.room.seat_of(waiting.player)
+    for entry, _ in entries:
+        await runner.run(SetReady(entry.player, True))
+    for entry, (link, request_id) in entries:
+        seat = runner.room.seat_of(entry.player)
         if seat is None:
             continue
         runner.audience.follow_as_racer(link, seat)
         link.send(Joined(id=request_id, room=runner.code, role="racer", seat=seat))
         link.send(runner.snapshot_for(link))
-        if link not in ctx.links:  # gone while the room was set up: the grace period starts
-            await runner.run(Presence(waiting.player, False))
-    logger.debug("quick match: %s race in room %s for %s", variant, runner.code, ", ".join(w.name for w in present))
+        if link.relay is None and link not in ctx.links:  # gone while the room was set up: the grace period starts
+            await runner.run(Presence(entry.player, False))
+    names = ", ".join(entry.name for entry, _ in entries)
+    logger.debug("quick match: %s race in room %s for %s", variant, runner.code, names)

@@ -53,7 +53,7 @@ async def certified_deal(ctx: Context, variant: Variant, options: RoomOptions) -
 
 async def create_room(ctx: Context, link: ClientLink, message: CreateRoom) -> None:
     player = player_of(link)
-    check_room_limits(ctx, link)
+    await check_room_limits(ctx, link)
     await count_creation(ctx, link)
     options = message.options
     next_deal = await certified_deal(ctx, message.variant, options)
@@ -68,7 +68,7 @@ async def join(ctx: Context, link: ClientLink, message: JoinRoom) -> None:
     player = player_of(link)
     runner = await ctx.room(message.room)
     if runner.room.seat_of(player) is None:
-        check_room_limits(ctx, link)
+        await check_room_limits(ctx, link)
     await runner.run(commands.Join(player, link.name, link.bot), link, message.id, ack=False)
     seat = runner.room.seat_of(player)
     assert seat is not None
@@ -113,6 +113,8 @@ async def leave(ctx: Context, link: ClientLink, message: Leave) -> None:
 
 async def list_rooms(ctx: Context, link: ClientLink, message: ListRooms) -> None:
     summaries = ctx.rooms.public() + await watchable_daily_rooms(ctx, player_of(link))
+    if ctx.node is not None:
+        summaries += await ctx.node.others_lobby()  # every node's rooms, as of its last beat
     link.send(Lobby(id=message.id, rooms=summaries))
 
 

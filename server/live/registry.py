@@ -2,26 +2,35 @@
 
 A room in progress lives in memory while it runs; a finished room is loaded on demand (for
 its results, race log or spectators) while Redis keeps it, and let go when nobody follows it.
-Who races where is read from the live rooms themselves, so it can never disagree with them.
+Who races where is read from the live rooms themselves, so it can never disagree with them
+(the service-wide index, for players on other nodes, is :mod:`server.storage.nodes`'s seats).
+
+With several server processes, a room lives in the one process that holds its lease
+(:mod:`server.live.leases`): this registry creates, loads and restores a room only after
+taking its lease, and lets the lease go with the room.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 import msgspec
 
 from protocol.messages import RoomOptions, RoomSummary, Variant
 from server.clock import now_ms
+from server.live.leases import RoomLeases
 from server.live.recording import RaceRecorder
 from server.live.runner import RoomRunner
 from server.rooms.draft import DealPicker
 from server.rooms.entries import parse_entry
 from server.rooms.record import RoomRecord, decode_record
 from server.rooms.room import Room
+from server.storage.connection import StoreUnavailable
+from server.storage.nodes import NodeStore
 from server.storage.rooms import RoomStore
 
 logger = logging.getLogger("server.rooms")
@@ -50,8 +59,17 @@ class Registry:
         finished_ttl: int,
         deal_picker: DealPicker,
         on_delivery: Callable[[int], None] | None = None,
+        leases: RoomLeases | None = None,
+        on_fenced: Callable[[RoomRunner], None] | None = None,
     ) -> None:
+        """``leases``: this node's room leases (None: a registry alone on its Redis, taking
+        no lease); ``on_fenced`` is told of a room another node took over."""
         self.store = store
+        self.leases = leases
+        self._seats: NodeStore | None = None if leases is None else leases.store
+        self.on_fenced = on_fenced
+        #: Which of some nodes beat (set by the node; None: every holder counts as alive).
+        self.is_alive: Callable[[set[str]], Awaitable[set[str]]] | None = None
         self._store = store
         self._recorder = recorder
         self._grace = grace
@@ -59,10 +77,16 @@ class Registry:
         self._pick_deal = deal_picker
         self._on_delivery = on_delivery
         self._rooms: dict[str, RoomRunner] = {}
+        self._releasing: set[asyncio.Task[None]] = set()
 
     def __getitem__(self, code: str) -> RoomRunner:
         """The live room ``code`` (:class:`KeyError` if it is not in memory)."""
         return self._rooms[code]
+
+    def live(self, code: str) -> bool:
+        """Whether room ``code`` runs here (the fast path: no Redis)."""
+        runner = self._rooms.get(code)
+        return runner is not None and not runner.closed
 
     def runners(self) -> list[RoomRunner]:
         return [runner for runner in self._rooms.values() if not runner.closed]
@@ -77,7 +101,7 @@ class Registry:
         return self._finished_ttl
 
     def _runner(self, room: Room) -> RoomRunner:
-        runner = RoomRunner(
+        return RoomRunner(
             room,
             self._store,
             self._recorder,
@@ -85,9 +109,16 @@ class Registry:
             self._pick_deal,
             self._grace_ms(room.record.daily is not None),
             self._on_delivery,
+            self.leases,
+            self._seats,
+            self._fenced,
         )
-        self._rooms[room.code] = runner
-        return runner
+
+    def _fenced(self, runner: RoomRunner) -> None:
+        if self._rooms.get(runner.code) is runner:
+            del self._rooms[runner.code]
+        if self.on_fenced is not None:
+            self.on_fenced(runner)
 
     async def create(
         self,
@@ -105,9 +136,7 @@ class Registry:
         """A new room with ``player`` in seat 0, stored (and listed as in progress) before it
         is returned. Raises :class:`~server.rooms.errors.RoomError` on bad options and
         :class:`~server.storage.connection.StoreUnavailable` if it could not be stored."""
-        code = new_room_code()
-        while code in self._rooms or await self._store.exists(code):
-            code = new_room_code()
+        code = await self._new_code()
         room, step = Room.create(
             code,
             variant,
@@ -123,15 +152,30 @@ class Registry:
             daily=daily,
             ranked=ranked,
         )
-        runner = RoomRunner(
-            room, self._store, self._recorder, self._ttl, self._pick_deal, self._grace_ms(daily is not None)
-        )
-        # Listed first: a code in the set without a record is skipped at restore; a record
-        # missing from the set would never be restored.
-        await self._store.mark_active(code, True)
-        await runner.store_first(step)
+        runner = self._runner(room)
+        try:
+            # Listed first: a code in the set without a record is skipped at restore; a
+            # record missing from the set would never be restored.
+            await self._store.mark_active(code, True)
+            await runner.store_first(step)
+        except BaseException:
+            if self.leases is not None:
+                await self.leases.release(code)
+            raise
         self._rooms[code] = runner
         return runner
+
+    async def _new_code(self) -> str:
+        """A fresh room code, its lease taken by this node."""
+        while True:
+            code = new_room_code()
+            if code in self._rooms or await self._store.exists(code):
+                continue
+            if self.leases is None:
+                return code
+            claim = await self.leases.claim(code, must_exist=False)
+            if claim.lease is not None:
+                return code
 
     async def get(self, code: str) -> RoomRunner | None:
         """The room ``code``, from memory or, if Redis still keeps it, from storage."""
@@ -144,6 +188,24 @@ class Registry:
         return await self._load(code)
 
     async def _load(self, code: str) -> RoomRunner | None:
+        if self.leases is not None and not self.leases.holds(code):
+            claim = await self.leases.claim(code)
+            if claim.lease is None:
+                return None  # no such room, or another node runs it (the router sends there)
+        try:
+            runner = await self._load_owned(code)
+        except BaseException:
+            await self._let_go(code)
+            raise
+        if runner is None:
+            await self._let_go(code)
+        return runner
+
+    async def _let_go(self, code: str) -> None:
+        if self.leases is not None and code not in self._rooms:
+            await self.leases.release(code)
+
+    async def _load_owned(self, code: str) -> RoomRunner | None:
         stored = await self._store.load(code)
         if stored is None:
             return None
@@ -159,20 +221,56 @@ class Registry:
         if runner is not None and not runner.closed:
             return runner  # loaded by another request meanwhile
         runner = self._runner(room)
+        self._rooms[code] = runner
         runner.schedule()
         logger.debug("room %s loaded (%s, version %d)", code, room.state.value, room.version)
         return runner
 
     async def restore(self) -> int:
-        """Load every room in progress from Redis (after a restart); return how many."""
+        """Load every room in progress that no node runs (at start-up, after a restart, and
+        from time to time: a room whose owner died is taken over here, its timers going on);
+        return how many were loaded."""
         restored = 0
-        for code in await self._store.active():
+        codes = [code for code in await self._store.active() if not self.live(code)]
+        if self.leases is not None and self.is_alive is not None:
+            # One round trip for every room's holder, then claims only where one may succeed:
+            # this runs every half TTL on every node.
+            holders = await self.leases.store.owners(codes)
+            alive = await self.is_alive({h for h in holders.values() if h is not None} - {self.leases.node})
+            codes = [code for code in codes if holders.get(code) not in alive]
+        for code in codes:
+            if self.live(code):
+                continue
+            if self.leases is not None:
+                claim = await self.leases.claim(code)
+                if claim.lease is None:
+                    if claim.holder is None:  # no record: gone
+                        await self._store.mark_active(code, False)
+                        continue
+                    # A holder that stopped beating is dead (or paused: it is fenced).
+                    holder = claim.holder
+                    mine = holder == self.leases.node  # this node before a restart (same id)
+                    if not mine and (self.is_alive is None or holder in await self.is_alive({holder})):
+                        continue
+                    if not await self.leases.take_over(claim, code):
+                        continue
             runner = await self.get(code)
             if runner is None or runner.finished:
                 await self._store.mark_active(code, False)  # tidy: finished or gone
+                if runner is not None and not runner.audience.spectators and not runner.audience.present_seats():
+                    self._rooms.pop(code).close()
+                    await self._let_go(code)
                 continue
             restored += 1
         return restored
+
+    async def sweep_orphans(self) -> int:
+        """:meth:`restore`, logging instead of raising when Redis is away."""
+        try:
+            return await self.restore()
+        except StoreUnavailable as error:
+            logger.warning("could not look for rooms without an owner: %s", error)
+            return 0
 
     def rooms_of(self, player: str) -> list[RoomRunner]:
         """The live rooms ``player`` holds a seat in (and has not left)."""
@@ -185,6 +283,21 @@ class Registry:
             for r in self.runners()
             if r.room.record.options.public and not r.finished
         ]
+
+    def lost(self, code: str) -> None:
+        """Room ``code``'s lease went to another node: let the room go at once."""
+        runner = self._rooms.get(code)
+        if runner is not None:
+            runner.fenced("its lease was taken over")
+
+    async def let_go(self, code: str) -> None:
+        """Stop running room ``code`` here and give its lease up (drain)."""
+        runner = self._rooms.pop(code, None)
+        if runner is not None:
+            async with runner.lock:
+                runner.close()
+        if self.leases is not None:
+            await self.leases.release(code)
 
     def sweep(self, now: int, keep_finished_ms: int = 600_000) -> int:
         """Let go of rooms nobody follows that finished more than ``keep_finished_ms`` ago
@@ -202,10 +315,14 @@ class Registry:
         ]
         for code in stale:
             self._rooms.pop(code).close()
+            if self.leases is not None:
+                task = asyncio.ensure_future(self.leases.release(code))
+                self._releasing.add(task)
+                task.add_done_callback(self._releasing.discard)
         return len(stale)
 
     async def drain(self) -> None:
-        """Wait until no room is in the middle of a command, then stop every room's timers."""
-        for runner in list(self._rooms.values()):
-            async with runner.lock:
-                runner.close()
+        """Wait until no room is in the middle of a command, then stop every room's timers
+        and give every lease up, so other nodes take the rooms over at once."""
+        for code in list(self._rooms):
+            await self.let_go(code)

@@ -7,6 +7,11 @@ keeps the state it had; because a write whose answer was lost may still have lan
 room then resynchronises from Redis before it takes another command. Timers (countdown end,
 time limit, grace periods) run commands like any other, and retry with backoff when storage
 fails: nothing ever happens only in memory.
+
+Ownership: a runner acts only while its node holds the room's lease (checked before every
+command, locally while the lease is known valid, else in Redis; the commit script checks it
+again). A runner that learns it was fenced (another node took the room over) takes no more
+commands and hands its connections to ``on_fenced``, which sends them to the new owner.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from protocol.errors import ErrorCode
 from protocol.messages import Ack, Snapshot, StateChanged
@@ -31,7 +36,11 @@ from server.rooms.record import RoomRecord, decode_record, encode_record
 from server.rooms.room import Room
 from server.rooms.step import Step
 from server.storage.connection import StoreUnavailable
-from server.storage.rooms import Expiry, RoomStore, RoomWrite
+from server.storage.nodes import NodeStore
+from server.storage.rooms import Expiry, Fenced, RoomStore, RoomWrite
+
+if TYPE_CHECKING:
+    from server.live.leases import RoomLeases
 
 logger = logging.getLogger("server.rooms")
 
@@ -55,9 +64,14 @@ class RoomRunner:
         deal_picker: DealPicker,
         grace_ms: int,
         on_delivery: Callable[[int], None] | None = None,
+        leases: RoomLeases | None = None,
+        seats: NodeStore | None = None,
+        on_fenced: Callable[[RoomRunner], None] | None = None,
     ) -> None:
         """``finished_ttl`` says how long a finished room is kept (seconds); ``deal_picker``
-        and ``grace_ms`` are needed to rebuild the room on a resync."""
+        and ``grace_ms`` are needed to rebuild the room on a resync. ``leases``: this node's
+        leases (None: no lease is checked, for a room alone on its Redis); ``seats`` keeps
+        the index of who races where; ``on_fenced`` is told when another node took over."""
         self.room = room
         self.audience = Audience(room, on_delivery)
         self.lock = asyncio.Lock()
@@ -75,6 +89,9 @@ class RoomRunner:
         self._count_timer: asyncio.TimerHandle | None = None
         self._count_sent = float("-inf")
         self._tasks: set[asyncio.Task[None]] = set()
+        self._leases = leases
+        self._seats = seats
+        self._on_fenced = on_fenced
 
     @property
     def code(self) -> str:
@@ -92,22 +109,30 @@ class RoomRunner:
         async with self.lock:
             if self.closed:
                 raise RoomError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} is closed")
-            if self._stale:
+            try:
+                if self._leases is not None:
+                    await self._leases.confirm(self.code)
+                if self._stale:
+                    try:
+                        await self._resync()
+                    except StoreUnavailable:
+                        self._heal_later()
+                        raise
+                step = self.room.decide(command, now_ms())
+                if step.outcome.finished:
+                    await self._recorder.rate(self.room, step)
                 try:
-                    await self._resync()
+                    await self._store_step(step)
                 except StoreUnavailable:
+                    self._stale = True
                     self._heal_later()
                     raise
-            step = self.room.decide(command, now_ms())
-            if step.outcome.finished:
-                await self._recorder.rate(self.room, step)
-            try:
-                await self._store_step(step)
-            except StoreUnavailable:
-                self._stale = True
-                self._heal_later()
-                raise
+            except Fenced as error:
+                self.fenced(str(error))
+                raise StoreUnavailable(f"room {self.code} moved to another server: reconnect") from error
+            racing_before = self._racing()
             self.room.apply(step)
+            self._note_seats(racing_before)
             if link is not None and request_id is not None and ack:
                 link.send(Ack(id=request_id, room=self.code, version=self.room.version, move=step.outcome.move))
             self._deliver(step)
@@ -125,8 +150,40 @@ class RoomRunner:
         async with self.lock:
             await self._store_step(step)
             self.room.apply(step)
+            self._note_seats(set())
             self.audience.reset_mirror(self.room)
             self.schedule()
+
+    def _racing(self) -> set[str]:
+        """Players holding a seat in the room while it is not finished."""
+        return set() if self.finished else set(self.room.members().values())
+
+    def _note_seats(self, before: set[str]) -> None:
+        """Keep the shared index of who races where in step with the room (in the
+        background: the room's keys and the players' are in different Cluster slots)."""
+        if self._seats is None:
+            return
+        after = self._racing()
+        for player in before ^ after:
+            self._background(self._note_seat(player, player in after))
+
+    async def _note_seat(self, player: str, racing: bool) -> None:
+        assert self._seats is not None
+        try:
+            await self._seats.seat(player, self.code, racing)
+        except StoreUnavailable as error:
+            logger.warning("room %s: seat index of %s not updated: %s", self.code, player, error)
+
+    def fenced(self, why: str) -> None:
+        """Another node owns the room now: take no more commands, hand the clients over."""
+        if self.closed:
+            return
+        logger.warning("room %s: fenced (%s); letting it go", self.code, why)
+        self.close()
+        if self._leases is not None:
+            self._leases.forget(self.code)
+        if self._on_fenced is not None:
+            self._on_fenced(self)
 
     async def _store_step(self, step: Step) -> None:
         outcome = step.outcome
@@ -150,6 +207,7 @@ class RoomRunner:
             entries=[(seat, entry_text(entry)) for seat, entry in outcome.log],
             record=encode_record(record) if save else None,
             expiry=expiry,
+            lease=self._lease(),
         )
         await self._store.commit(write)
         if outcome.finished:
@@ -300,13 +358,21 @@ class RoomRunner:
             entries=[],
             record=encode_record(self.room.record),
             expiry=self._finished_ttl(self.room.record),
+            lease=self._lease(),
         )
         try:
             await self._store.commit(write)
             await self._store.mark_active(self.code, False)
+            if self._leases is not None:
+                await self._leases.release(self.code)
+        except Fenced as error:
+            self.fenced(str(error))
         except StoreUnavailable as error:
             logger.warning("room %s: emptied, but not yet marked finished: %s", self.code, error)
         logger.debug("room %s closed: every racer is gone", self.code)
+
+    def _lease(self) -> str:
+        return "" if self._leases is None else self._leases.lease(self.code)
 
     def close(self) -> None:
         """Stop the timers; the room takes no more commands."""

@@ -117,6 +117,9 @@ async def dispatch(ctx: Context, link: ClientLink, message: ClientMessage) -> No
         link.error(ErrorCode.HELLO_FIRST, "say hello first: no request is served before it", message.id)
         return
     try:
+        # A request for a room another node runs goes there (one dict look-up otherwise).
+        if ctx.forwarder is not None and await ctx.forwarder.forwarded(link, message):
+            return
         await route(ctx, link, message)
     except StoreUnavailable as error:
         _log.log(logging.WARNING, "storage", "storage unavailable: %s", error)

@@ -46,20 +46,20 @@ Key layout, shown with the default prefix ``sr:``; nothing expires:
 ===========================================  ======  ====================================================
 key                                          type    holds
 ===========================================  ======  ====================================================
-``sr:lb:<game>:daily:<date>``                zset    the daily board: members encoded as above, score 0
-``sr:lb:<game>:daily:<date>:entry``          hash    player -> their member of the board
-``sr:lb:<game>:daily:<date>:shown``          hash    player -> JSON {name, finished, time_ms, moves, home}
-``sr:lb:<game>:daily:<date>:seq``            string  the board's sequence counter (INCR)
-``sr:lb:<game>:best-time``                   zset    player -> best finished daily time, ms
-``sr:lb:<game>:wins``                        zset    player -> minus the number of daily wins
-``sr:lb:<game>:streak``                      zset    player -> minus the longest daily streak, days
-``sr:stats:<game>:player:<player>``          hash    counters (``races_started``, ``races_won``,
+``sr:lb:{<game>}:daily:<date>``                zset    the daily board: members encoded as above, score 0
+``sr:lb:{<game>}:daily:<date>:entry``          hash    player -> their member of the board
+``sr:lb:{<game>}:daily:<date>:shown``          hash    player -> JSON {name, finished, time_ms, moves, home}
+``sr:lb:{<game>}:daily:<date>:seq``            string  the board's sequence counter (INCR)
+``sr:lb:{<game>}:best-time``                   zset    player -> best finished daily time, ms
+``sr:lb:{<game>}:wins``                        zset    player -> minus the number of daily wins
+``sr:lb:{<game>}:streak``                      zset    player -> minus the longest daily streak, days
+``sr:stats:{<game>}:player:<player>``          hash    counters (``races_started``, ``races_won``,
                                                      ``races_finished``, ``daily_attempts``,
                                                      ``daily_wins``) and the streak (``current_streak``,
                                                      ``longest_streak``, ``last_daily_win``: a date)
-``sr:stats:<game>:player:<player>:days``     hash    date -> ``1`` (finished) or ``0``: every day with a
+``sr:stats:{<game>}:player:<player>:days``     hash    date -> ``1`` (finished) or ``0``: every day with a
                                                      recorded daily result
-``sr:stats:<game>:best-time``                zset    player -> best time of any finished race or daily
+``sr:stats:{<game>}:best-time``                zset    player -> best time of any finished race or daily
                                                      attempt, ms (the statistics' best time)
 ``sr:rating:{<game>}:player:<id>``           string  ``"<rating> <rd> <volatility>"`` (storage/ratings.py)
 ``sr:rating:{<game>}:board``                 zset    player -> minus ``round(rating * 1000)``
@@ -420,8 +420,10 @@ class Leaderboards:
     async def around_ratings(self, game: str, player: str, span: int) -> list[RatedEntry]:
         return await self._ratings.around(game, player, span)
 
-    def _key(self, *parts: str) -> str:
-        return self._store.prefix + ":".join(parts)
+    def _key(self, kind: str, game: str, *parts: str) -> str:
+        # Every board and statistic of a game shares the hash tag {<game>}: a result's
+        # transaction (the player's statistics and the game's boards) stays in one Cluster slot.
+        return self._store.prefix + ":".join((kind, f"{{{game}}}", *parts))
 
     def _unavailable(self, action: str) -> contextlib.AbstractContextManager[None]:
         return self._store.guard(action)

@@ -7,18 +7,26 @@ Retries: the client never retries a command by itself, because a retried append 
 reply was lost would record it twice. Room writes are instead made safe to repeat by their
 version check (:mod:`server.storage.rooms`), and a room resynchronises from Redis after any
 failure. Connections broken by a Redis restart are replaced transparently on the next command.
+
+Redis Cluster: a URL ``redis+cluster://host:port`` (or ``rediss+cluster://``) names any node
+of a cluster; the client is then redis-py's :class:`~redis.asyncio.cluster.RedisCluster`,
+which follows the slots. Every script and transaction of the server touches one hash tag
+(one slot), so the same code runs on one Redis and on a cluster; :attr:`Storage.cluster`
+says which, for the one thing that differs (sharded pub/sub, :mod:`server.storage.nodes`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from typing import Self
+from typing import Self, cast
 from urllib.parse import urlsplit, urlunsplit
 
 from redis import exceptions as redis_errors
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
@@ -27,6 +35,8 @@ CONNECT_TIMEOUT = 5.0
 REPLY_TIMEOUT = 2.0
 # Connections to Redis at most; more concurrent commands wait for one (up to REPLY_TIMEOUT).
 POOL_SIZE = 50
+#: URL schemes naming a Redis Cluster (any one node of it), and the plain scheme each stands for.
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
 
 class StoreUnavailable(Exception):
@@ -40,19 +50,25 @@ LatencyObserver = Callable[[str, float], None]
 class Storage:
     """A connected Redis and the key prefix; create it with :meth:`connect`, close it once."""
 
-    def __init__(self, client: Redis, prefix: str, where: str) -> None:
-        """Use :meth:`connect`; this wraps an already configured client."""
+    def __init__(self, client: Redis, prefix: str, where: str, cluster: RedisCluster | None = None) -> None:
+        """Use :meth:`connect`; this wraps an already configured client (``cluster``: the
+        same client when it is a :class:`RedisCluster`)."""
         self.redis = client
+        self.cluster = cluster
         self.prefix = prefix
         self._where = where
         self.observe: LatencyObserver | None = None
 
     @classmethod
     async def connect(cls, url: str, prefix: str = "sr:", reply_timeout: float = REPLY_TIMEOUT) -> Self:
-        """Connect to the Redis at ``url`` (``redis://``, ``rediss://`` or ``unix://``) and check it answers.
+        """Connect to the Redis at ``url`` (``redis://``, ``rediss://``, ``unix://``, or
+        ``redis+cluster://`` for a Redis Cluster) and check it answers.
 
         ``prefix`` starts every key, so several servers or test runs can share one Redis.
         """
+        scheme = urlsplit(url).scheme
+        if scheme in CLUSTER_SCHEMES:
+            return await cls._connect_cluster(url.replace(scheme, CLUSTER_SCHEMES[scheme], 1), prefix, reply_timeout)
         # A blocking pool: past its size, a command waits for a connection instead of
         # failing at once ("too many connections") under a burst of requests.
         pool = BlockingConnectionPool.from_url(
@@ -72,6 +88,25 @@ class Storage:
             raise
         return storage
 
+    @classmethod
+    async def _connect_cluster(cls, url: str, prefix: str, reply_timeout: float) -> Self:
+        cluster = RedisCluster.from_url(
+            url,
+            max_connections=POOL_SIZE,
+            retry=Retry(NoBackoff(), 0),  # see "Retries" in the module docstring
+            socket_connect_timeout=CONNECT_TIMEOUT,
+            socket_timeout=reply_timeout,
+        )
+        # The cluster client answers the same commands as the plain one (keyed commands go
+        # to their slot's node): the stores use it through the plain client's type.
+        storage = cls(cast(Redis, cluster), prefix, "cluster " + without_credentials(url), cluster)
+        try:
+            await storage.ping()
+        except StoreUnavailable:
+            await cluster.aclose()
+            raise
+        return storage
+
     async def close(self) -> None:
         await self.redis.aclose()
 
@@ -87,6 +122,7 @@ class Storage:
         try:
             yield
         except (redis_errors.RedisError, OSError) as error:
+            cancelled_in_flight(error)
             raise self.failure(action, error) from error
         finally:
             if self.observe is not None:
@@ -101,6 +137,15 @@ class Storage:
         failure = StoreUnavailable(f"storage unavailable: cannot {action}: {why}")
         failure.__cause__ = error
         return failure
+
+
+def cancelled_in_flight(error: Exception) -> None:
+    """Raise CancelledError if the task was being cancelled: redis-py can turn a cancellation
+    inside a read into a connection error, and a loop that retries on StoreUnavailable would
+    then never stop."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError from error
 
 
 def without_credentials(url: str) -> str:

@@ -16,7 +16,17 @@ key                                            type    holds
 ``sr:room:{<code>}:race:<n>:log:<seat>``       list    seat's log entries in race n, oldest first
 ``<that log key>:times``                       list    the server time (Unix ms) of each entry
 ``sr:room:{<code>}:race:<n>``                  string  the record of race n as it finished
+``sr:room:{<code>}:owner``                     string  ``<node>:<token>``: the owner's lease (PX, renewed)
+``sr:room:{<code>}:epoch``                     string  the last fencing token handed out for the room
 ``sr:rooms:active``                            set     codes of the rooms in progress
+``sr:node:{<node>}``                           string  a live node's heartbeat (JSON: address, load; PX)
+``sr:node:{<node>}:inbox``                     channel requests, frames and answers for that node
+``sr:node:{<node>}:lobby``                     string  the node's public rooms (msgpack; PX)
+``sr:nodes``                                   set     ids of the nodes that said they started
+``sr:seats:{<id>}``                            set     codes of the unfinished rooms the player races in
+``sr:conns:{<id>}``                            set     the player's connections: ``<node>/<connection id>``
+``sr:lease:<name>``                            string  ``<node>``: who runs a once-per-service job (PX)
+``sr:qm:{<game>}``                             hash    the quick-match line: player -> entry (msgpack)
 ``sr:daily-attempt:<game>:<date>:<id>``        string  ``1``: the player's ranked attempt has started
 ``sr:daily:<game>:<date>``                     string  the day's deal, par, solution, salt (JSON)
 ``sr:pool:<game>``                             list    deal numbers certified winnable
@@ -118,3 +128,33 @@ class Keys:
 
     def moderation(self) -> str:
         return f"{self.prefix}moderation"
+
+    def room_owner(self, code: str) -> str:
+        return f"{self.room(code)}:owner"
+
+    def room_epoch(self, code: str) -> str:
+        return f"{self.room(code)}:epoch"
+
+    def node(self, node: str) -> str:
+        return f"{self.prefix}node:{{{key_part(node)}}}"
+
+    def node_inbox(self, node: str) -> str:
+        return f"{self.node(node)}:inbox"
+
+    def node_lobby(self, node: str) -> str:
+        return f"{self.node(node)}:lobby"
+
+    def nodes(self) -> str:
+        return f"{self.prefix}nodes"
+
+    def seats(self, player: str) -> str:
+        return f"{self.prefix}seats:{{{key_part(player)}}}"
+
+    def connections(self, player: str) -> str:
+        return f"{self.prefix}conns:{{{key_part(player)}}}"
+
+    def lease(self, name: str) -> str:
+        return f"{self.prefix}lease:{key_part(name)}"
+
+    def match_line(self, game: str) -> str:
+        return f"{self.prefix}qm:{{{key_part(game)}}}"

@@ -28,19 +28,22 @@ from redis.exceptions import NoScriptError
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
 from server.storage.keys import MAX_SEATS, Keys
 
-#: Keys: 1 record, 2 version, 3 race archive, then for each seat appended to (every seat when
-#: finishing, to expire them all) its log key followed by its move-time key (each entry's
-#: server time beside it, for anti-cheat).
+#: Keys: 1 record, 2 version, 3 race archive, 4 owner lease, 5 epoch, then for each seat
+#: appended to (every seat when finishing, to expire them all) its log key followed by its
+#: move-time key (each entry's server time beside it, for anti-cheat).
 #: Argv: 1 base version, 2 new version, 3 record or "" (no save), 4 ttl mode (-1 keep the
 #: record's expiry, 0 no expiry, > 0 finish: expire the room's keys after that many
-#: seconds), 5 entry count, then per entry its log key's index in KEYS and its text, and
-#: last the server time in Unix ms.
+#: seconds), 5 the writer's lease (``<node>:<token>``, or "" for tools and tests that own the
+#: Redis alone), 6 entry count, then per entry its log key's index in KEYS and its text, and
+#: last the server time in Unix ms. The lease is checked FIRST: a writer that is not the
+#: owner writes nothing (-1).
 _COMMIT: Final = """
+if ARGV[5] ~= '' and redis.call('GET', KEYS[4]) ~= ARGV[5] then return -1 end
 local stored = tonumber(redis.call('GET', KEYS[2]) or '0')
 if stored ~= tonumber(ARGV[1]) then return 0 end
-for i = 0, tonumber(ARGV[5]) - 1 do
-  local log = tonumber(ARGV[6 + 2 * i])
-  redis.call('RPUSH', KEYS[log], ARGV[7 + 2 * i])
+for i = 0, tonumber(ARGV[6]) - 1 do
+  local log = tonumber(ARGV[7 + 2 * i])
+  redis.call('RPUSH', KEYS[log], ARGV[8 + 2 * i])
   redis.call('RPUSH', KEYS[log + 1], ARGV[#ARGV])
 end
 local ttl = tonumber(ARGV[4])
@@ -50,10 +53,12 @@ if ttl > 0 then
     redis.call('SET', KEYS[1], ARGV[3], 'EX', ttl)
     redis.call('SET', KEYS[3], ARGV[3], 'EX', ttl)
   end
-  for i = 4, #KEYS do redis.call('EXPIRE', KEYS[i], ttl) end
+  redis.call('EXPIRE', KEYS[5], ttl)
+  for i = 6, #KEYS do redis.call('EXPIRE', KEYS[i], ttl) end
 elseif ttl == 0 then
   redis.call('SET', KEYS[2], ARGV[2])
   if ARGV[3] ~= '' then redis.call('SET', KEYS[1], ARGV[3]) end
+  redis.call('PERSIST', KEYS[5])
 else
   redis.call('SET', KEYS[2], ARGV[2], 'KEEPTTL')
   if ARGV[3] ~= '' then redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL') end
@@ -77,6 +82,11 @@ class VersionConflict(StoreUnavailable):
     """The stored room is not at the version the step was decided on: resynchronise."""
 
 
+class Fenced(Exception):
+    """The writer's lease on the room is not the owner's any more (it expired and another
+    node took the room over): nothing was written, and this node must let the room go."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredRoom:
     """A room as Redis holds it: its record (opaque bytes), version and current race's logs."""
@@ -98,6 +108,8 @@ class RoomWrite:
     entries: list[tuple[int, str]]
     record: bytes | None
     expiry: int
+    #: The writer's owner lease (``<node>:<token>``); "" skips the check (tools, tests).
+    lease: str = ""
 
 
 class RoomStore:
@@ -112,8 +124,9 @@ class RoomStore:
         self._writer: asyncio.Task[None] | None = None
 
     async def commit(self, write: RoomWrite) -> Committed:
-        """Store ``write`` if the stored version is ``write.base``; raise
-        :class:`VersionConflict` if it is not (whatever else it is), and
+        """Store ``write`` if the writer holds the room's lease and the stored version is
+        ``write.base``; raise :class:`Fenced` if another node owns the room,
+        :class:`VersionConflict` if the version is not the base (whatever else it is), and
         :class:`StoreUnavailable` if Redis fails (the write may then have happened or not).
 
         Group commit: every write queued while a batch is on its way goes in the next single
@@ -126,6 +139,8 @@ class RoomStore:
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._send_batches())
         result = await asyncio.shield(done)
+        if result == -1:
+            raise Fenced(f"room {write.code}: this node's lease {write.lease} is not the owner's any more")
         if result == 0:
             raise VersionConflict(f"room {write.code} changed in storage under version {write.base}: reloading it")
         return Committed(result)
@@ -137,6 +152,7 @@ class RoomStore:
         keys = self._keys
         code, race = write.code, write.race
         names = [keys.room(code), keys.room_version(code), keys.race(code, race)]
+        names += [keys.room_owner(code), keys.room_epoch(code)]
         position: dict[int, int] = {}
         seats = range(MAX_SEATS) if write.expiry > 0 else sorted({seat for seat, _ in write.entries})
         for seat in seats:
@@ -144,7 +160,7 @@ class RoomStore:
             position[seat] = len(names)  # Lua counts KEYS from 1; the times key follows
             names.append(keys.move_times(code, race, seat))
         args: list[str | bytes | int] = [write.base, write.version, write.record or b"", int(write.expiry)]
-        args.append(len(write.entries))
+        args += [write.lease, len(write.entries)]
         for seat, text in write.entries:
             args += [position[seat], text]
         args.append(int(time.time() * 1000))
@@ -155,7 +171,7 @@ class RoomStore:
             batch, self._queued = self._queued, []
             try:
                 results = await self._send(batch)
-            except StoreUnavailable as error:
+            except Exception as error:  # every waiting write learns it, whatever went wrong
                 for write, done in batch:
                     if not done.done():
                         done.set_exception(StoreUnavailable(f"{error} (room {write.code})"))
@@ -177,6 +193,11 @@ class RoomStore:
         results: list[object] = [None] * len(batch)
         todo = list(range(len(batch)))
         with self._storage.guard(f"store {len(batch)} room command(s)"):
+            if self._storage.cluster is not None:
+                # A Cluster pipeline refuses scripts: each goes on its own, all at once (to
+                # their slots' nodes); the script object loads itself where it is missing.
+                calls = [self._commit(*self._arguments(write)) for write, _ in batch]
+                return list(await asyncio.gather(*calls, return_exceptions=True))
             for _ in range(2):
                 async with redis.pipeline(transaction=False) as pipe:
                     for index in todo:

@@ -128,7 +128,7 @@ async def test_rank_and_around_at_the_edges(boards: Leaderboards) -> None:
 async def test_the_encoding_is_the_documented_one(boards: Leaderboards, store: Store, raw: Redis) -> None:
     await finish(boards, "ann", 61_234, 105)
     await give_up(boards, "bob", home=12, ordered=34, moves=56)
-    board = f"{store.prefix}lb:scorpion:daily:{DAY}"
+    board = f"{store.prefix}lb:{{scorpion}}:daily:{DAY}"
     assert await raw.zrange(board, 0, -1, withscores=True) == [
         ("0:000000061234:000000105:000000000001:ann", 0.0),
         ("1:987:965:000000056:000000000002:bob", 0.0),

@@ -190,7 +190,7 @@ async def test_leaving_the_quick_match_line_before_a_race_forms(serve: Serve) ->
     async with serve() as srv:
         ann = await srv.connect("Ann")
         ticket = await ann.quick_match("scorpion")
-        assert ann.player in srv.hub.queues["scorpion"]
+        assert ("scorpion", ann.player) in srv.hub.queued  # waiting on this node
         assert await ann.leave_queue(ticket) is True
-        assert ann.player not in srv.hub.queues["scorpion"]
+        assert ("scorpion", ann.player) not in srv.hub.queued
         assert ticket.joined.cancelled()

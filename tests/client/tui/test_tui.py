@@ -314,7 +314,7 @@ async def test_a_quick_race_waits_in_line_can_be_cancelled_and_lands_in_the_coun
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
             await home(app)
-            ann, line = client_of(app).player, srv.hub.queues["antares"]
+            ann, line = ("antares", client_of(app).player), srv.hub.queued  # waiting on this node
             await choose(app, pilot, "quick")
             await eventually(lambda: isinstance(app.screen, QuickScreen), what="the quick race screen")
             await pilot.press("down", "enter")  # Scorpion, Antares

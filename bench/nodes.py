@@ -1,0 +1,286 @@
+"""One node against three, in one run: what forwarding costs, and how long a failover takes.
+
+    python -m bench.nodes [--rooms 12] [--rate 4] [--seconds 10]
+
+Both runs use one private embedded Redis and real ``python -m server`` processes. Every
+room has two bot racers; each plays ``--rate`` moves a second (worked out from its own
+board, so the server answers only moves). With one node, both racers are on it. With three,
+rooms are created on every node in turn (owners spread out) and the second racer of each
+room connects to the next node: half the racers are on a node that does not own their room,
+so each of their moves is forwarded (inbox publish, run on the owner, answer published back).
+
+Printed: moves/s, p50/p99 move->ack for local and forwarded moves, the server CPU per move
+(every node process plus Redis, from /proc), and for three nodes the failover time: SIGKILL of
+a room's owner -> the next acknowledged move of its racer on another node (which reconnects
+with its resume token and is seated on the room's new owner).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.bots import local_legal_moves
+from bench.spawn import ProcSample, free_port
+from bench.stats import latency_line, ms
+from client.lib.connection import RaceClient, ServerError
+from protocol.messages import Ack, CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions
+from protocol.mirror import RoomMirror
+from server.games import variant_class
+from server.storage.embedded import EmbeddedRedis
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The lease TTL of the runs: a dead owner's rooms move within about this long.
+NODE_TTL = 2.0
+VERBOSE = "--verbose" in sys.argv  # why each failover attempt failed
+
+
+@dataclass
+class Latencies:
+    local: list[float] = field(default_factory=list)
+    forwarded: list[float] = field(default_factory=list)
+    refused: int = 0
+
+
+@dataclass
+class Node:
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+
+async def start_nodes(count: int, redis_url: str, logs: Path) -> list[Node]:
+    nodes = []
+    for _ in range(count):
+        port = free_port()
+        log_path = logs / f"node-{port}.log"
+        log = log_path.open("wb")
+        command = [
+            sys.executable, "-m", "server", "--port", str(port), "--redis-url", redis_url,
+            "--solver-workers", "0", "--node-ttl", str(NODE_TTL),
+            "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"),
+        ]  # fmt: skip
+        nodes.append(Node(subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), port, log_path))
+    for node in nodes:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client = await RaceClient.connect(node.url, "probe", reconnect=False)
+                await client.close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
+    return nodes
+
+
+def stop_nodes(nodes: list[Node]) -> None:
+    for node in nodes:
+        if node.process.poll() is None:
+            node.process.terminate()
+    for node in nodes:
+        try:
+            node.process.wait(20)
+        except subprocess.TimeoutExpired:
+            tail = "\n".join(node.log.read_text().splitlines()[-40:])
+            print(f"node on port {node.port} did not stop within 20 s: killed\n{tail}", file=sys.stderr)
+            node.process.kill()
+            node.process.wait()
+
+
+def caught_up(mirror: RoomMirror, version: int, seat: int) -> bool:
+    """The racer's copy has every update up to ``version`` and shows its board, racing."""
+    return mirror.version >= version and mirror.view().state == "racing" and mirror.board(seat) is not None
+
+
+def play(request_id: int, room: str, move: str) -> PlayMove:
+    return PlayMove(id=request_id, room=room, move=move)
+
+
+def resign(request_id: int, room: str) -> Resign:
+    return Resign(id=request_id, room=room)
+
+
+async def racer_loop(
+    racer: RaceClient, code: str, seat: int, rate: float, until: float, into: list[float], stats: Latencies
+) -> None:
+    game = variant_class("antares")
+    rng = random.Random(seat * 7919 + hash(code))
+    version = 0
+    next_at = time.monotonic()
+    while time.monotonic() < until:
+        mirror = await racer.wait_room(code, functools.partial(caught_up, version=version, seat=seat))
+        board = mirror.board(seat)
+        assert board is not None
+        moves = [move for move in local_legal_moves(game, board) if move != "deal"] or local_legal_moves(game, board)
+        if not moves or mirror.view().state != "racing":
+            return
+        await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+        next_at += 1.0 / rate
+        started = time.perf_counter()
+        try:
+            reply = await racer.request(functools.partial(play, room=code, move=rng.choice(moves)))
+        except ServerError:
+            stats.refused += 1
+            continue
+        into.append(time.perf_counter() - started)
+        if isinstance(reply, Ack) and reply.version is not None:
+            version = reply.version
+
+
+async def open_room(owner: RaceClient, guest: RaceClient) -> str:
+    created = await owner.request(lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(undo=False)))
+    assert isinstance(created, Joined)
+    joined = await guest.request(lambda i: JoinRoom(id=i, room=created.room))
+    assert isinstance(joined, Joined)
+    for racer in (owner, guest):
+        await racer.request(lambda i: Ready(id=i, room=created.room))
+    return created.room
+
+
+def cpu_of(pids: list[int]) -> float:
+    return sum(ProcSample.read(pid).cpu for pid in pids)
+
+
+@dataclass
+class RunResult:
+    label: str
+    moves: int
+    seconds: float
+    cpu: float
+    stats: Latencies
+    idle: float = 0.0  # CPU seconds per second with the rooms open and nobody moving
+    failover: float | None = None
+
+
+async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, redis_pid: int, logs: Path) -> RunResult:
+    nodes = await start_nodes(count, redis.url, logs)
+    clients: list[RaceClient] = []
+    try:
+        stats = Latencies()
+        rooms = []
+        for k in range(args.rooms):
+            owner_node, guest_node = nodes[k % count], nodes[(k + 1) % count]
+            owner = await RaceClient.connect(owner_node.url, f"own{k}", reconnect=False)
+            guest = await RaceClient.connect(guest_node.url, f"guest{k}", reconnect=count > 1)
+            clients += [owner, guest]
+            rooms.append((await open_room(owner, guest), owner, guest, owner_node is not guest_node))
+        for code, owner, guest, _ in rooms:
+            for seat, racer in enumerate((owner, guest)):
+                await racer.wait_room(code, functools.partial(caught_up, version=0, seat=seat))
+        pids = [node.process.pid for node in nodes] + [redis_pid]
+        # The idle cost (heartbeats, lease renewals, sweeps, the matcher), to tell it apart.
+        idle_before, idle_started = cpu_of(pids), time.monotonic()
+        await asyncio.sleep(2.0)
+        idle = (cpu_of(pids) - idle_before) / (time.monotonic() - idle_started)
+        cpu_before, started = cpu_of(pids), time.monotonic()
+        until = started + args.seconds
+        loops = []
+        for code, owner, guest, remote in rooms:
+            loops.append(racer_loop(owner, code, 0, args.rate, until, stats.local, stats))
+            loops.append(
+                racer_loop(guest, code, 1, args.rate, until, stats.forwarded if remote else stats.local, stats)
+            )
+        await asyncio.gather(*loops)
+        seconds, cpu = time.monotonic() - started, cpu_of(pids) - cpu_before
+        moves = len(stats.local) + len(stats.forwarded)
+        result = RunResult(f"{count} node{'s' if count > 1 else ''}", moves, seconds, cpu, stats, idle=idle)
+        if count > 1:
+            result.failover = await failover(nodes, rooms)
+        for code, owner, guest, _ in rooms:
+            for racer in (owner, guest):
+                if racer.connected.is_set():
+                    with contextlib.suppress(ServerError, ConnectionError, TimeoutError):
+                        await racer.request(functools.partial(resign, room=code), timeout=3)
+        return result
+    finally:
+        for client in clients:
+            with contextlib.suppress(Exception):
+                await client.close()
+        stop_nodes(nodes)
+
+
+async def failover(nodes: list[Node], rooms: list[tuple[str, RaceClient, RaceClient, bool]]) -> float:
+    """SIGKILL the owner of the first room; seconds until its other racer's next ack."""
+    code, _, guest, _ = rooms[0]
+    game = variant_class("antares")
+    nodes[0].process.send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+    while time.monotonic() - killed < 30:
+        try:
+            mirror = guest.rooms.get(code)
+            board = mirror.board(1) if mirror is not None else None
+            if board is not None and guest.connected.is_set():
+                moves = local_legal_moves(game, board)
+                if moves:
+                    reply = await guest.request(functools.partial(play, room=code, move=moves[0]), timeout=3)
+                    if isinstance(reply, Ack):
+                        return time.monotonic() - killed
+        except (ServerError, ConnectionError, TimeoutError) as error:
+            if VERBOSE:
+                print(f"{time.monotonic() - killed:.2f}", type(error).__name__, error)
+        await asyncio.sleep(0.05)
+    return float("nan")
+
+
+def report(results: list[RunResult]) -> str:
+    def net_per_move(result: RunResult) -> float:
+        return max(0.0, result.cpu - result.idle * result.seconds) / max(1, result.moves)
+
+    base = results[0]
+    lines = []
+    for result in results:
+        per_move, net = result.cpu / max(1, result.moves), net_per_move(result)
+        lines.append(
+            f"{result.label}: {result.moves / result.seconds:.0f} moves/s, server CPU {per_move * 1e3:.3f} ms/move,"
+            f" {net * 1e3:.3f} ms/move without the idle {result.idle * 1e3:.0f} ms/s"
+            f" ({net / max(1e-9, net_per_move(base)):.2f}x one node), refused {result.stats.refused}"
+        )
+        for label, values in (("local", result.stats.local), ("forwarded", result.stats.forwarded)):
+            if values:
+                lines.append("  " + latency_line(f"{label} move->ack", sorted(values)))
+        if result.failover is not None:
+            lines.append(f"  failover (SIGKILL of the owner -> next ack on another node): {ms(result.failover)}")
+    return "\n".join(lines)
+
+
+async def main_async(args: argparse.Namespace) -> str:
+    with tempfile.TemporaryDirectory(prefix="bench-nodes-") as directory:
+        logs = Path(directory)
+        redis = EmbeddedRedis(logs / "redis")
+        await redis.start()
+        try:
+            redis_pid = int((logs / "redis" / "redis.pid").read_text())
+            results = [await one_run(1, args, redis, redis_pid, logs), await one_run(3, args, redis, redis_pid, logs)]
+        finally:
+            await redis.stop()
+    return report(results)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.nodes", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rooms", type=int, default=12, help="rooms of two racers (default 12)")
+    parser.add_argument("--rate", type=float, default=4.0, help="moves a second per racer (default 4)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="seconds of play per run (default 10)")
+    parser.add_argument("--verbose", action="store_true", help="say why each failover attempt failed")
+    print(asyncio.run(main_async(parser.parse_args(argv))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""This server process as one node of the service: its id, its heartbeat, its view of the
+other nodes, and its share of the lobby.
+
+A node's heartbeat is a key with a short TTL holding its address and load, rewritten a few
+times per TTL: a node that dies or hangs is gone from Redis within the TTL, without anybody
+having to notice. The lobby is every node's public rooms: each node publishes its own list
+(with the same TTL) and reads the others'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable
+from typing import Final
+
+import msgspec
+
+from protocol.messages import RoomSummary
+from server.storage.connection import StoreUnavailable
+from server.storage.nodes import NodeStore
+
+logger = logging.getLogger("server.nodes")
+
+#: Seconds the view of which nodes are alive is trusted before it is read again.
+_PEERS_FRESH: Final = 0.5
+_summaries = msgspec.msgpack.Decoder(list[RoomSummary])
+_encoder = msgspec.msgpack.Encoder()
+
+
+def new_node_id() -> str:
+    """A node id: unique for every process start (a restarted process is a new node)."""
+    return f"{os.getpid()}-{secrets.token_hex(4)}"
+
+
+class Node:
+    """One server process in the service, identified by :attr:`id`."""
+
+    def __init__(
+        self,
+        store: NodeStore,
+        address: str,
+        ttl: float,
+        load: Callable[[], dict[str, int]],
+        public_rooms: Callable[[], list[RoomSummary]],
+        node_id: str | None = None,
+    ) -> None:
+        """``ttl``: seconds the heartbeat (and every lease) lives unrenewed; ``load`` says
+        how busy the node is (rooms, connections); ``public_rooms`` lists its public rooms."""
+        self.id = node_id or new_node_id()
+        self.store = store
+        self.address = address
+        self.ttl = ttl
+        self._load = load
+        self._public_rooms = public_rooms
+        self._alive: set[str] = set()
+        self._alive_at = float("-inf")
+
+    @property
+    def ttl_ms(self) -> int:
+        return int(self.ttl * 1000)
+
+    async def start(self) -> None:
+        await self.beat()
+        await self.store.joined(self.id)
+        logger.info("node %s up at %s", self.id, self.address)
+
+    async def beat(self) -> None:
+        info = {"address": self.address, "load": self._load(), "at": int(time.time() * 1000)}
+        await self.store.beat(self.id, info, self.ttl_ms)
+        lobby = self._public_rooms()
+        await self.store.publish_lobby(self.id, _encoder.encode(lobby), self.ttl_ms)
+
+    async def keep_beating(self) -> None:
+        """Rewrite the heartbeat and the lobby share a few times per TTL, forever."""
+        while True:
+            await asyncio.sleep(self.ttl / 4)
+            try:
+                await self.beat()
+            except StoreUnavailable as error:
+                logger.warning("heartbeat not written: %s", error)
+
+    async def stop(self) -> None:
+        """Leave the service at once (a clean stop; a dead node's keys expire by themselves)."""
+        try:
+            await self.store.left(self.id)
+        except StoreUnavailable as error:
+            logger.warning("node %s not unlisted (its heartbeat expires by itself): %s", self.id, error)
+
+    async def alive(self, nodes: set[str], fresh: float = _PEERS_FRESH) -> set[str]:
+        """Which of ``nodes`` are alive (this one always is), from a view at most ``fresh`` s old
+        for nodes seen alive; a node not seen alive is asked about at once."""
+        others = nodes - {self.id}
+        now = time.monotonic()
+        if now - self._alive_at > fresh or not others <= self._alive:
+            self._alive = await self.store.alive(others | self._alive)
+            self._alive_at = now
+        return (others & self._alive) | (nodes & {self.id})
+
+    def suspect(self, node: str) -> None:
+        """``node`` did not answer: ask Redis whether it still beats next time."""
+        self._alive.discard(node)
+
+    async def others_lobby(self) -> list[RoomSummary]:
+        """The public rooms the other live nodes run (as of their last heartbeat)."""
+        nodes = set(await self.store.listed()) - {self.id}
+        rooms: list[RoomSummary] = []
+        for frame in await self.store.lobbies(nodes):
+            try:
+                rooms += _summaries.decode(frame)
+            except msgspec.DecodeError:
+                logger.warning("a node published an unreadable lobby")
+        return rooms

@@ -1,0 +1,499 @@
+"""Any node serves any client: a request for a room another node runs is forwarded there.
+
+Where the cut is: :func:`server.net.dispatch.dispatch` asks :meth:`Router.forwarded` first.
+A room that runs here costs one dictionary look-up and nothing else. For any other room the
+router finds its owner (the node holding its lease; a room nobody holds is claimed and
+loaded here, which is also how a dead owner's rooms are taken over), sends the request to
+the owner's inbox and waits for the owner to say it is done.
+
+On the owner the request runs through the same dispatcher, on behalf of a *proxy link*: a
+:class:`~server.connections.link.ClientLink` whose relay is this router. What the room sends to a
+proxy (answers, events, snapshots) is published to the client's node, batched per node
+(one publish per room event and node, however many of that node's racers and spectators
+follow the room: the spectators' frames leave after the owner's delay, so the anti-copy
+rule stays on the owner), and that node writes it to the real connection.
+
+Messages on one node's inbox are ordered (one writer task per destination), so a client
+sees its answer and the room's events in the owner's order.
+
+Faults: a node that dies stops beating; every node watching it (because it holds proxies
+of that node's clients, or because its clients follow rooms there) notices within the TTL.
+Clients whose rooms ran on the dead node are closed with 1001 and reconnect with their
+resume token (the client library does it by itself), which puts them back in their seats
+on the room's new owner; proxies of a dead node's clients are dropped like closed
+connections (their grace period starts). A room whose owner was fenced closes its local
+clients the same way and tells the other nodes to close theirs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Coroutine
+from typing import Any, Final
+
+import msgspec
+
+from protocol.codec import MalformedFrame, decode_client, encode
+from protocol.errors import CloseCode, ErrorCode
+from protocol.messages import ClientMessage
+from server.connections.limits import Offences, TokenBucket
+from server.connections.link import ClientLink
+from server.features import identity
+from server.features.context import Context
+from server.live.leases import RoomLeases
+from server.live.nodes import Node
+from server.live.runner import RoomRunner
+from server.net.dispatch import dispatch
+from server.storage.connection import StoreUnavailable
+
+logger = logging.getLogger("server.nodes")
+
+#: Times a request follows a room that moves before it gives up.
+_MOVES: Final = 3
+#: Seconds an answer may be late before the router checks that its node still beats.
+_LATE: Final = 0.5
+
+
+class Request(msgspec.Struct, tag=1, array_like=True):
+    origin: str
+    link: int
+    seq: int
+    player: str
+    name: str
+    bot: bool
+    frame: bytes
+
+
+class Resume(msgspec.Struct, tag=2, array_like=True):
+    """Give the player back their seat in ``code`` (a hello on another node)."""
+
+    origin: str
+    link: int
+    seq: int
+    player: str
+    name: str
+    bot: bool
+    request: int
+    code: str
+
+
+class Done(msgspec.Struct, tag=3, array_like=True):
+    seq: int
+    moved: bool  # the room is not here: nothing ran, ask its owner
+
+
+class Frames(msgspec.Struct, tag=4, array_like=True):
+    sender: str
+    links: list[int]
+    frame: bytes
+
+
+class Gone(msgspec.Struct, tag=5, array_like=True):
+    origin: str
+    link: int
+
+
+class Reroute(msgspec.Struct, tag=6, array_like=True):
+    links: list[int]
+
+
+Message = Request | Resume | Done | Frames | Gone | Reroute
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(list[Message])
+
+
+def room_of(message: ClientMessage) -> str | None:
+    """The code of the room ``message`` is for, if it is for one and could name one."""
+    room = getattr(message, "room", None)
+    if not isinstance(room, str):
+        return None
+    code = room.strip().upper()
+    return code if code.isascii() and code.isalnum() and code else None
+
+
+class Router:
+    """Forwards this node's clients' requests to the rooms' owners, and serves other nodes'."""
+
+    def __init__(self, ctx: Context, node: Node, leases: RoomLeases, timeout: float) -> None:
+        """``timeout``: seconds a forwarded request may take before the client is told the
+        storage is unavailable (its owner is probably dead; a retry finds the new one)."""
+        self.ctx = ctx
+        self.node = node
+        self.leases = leases
+        self.timeout = timeout
+        self._local: dict[int, ClientLink] = {}
+        self._peers_of: dict[int, set[str]] = {}  # local link id -> nodes holding its proxy
+        self._proxies: dict[tuple[str, int], ClientLink] = {}
+        self._origin: dict[ClientLink, str] = {}  # proxy -> its client's node
+        self._owners: dict[str, str] = {}  # room code -> the node last seen owning it
+        self._pending: dict[int, asyncio.Future[Done]] = {}
+        self._seq = itertools.count(1)
+        self._outbox: dict[str, list[Message]] = {}
+        self._writers: dict[str, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = False
+
+    def stop_forwarding(self) -> None:
+        """The server is stopping: requests waiting on other nodes fail at once, and no new
+        one is forwarded (connections must close now, not after the forwarding timeout)."""
+        self._stopping = True
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(StoreUnavailable("storage unavailable: this server is shutting down"))
+
+    def _check_running(self) -> None:
+        if self._stopping:
+            raise StoreUnavailable("storage unavailable: this server is shutting down")
+
+    # -- the client's side --------------------------------------------------------------
+
+    async def forwarded(self, link: ClientLink, message: ClientMessage) -> bool:
+        """Run ``message`` on its room's owner if that is another node; False: serve it here."""
+        if link.relay is not None:
+            return False  # a proxy's request runs here, where it was sent
+        code = room_of(message)
+        if code is None or self.ctx.rooms.live(code):
+            return False
+        for _ in range(_MOVES):
+            owner = self._owners.get(code) or await self.locate(code)
+            if owner is None:
+                return False
+            request = Request(
+                self.node.id, link.id, next(self._seq), link.player or "", link.name, link.bot, encode(message)
+            )
+            done = await self._ask(owner, link, request)
+            if not done.moved:
+                return True
+            self._owners.pop(code, None)
+        raise StoreUnavailable(f"storage unavailable: room {code} keeps moving between servers")
+
+    async def resume_elsewhere(self, link: ClientLink, request_id: int) -> None:
+        """Give ``link``'s player back their seats in rooms other nodes run (a hello); rooms
+        nobody runs are taken over here, where the hello's own resume finds them."""
+        player = link.player
+        assert player is not None
+        for code in await self.node.store.seats(player):
+            # Giving a seat back is safe to repeat: an owner that does not answer (it died
+            # and its heartbeat has not expired yet) is asked again, or its room taken over.
+            for attempt in range(_MOVES):
+                if self.ctx.rooms.live(code):
+                    break
+                try:
+                    owner = await self.locate(code)
+                    if owner is None:
+                        if not self.ctx.rooms.live(code):  # the room is gone
+                            await self.node.store.seat(player, code, False)
+                        break
+                    resume = Resume(
+                        self.node.id, link.id, next(self._seq), player, link.name, link.bot, request_id, code
+                    )
+                    if not (await self._ask(owner, link, resume)).moved:
+                        break
+                    self._owners.pop(code, None)
+                except StoreUnavailable as error:
+                    logger.warning(
+                        "room %s: %s's seat not given back yet (try %d): %s", code, link.name, attempt + 1, error
+                    )
+
+    async def locate(self, code: str) -> str | None:
+        """The node running room ``code``, or None when it is (now) this one or there is no
+        such room. A room nobody holds is claimed and loaded here; a room held by a dead
+        node is waited for until its lease expires, then claimed."""
+        deadline = time.monotonic() + self.leases.ttl + 1.0
+        while True:
+            self._check_running()
+            if self.ctx.rooms.live(code):
+                return None
+            claim = await self.leases.claim(code)
+            if claim.lease is not None or (claim.holder == self.node.id and self.leases.holds(code)):
+                await self.ctx.rooms.get(code)
+                return None
+            holder = claim.holder
+            if holder is None:
+                return None
+            if holder != self.node.id and holder in await self.node.alive({holder}):
+                self._owners[code] = holder
+                return holder
+            # Its holder is dead (or this node before a restart): take it over, fenced.
+            if await self.leases.take_over(claim, code):
+                await self.ctx.rooms.get(code)
+                return None
+            if time.monotonic() > deadline:
+                raise StoreUnavailable(f"storage unavailable: room {code}'s server {holder} does not answer")
+            await asyncio.sleep(0.1)
+
+    async def _ask(self, owner: str, link: ClientLink, message: Request | Resume) -> Done:
+        self._check_running()
+        self._local[link.id] = link
+        future: asyncio.Future[Done] = asyncio.get_running_loop().create_future()
+        self._pending[message.seq] = future
+        self._post(owner, message)
+        try:
+            done = await self._wait(owner, future)
+        except TimeoutError:
+            self._owners = {code: node for code, node in self._owners.items() if node != owner}
+            self.node.suspect(owner)
+            raise StoreUnavailable(f"storage unavailable: server {owner} did not answer") from None
+        finally:
+            self._pending.pop(message.seq, None)
+        if not done.moved:
+            # The owner may hold a proxy of the link now: it is told when the link closes,
+            # and the link is closed if the owner dies.
+            self._peers_of.setdefault(link.id, set()).add(owner)
+        return done
+
+    async def _wait(self, owner: str, future: asyncio.Future[Done]) -> Done:
+        """``future``'s answer; TimeoutError after the timeout, or as soon as ``owner`` is
+        seen to stop beating (checked every half second while the answer is late)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), min(left, _LATE))
+            except TimeoutError:
+                if owner not in await self.node.alive({owner}, fresh=0.0):
+                    raise
+
+    def dropped(self, link: ClientLink) -> None:
+        """A local connection closed: the nodes holding its proxies drop them."""
+        self._local.pop(link.id, None)
+        for node in self._peers_of.pop(link.id, ()):
+            self._post(node, Gone(self.node.id, link.id))
+
+    def remember(self, link: ClientLink) -> None:
+        """``link`` may get frames from other nodes (it waits in the quick-match line)."""
+        self._local[link.id] = link
+
+    # -- the owner's side -----------------------------------------------------------------
+
+    def proxy(self, origin: str, link_id: int, player: str, name: str, bot: bool) -> ClientLink:
+        """The stand-in here for connection ``link_id`` of node ``origin``."""
+        proxy = self._proxies.get((origin, link_id))
+        if proxy is None:
+            # Rate limits and frame checks happened on the client's node.
+            proxy = ClientLink(None, TokenBucket(1e9, 1e9), Offences(1 << 30, 1.0), relay=self, id=link_id)
+            self._proxies[(origin, link_id)] = proxy
+            self._origin[proxy] = origin
+        proxy.player, proxy.name, proxy.bot = player, name, bot
+        return proxy
+
+    def relay(self, links: list[ClientLink], frame: bytes) -> None:
+        """:class:`~server.connections.link.Relay`: one publish per client node, naming its links."""
+        by_node: dict[str, list[int]] = {}
+        for link in links:
+            origin = self._origin.get(link)
+            if origin is not None:
+                by_node.setdefault(origin, []).append(link.id)
+        for origin, ids in by_node.items():
+            self._post(origin, Frames(self.node.id, ids, frame))
+
+    async def _serve(self, request: Request) -> None:
+        proxy = self.proxy(request.origin, request.link, request.player, request.name, request.bot)
+        moved = False
+        request_id: int | None = None
+        try:
+            message = decode_client(request.frame)
+            request_id = message.id
+            code = room_of(message)
+            if code is not None and await self.locate(code) is not None:
+                moved = True
+            else:
+                proxy.begin(message.id)
+                await dispatch(self.ctx, proxy, message)
+        except MalformedFrame:
+            logger.warning("node %s forwarded an unreadable request", request.origin)
+        except StoreUnavailable as error:
+            logger.warning("forwarded request not served: %s", error)
+            proxy.error(ErrorCode.STORAGE_UNAVAILABLE, "storage is unavailable; try again shortly", request_id)
+        except Exception:
+            logger.exception("forwarded request from node %s failed", request.origin)
+        finally:
+            self._post(request.origin, Done(request.seq, moved))
+            self._tidy(proxy)
+
+    async def _resume(self, resume: Resume) -> None:
+        proxy = self.proxy(resume.origin, resume.link, resume.player, resume.name, resume.bot)
+        moved = False
+        try:
+            if await self.locate(resume.code) is not None:
+                moved = True
+            else:
+                runner = await self.ctx.rooms.get(resume.code)
+                if runner is not None and runner.room.seat_of(resume.player) is not None:
+                    await identity.resume_seat(self.ctx, proxy, runner, resume.request)
+        except StoreUnavailable as error:
+            logger.warning("room %s: seat of %s not given back: %s", resume.code, resume.name, error)
+        finally:
+            self._post(resume.origin, Done(resume.seq, moved))
+            self._tidy(proxy)
+
+    def _tidy(self, proxy: ClientLink) -> None:
+        if not proxy.rooms:
+            origin = self._origin.pop(proxy, None)
+            if origin is not None:
+                self._proxies.pop((origin, proxy.id), None)
+
+    async def _gone(self, proxy: ClientLink) -> None:
+        self._origin.pop(proxy, None)
+        try:
+            await identity.disconnected(self.ctx, proxy)
+        except StoreUnavailable as error:
+            logger.warning("a proxy's drop was not stored: %s", error)
+
+    def rerouted(self, runner: RoomRunner) -> None:
+        """``runner`` was fenced: every client following it reconnects, to find the new owner."""
+        self._owners.pop(runner.code, None)
+        by_node: dict[str, list[int]] = {}
+        followers = [link for links in runner.audience.racers.values() for link in links]
+        for link in followers + runner.audience.spectators:
+            origin = self._origin.get(link)
+            if origin is not None:
+                by_node.setdefault(origin, []).append(link.id)
+            else:
+                self._close(link, f"room {runner.code} moved to another server")
+        for origin, ids in by_node.items():
+            self._post(origin, Reroute(ids))
+
+    def _close(self, link: ClientLink, why: str) -> None:
+        if link.socket is not None:
+            self._background(link.socket.close(CloseCode.GOING_AWAY, f"{why}: reconnect with your resume token"))
+
+    # -- the inbox and the outboxes ------------------------------------------------------------
+
+    def _post(self, node: str, message: Message) -> None:
+        if node == self.node.id:
+            self._on(message)
+            return
+        self._outbox.setdefault(node, []).append(message)
+        if node not in self._writers:
+            self._writers[node] = asyncio.ensure_future(self._write(node))
+
+    async def _write(self, node: str) -> None:
+        """Send ``node``'s outbox in order, batching what piled up during each publish."""
+        try:
+            while True:
+                batch = self._outbox.pop(node, None)
+                if not batch:
+                    return
+                try:
+                    await self.node.store.send(node, _encoder.encode(batch))
+                except StoreUnavailable as error:
+                    logger.warning("%d messages to node %s lost: %s", len(batch), node, error)
+        finally:
+            self._writers.pop(node, None)
+
+    def _on(self, message: Message) -> None:
+        match message:
+            case Request():
+                self._background(self._serve(message))
+            case Resume():
+                self._background(self._resume(message))
+            case Done():
+                future = self._pending.get(message.seq)
+                if future is not None and not future.done():
+                    future.set_result(message)
+            case Frames():
+                self._deliver(message)
+            case Gone():
+                proxy = self._proxies.pop((message.origin, message.link), None)
+                if proxy is not None:
+                    self._background(self._gone(proxy))
+            case Reroute():
+                for link_id in message.links:
+                    link = self._local.get(link_id)
+                    if link is not None:
+                        self._close(link, "your room moved to another server")
+
+    def _deliver(self, frames: Frames) -> None:
+        gone = []
+        for link_id in frames.links:
+            link = self._local.get(link_id)
+            if link is None or link not in self.ctx.links:
+                gone.append(link_id)
+                continue
+            link.send_frame(frames.frame)
+            self._peers_of.setdefault(link_id, set()).add(frames.sender)
+        for link_id in gone:
+            self._post(frames.sender, Gone(self.node.id, link_id))
+
+    async def listen(self) -> None:
+        """Read this node's inbox until the server stops (subscribing again after a Redis
+        outage). redis-py may turn a cancellation inside a read into a connection error, so
+        the loop also ends on :meth:`stop_forwarding`, not only on cancellation."""
+        while not self._stopping:
+            try:
+                subscription = await self.node.store.subscribe(self.node.id)
+            except StoreUnavailable as error:
+                logger.warning("inbox not subscribed: %s", error)
+                await asyncio.sleep(0.5)
+                continue
+            try:
+                while not self._stopping:
+                    data = await self.node.store.receive(subscription)
+                    if data is None:
+                        continue
+                    try:
+                        messages = _decoder.decode(data)
+                    except msgspec.DecodeError:
+                        logger.warning("unreadable message on the inbox")
+                        continue
+                    for message in messages:
+                        self._on(message)
+            except StoreUnavailable as error:
+                if self._stopping:
+                    return
+                logger.warning("inbox lost, subscribing again: %s", error)
+                await asyncio.sleep(0.2)
+            finally:
+                with contextlib.suppress(Exception):
+                    await subscription.aclose()
+
+    async def watch(self) -> None:
+        """Every quarter TTL: drop what depended on nodes that stopped beating."""
+        while True:
+            await asyncio.sleep(self.leases.ttl / 4)
+            try:
+                await self._check_peers()
+            except StoreUnavailable as error:
+                logger.warning("could not check the other nodes: %s", error)
+
+    async def _check_peers(self) -> None:
+        owners = {node for nodes in self._peers_of.values() for node in nodes}
+        origins = set(self._origin.values())
+        watched = owners | origins | set(self._owners.values())
+        if not watched:
+            return
+        dead = watched - await self.node.alive(watched, fresh=0.0)
+        if not dead:
+            return
+        logger.warning("nodes %s stopped beating", ", ".join(sorted(dead)))
+        self._owners = {code: node for code, node in self._owners.items() if node not in dead}
+        for link_id, nodes in list(self._peers_of.items()):
+            if nodes & dead:
+                nodes -= dead
+                link = self._local.get(link_id)
+                if link is not None:
+                    self._close(link, "a server your rooms ran on went away")
+        for proxy, origin in list(self._origin.items()):
+            if origin in dead:
+                self._proxies.pop((origin, proxy.id), None)
+                self._background(self._gone(proxy))
+
+    def _background(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        """Send what is waiting in the outboxes (a second at most), then stop."""
+        if self._writers:
+            await asyncio.wait(list(self._writers.values()), timeout=1.0)
+        for task in [*self._tasks, *self._writers.values()]:
+            task.cancel()
+        await asyncio.gather(*self._tasks, *self._writers.values(), return_exceptions=True)

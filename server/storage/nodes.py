@@ -1,0 +1,308 @@
+"""What the server processes of one service share in Redis: who is alive, who owns which
+room, where each player races, the lobby, and a channel per node.
+
+- **Heartbeats.** A node's key holds its address and load (JSON) with a TTL of a few seconds,
+  rewritten while it runs: a node that dies simply stops being there (no counter to drift).
+- **Room leases.** ``sr:room:{CODE}:owner`` holds ``<node>:<token>`` with a TTL; the token
+  comes from ``INCR sr:room:{CODE}:epoch``, so every owner of a room has a token no earlier
+  owner had. The room's commit script (:mod:`server.storage.rooms`) checks it first. All in
+  the room's hash tag: one slot.
+- **Singleton leases** (``sr:lease:<name>``): a job the service runs once (the quick-match
+  matcher, the deal supplies) runs on the node holding the lease.
+- **Seats** (``sr:seats:{player}``): the unfinished rooms a player races in, so a player
+  resuming on any node gets every seat back, and the per-player room limit holds across nodes.
+- **Inboxes**: one pub/sub channel per node (sharded pub/sub on a Cluster).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from redis import exceptions as redis_errors
+from redis.asyncio.client import PubSub
+from redis.asyncio.cluster import ClusterPubSub
+
+from server.storage.connection import Storage, as_text, cancelled_in_flight
+from server.storage.keys import Keys
+
+#: KEYS: owner, epoch, record. ARGV: node, ttl ms, "1" if the room must exist.
+#: Returns {1, lease} when taken, {0, holder} when held, {-1, ""} for no such room.
+_CLAIM: Final = """
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[3]) == 0 then return {-1, ''} end
+local held = redis.call('GET', KEYS[1])
+if held then return {0, held} end
+local token = redis.call('INCR', KEYS[2])
+local lease = ARGV[1] .. ':' .. token
+redis.call('SET', KEYS[1], lease, 'PX', ARGV[2])
+return {1, lease}
+"""
+
+#: KEYS: owner, epoch. ARGV: the lease seen held, node, ttl ms. Takes the room over from a
+#: dead holder (no heartbeat): only if the lease is still exactly the one seen, with a new
+#: token, so the old holder's writes are fenced even if it was only paused.
+_STEAL: Final = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return '' end
+local token = redis.call('INCR', KEYS[2])
+local lease = ARGV[2] .. ':' .. token
+redis.call('SET', KEYS[1], lease, 'PX', ARGV[3])
+return lease
+"""
+
+#: KEYS: owner. ARGV: lease, ttl ms. 1 renewed, 2 taken again (it had expired and nobody
+#: took it meanwhile: the version check of the next commit catches any change), 0 lost.
+_RENEW: Final = """
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if not held then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 2 end
+return 0
+"""
+
+#: KEYS: owner. ARGV: lease. Deletes the lease only if it is still this one.
+_RELEASE: Final = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """The answer to a claim: ``lease`` if taken, else the ``holder``'s node (None: no room)
+    and the lease it holds (``held``)."""
+
+    lease: str | None
+    holder: str | None
+    held: str = ""
+
+
+def node_of(lease: str) -> str:
+    """The node id in a lease value ``<node>:<token>``."""
+    return lease.rpartition(":")[0]
+
+
+class NodeStore:
+    """The shared coordination keys of one :class:`Storage`."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self.keys = Keys(storage.prefix)
+        redis = storage.redis
+        self._claim = redis.register_script(_CLAIM)
+        self._steal = redis.register_script(_STEAL)
+        self._renew = redis.register_script(_RENEW)
+        self._release = redis.register_script(_RELEASE)
+
+    # -- heartbeats --------------------------------------------------------------------
+
+    async def beat(self, node: str, info: dict[str, Any], ttl_ms: int) -> None:
+        """Say that ``node`` is alive for ``ttl_ms`` more, with ``info`` (address, load)."""
+        with self._storage.guard(f"heartbeat of node {node}"):
+            await self._storage.redis.set(self.keys.node(node), json.dumps(info), px=ttl_ms)
+
+    async def joined(self, node: str) -> None:
+        with self._storage.guard(f"list node {node}"):
+            await self._storage.redis.sadd(self.keys.nodes(), node)
+
+    async def left(self, node: str) -> None:
+        """``node`` stopped: its heartbeat and listing go at once."""
+        with self._storage.guard(f"unlist node {node}"):
+            await self._storage.redis.delete(self.keys.node(node))
+            await self._storage.redis.srem(self.keys.nodes(), node)
+
+    async def alive(self, nodes: Iterable[str]) -> set[str]:
+        """Which of ``nodes`` have a heartbeat now."""
+        wanted = sorted(set(nodes))
+        if not wanted:
+            return set()
+        with self._storage.guard("check the nodes' heartbeats"):
+            # One key per command: node keys live in different Cluster slots.
+            async with self._storage.redis.pipeline(transaction=False) as pipe:
+                for node in wanted:
+                    pipe.exists(self.keys.node(node))
+                found = await pipe.execute()
+        return {node for node, exists in zip(wanted, found, strict=True) if exists}
+
+    async def listed(self) -> dict[str, dict[str, Any]]:
+        """Every live node, with what its heartbeat says; listed nodes without one are pruned."""
+        with self._storage.guard("list the nodes"):
+            nodes = sorted(as_text(n) for n in await self._storage.redis.smembers(self.keys.nodes()))
+            async with self._storage.redis.pipeline(transaction=False) as pipe:
+                for node in nodes:
+                    pipe.get(self.keys.node(node))
+                beats = await pipe.execute()
+            dead = [node for node, beat in zip(nodes, beats, strict=True) if beat is None]
+            if dead:
+                await self._storage.redis.srem(self.keys.nodes(), *dead)
+        return {node: json.loads(beat) for node, beat in zip(nodes, beats, strict=True) if beat is not None}
+
+    # -- room leases --------------------------------------------------------------------
+
+    async def claim(self, code: str, node: str, ttl_ms: int, must_exist: bool = True) -> Claim:
+        """Take room ``code``'s owner lease for ``node`` if nobody holds it."""
+        keys = self.keys
+        with self._storage.guard(f"claim room {code}"):
+            status, value = await self._claim(
+                keys=[keys.room_owner(code), keys.room_epoch(code), keys.room(code)],
+                args=[node, ttl_ms, "1" if must_exist else "0"],
+            )
+        text = as_text(value)
+        if int(status) == 1:
+            return Claim(text, None)
+        if int(status) == 0:
+            return Claim(None, node_of(text), text)
+        return Claim(None, None)
+
+    async def steal(self, code: str, held: str, node: str, ttl_ms: int) -> str | None:
+        """Take room ``code`` over from the lease ``held`` (its node is dead); the new lease,
+        or None if the lease changed meanwhile."""
+        keys = self.keys
+        with self._storage.guard(f"take room {code} over"):
+            value = await self._steal(keys=[keys.room_owner(code), keys.room_epoch(code)], args=[held, node, ttl_ms])
+        return as_text(value) or None
+
+    async def owner(self, code: str) -> str | None:
+        """The node holding room ``code``'s lease, if any."""
+        with self._storage.guard(f"look up the owner of room {code}"):
+            value = await self._storage.redis.get(self.keys.room_owner(code))
+        return None if value is None else node_of(as_text(value))
+
+    async def owners(self, codes: list[str]) -> dict[str, str | None]:
+        """The node holding each room's lease (None: nobody), in one round trip."""
+        if not codes:
+            return {}
+        with self._storage.guard(f"look up the owners of {len(codes)} rooms"):
+            async with self._storage.redis.pipeline(transaction=False) as pipe:
+                for code in codes:
+                    pipe.get(self.keys.room_owner(code))
+                values = await pipe.execute()
+        return {code: None if v is None else node_of(as_text(v)) for code, v in zip(codes, values, strict=True)}
+
+    async def renew(self, leases: dict[str, str], ttl_ms: int) -> dict[str, bool]:
+        """Extend each room's lease (code -> lease) by ``ttl_ms``; code -> still ours."""
+        if not leases:
+            return {}
+        codes = sorted(leases)
+        with self._storage.guard(f"renew {len(codes)} room leases"):
+            async with self._storage.redis.pipeline(transaction=False) as pipe:
+                for code in codes:
+                    # EVAL, not EVALSHA: a Cluster pipeline cannot load a missing script.
+                    pipe.eval(_RENEW, 1, self.keys.room_owner(code), leases[code], ttl_ms)
+                results = await pipe.execute()
+        return {code: int(result) > 0 for code, result in zip(codes, results, strict=True)}
+
+    async def release(self, code: str, lease: str) -> None:
+        with self._storage.guard(f"release room {code}"):
+            await self._release(keys=[self.keys.room_owner(code)], args=[lease])
+
+    # -- singleton leases ------------------------------------------------------------------
+
+    async def hold(self, name: str, node: str, ttl_ms: int) -> bool:
+        """Take or extend the lease ``name`` for ``node``; False while another node holds it."""
+        key = self.keys.lease(name)
+        with self._storage.guard(f"hold the {name} lease"):
+            result = await self._renew(keys=[key], args=[node, ttl_ms])
+        return int(result) > 0
+
+    async def let_go(self, name: str, node: str) -> None:
+        with self._storage.guard(f"release the {name} lease"):
+            await self._release(keys=[self.keys.lease(name)], args=[node])
+
+    # -- seats ----------------------------------------------------------------------------
+
+    async def seat(self, player: str, code: str, racing: bool) -> None:
+        """Note (or forget) that ``player`` races in room ``code``."""
+        key = self.keys.seats(player)
+        with self._storage.guard(f"note {player}'s seat in room {code}"):
+            if racing:
+                await self._storage.redis.sadd(key, code)
+            else:
+                await self._storage.redis.srem(key, code)
+
+    async def seats(self, player: str) -> list[str]:
+        with self._storage.guard(f"list {player}'s rooms"):
+            codes = await self._storage.redis.smembers(self.keys.seats(player))
+        return sorted(as_text(code) for code in codes)
+
+    # -- connections -----------------------------------------------------------------------
+
+    async def connections(self, player: str) -> list[tuple[str, int]]:
+        """The player's open connections on every node, as (node, connection id)."""
+        with self._storage.guard(f"count {player}'s connections"):
+            members = await self._storage.redis.smembers(self.keys.connections(player))
+        found = []
+        for member in members:
+            node, _, link = as_text(member).rpartition("/")
+            if link.isdigit():
+                found.append((node, int(link)))
+        return found
+
+    async def connected(self, player: str, node: str, link: int, open_: bool) -> None:
+        """Note (or forget) connection ``link`` of ``node`` as the player's."""
+        key, member = self.keys.connections(player), f"{node}/{link}"
+        with self._storage.guard(f"note {player}'s connection"):
+            if open_:
+                await self._storage.redis.sadd(key, member)
+            else:
+                await self._storage.redis.srem(key, member)
+
+    async def forget_connections(self, player: str, members: list[tuple[str, int]]) -> None:
+        if members:
+            with self._storage.guard(f"forget {player}'s connections on stopped nodes"):
+                await self._storage.redis.srem(self.keys.connections(player), *[f"{n}/{i}" for n, i in members])
+
+    # -- lobby ------------------------------------------------------------------------------
+
+    async def publish_lobby(self, node: str, summaries: bytes, ttl_ms: int) -> None:
+        with self._storage.guard(f"publish node {node}'s lobby"):
+            await self._storage.redis.set(self.keys.node_lobby(node), summaries, px=ttl_ms)
+
+    async def lobbies(self, nodes: Iterable[str]) -> list[bytes]:
+        wanted = sorted(set(nodes))
+        if not wanted:
+            return []
+        with self._storage.guard("read the other nodes' lobbies"):
+            async with self._storage.redis.pipeline(transaction=False) as pipe:
+                for node in wanted:
+                    pipe.get(self.keys.node_lobby(node))
+                found = await pipe.execute()
+        return [bytes(value) for value in found if value is not None]
+
+    # -- inboxes ----------------------------------------------------------------------------
+
+    async def send(self, node: str, message: bytes) -> None:
+        """Publish ``message`` on ``node``'s inbox (sharded on a Cluster)."""
+        channel = self.keys.node_inbox(node)
+        with self._storage.guard(f"send to node {node}"):
+            if self._storage.cluster is not None:
+                await self._storage.cluster.spublish(channel, message)
+            else:
+                await self._storage.redis.publish(channel, message)
+
+    async def subscribe(self, node: str) -> PubSub | ClusterPubSub:
+        """A subscription to ``node``'s inbox (read it with ``get_message``)."""
+        channel = self.keys.node_inbox(node)
+        with self._storage.guard(f"subscribe to node {node}'s inbox"):
+            if self._storage.cluster is not None:
+                cluster_sub = self._storage.cluster.pubsub()
+                await cluster_sub.ssubscribe(channel)
+                return cluster_sub
+            plain = self._storage.redis.pubsub()
+            await plain.subscribe(channel)
+            return plain
+
+    async def receive(self, subscription: PubSub | ClusterPubSub, timeout: float = 1.0) -> bytes | None:
+        """The next message on an inbox subscription, or None after ``timeout`` seconds."""
+        try:
+            if isinstance(subscription, ClusterPubSub):
+                message = await subscription.get_sharded_message(ignore_subscribe_messages=True, timeout=timeout)
+            else:
+                message = await subscription.get_message(ignore_subscribe_messages=True, timeout=timeout)
+        except (redis_errors.RedisError, OSError) as error:
+            cancelled_in_flight(error)
+            raise self._storage.failure("read the inbox", error) from error
+        if message is None or as_text(message["type"]) not in ("message", "smessage"):
+            return None
+        data = message["data"]
+        return data if isinstance(data, bytes) else bytes(data)
