@@ -114,7 +114,7 @@ class RaceServer:
             public_rooms=lambda: registry.public(),
             # A process with its own Redis is the only node there, before and after a restart:
             # the same id lets it take its rooms back at once instead of after the lease TTL.
-            node_id="embedded" if self.embedded is not None else None,
+            node_id="embedded" if self.embedded is not None else config.node_id,
         )
         leases = RoomLeases(node_store, node.id, config.node_ttl)
         registry = Registry(

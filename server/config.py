@@ -64,6 +64,14 @@ def _redis_url(text: str) -> str | None:
     return text
 
 
+def _node_id(text: str) -> str | None:
+    if not text:
+        return None
+    if not text.isascii() or not text.replace("-", "").isalnum():
+        raise ValueError("a node id has only letters, digits and dashes")
+    return text
+
+
 def _origins(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
@@ -118,6 +126,12 @@ class Config:
         5.0, "seconds a node's heartbeat and room leases live unrenewed (a dead node's rooms move after it)", float,
         minimum=0.5,
     )  # fmt: skip
+    node_id: str | None = _setting(
+        None,
+        "a fixed node id for a single server on an outside Redis: restarted, it takes its rooms back at once "
+        "(never give two running processes the same one)",
+        _node_id,
+    )
     nodes: int = _setting(
         1, "run this many server processes on ports PORT, PORT+1, ... sharing one embedded Redis", int, minimum=1
     )
