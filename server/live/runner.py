@@ -22,7 +22,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
 from protocol.errors import ErrorCode
-from protocol.messages import Ack, Snapshot, StateChanged
+from protocol.messages import Ack, Snapshot
 from server.clock import now_ms
 from server.connections.link import ClientLink
 from server.live.audience import Audience
@@ -131,14 +131,17 @@ class RoomRunner:
                 self.fenced(str(error))
                 raise StoreUnavailable(f"room {self.code} moved to another server: reconnect") from error
             racing_before = self._racing()
+            before_state, before_start = self.room.record.state, self.room.record.started
             self.room.apply(step)
             self._note_seats(racing_before)
+            if step.record.state != before_state:
+                logger.debug("room %s is %s", self.code, step.record.state)
             if link is not None and request_id is not None and ack:
                 link.send(Ack(id=request_id, room=self.code, version=self.room.version, move=step.outcome.move))
             self._deliver(step)
             if step.outcome.finished:
                 self._background(self._recorder.record(self.room))
-            elif any(isinstance(e.full, StateChanged) and e.full.state == "racing" for e in step.outcome.emissions):
+            elif step.record.state == "racing" and step.record.started != before_start:
                 self._background(self._recorder.started(self.room))
             if self.room.is_empty():
                 await self._close_for_good()
@@ -279,8 +282,6 @@ class RoomRunner:
             self.audience.send(self.room, emission)
         for seat in step.outcome.refresh:
             self.audience.refresh(self.room, seat)
-        if any(isinstance(e.full, StateChanged) for e in step.outcome.emissions):
-            logger.debug("room %s is %s", self.code, self.room.state.value)
         self.audience.keep_seats(self.room.members())
         self.schedule()
 
