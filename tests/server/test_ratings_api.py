@@ -72,6 +72,7 @@ async def test_a_two_player_race_moves_both_ratings_and_counts_in_both_statistic
             if mine.races_finished:
                 break
             await asyncio.sleep(0.02)
+        assert isinstance(mine, PlayerStats)
         assert (mine.player, mine.name) == (ann.player, "Ann")
         assert (mine.races_started, mine.races_won, mine.races_finished) == (1, 1, 1)
         assert mine.best_time_ms == winner.time_ms
