@@ -32,7 +32,7 @@ import asyncio
 import time
 from collections import Counter
 
-from bench.bots import Plan, WorkerResult
+from bench.bots import Plan, WorkerResult, paced_pairs
 from bench.fleet import Fleet
 from bench.peers import Spectator, StalledSpectator, say_hello
 from bench.spawn import Target, exit_on_sigterm, parse_cpus, target
@@ -55,22 +55,7 @@ from protocol.messages import (
 
 def probe_plan(args: argparse.Namespace, url: str) -> Plan:
     """The other rooms whose move->ack the abuse must not hurt: two-racer rooms, paced."""
-    return Plan(
-        url=url,
-        rooms=range(args.probe_rooms),
-        per_room=2,
-        rate=args.probe_rate,
-        bot_interval=1 / 20,
-        variant="scorpion",
-        race_moves=1000,
-        deal_after=40,
-        undo_share=0.0,
-        connect_concurrency=5,
-        seed=args.seed,
-        cpus=parse_cpus(args.client_cpus),
-        name="probe",
-        spectator_delay=0,
-    )
+    return paced_pairs(url, args.probe_rooms, args.probe_rate, args.seed, parse_cpus(args.client_cpus), "probe")
 
 
 def start_probe(args: argparse.Namespace, url: str) -> Fleet:

@@ -164,6 +164,27 @@ class Plan:
     spectator_delay: float | None = None
 
 
+def paced_pairs(url: str, rooms: int, rate: float, seed: int, cpus: tuple[int, ...] | None, name: str) -> Plan:
+    """Two-racer Scorpion rooms paced to ``rate`` moves a second in all, with no spectator
+    delay: the steady load that abuse and fan-out runs measure against."""
+    return Plan(
+        url=url,
+        rooms=range(rooms),
+        per_room=2,
+        rate=rate,
+        bot_interval=1 / 20,
+        variant="scorpion",
+        race_moves=1000,
+        deal_after=40,
+        undo_share=0.0,
+        connect_concurrency=5,
+        seed=seed,
+        cpus=cpus,
+        name=name,
+        spectator_delay=0,
+    )
+
+
 def local_legal_moves(variant: type[Game], board: Sequence[Sequence[int | None]]) -> list[str]:
     """The legal moves of a public board (face-down cards as None), by the rules engine.
 

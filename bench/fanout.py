@@ -32,7 +32,7 @@ from pathlib import Path
 import msgspec
 
 from bench.bare_broadcast import Recording
-from bench.bots import Plan
+from bench.bots import paced_pairs
 from bench.fleet import Fleet
 from bench.peers import Spectator
 from bench.spawn import Target, exit_on_sigterm, parse_cpus, spawn_server, target
@@ -93,22 +93,7 @@ async def measure_server(
     args: argparse.Namespace, server: Target, counts: list[int]
 ) -> tuple[list[Window], list[int], Recording]:
     """The server's windows, the moves acknowledged in each, and one spectator's frames per room."""
-    plan = Plan(
-        url=server.url,
-        rooms=range(args.rooms),
-        per_room=2,
-        rate=args.rate,
-        bot_interval=1 / 20,
-        variant="scorpion",
-        race_moves=1000,
-        deal_after=40,
-        undo_share=0.0,
-        connect_concurrency=5,
-        seed=1,
-        cpus=parse_cpus(args.client_cpus),
-        name="fan",
-        spectator_delay=0,
-    )
+    plan = paced_pairs(server.url, args.rooms, args.rate, 1, parse_cpus(args.client_cpus), "fan")
     with Fleet([plan]) as fleet:
         fleet.wait_ready(60)
         codes = fleet.rooms
