@@ -32,6 +32,7 @@ from server.net.forwarding import Router
 from server.net.http import HttpRoutes
 from server.ops.metrics import REDIS_COMMAND_SECONDS, SPECTATOR_DELIVERIES, GcPauseMonitor, LoopLagMonitor, watch_rooms
 from server.ops.readiness import Readiness, drain
+from server.ops.stopping import stop_tasks
 from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
 from server.storage.accounts import AccountStore
@@ -235,9 +236,7 @@ class RaceServer:
         gc_pauses.stop()
         if self.router is not None:
             self.router.stop_forwarding()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await stop_tasks(self._tasks)
         if self._executor is not None:
             # A worker finishes the solve it is running before it exits, and the process
             # waits for it at exit: a daily pick tries deal after deal, for up to the budget

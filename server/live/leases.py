@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
+from server.ops.stopping import stop_requested, stop_tasks
 from server.storage.connection import StoreUnavailable
 from server.storage.nodes import Claim, NodeStore
 from server.storage.rooms import Fenced
@@ -127,6 +128,7 @@ class RoomLeases:
         """Renew every lease a few times per TTL, forever; ``on_lost`` for each one lost."""
         while True:
             await asyncio.sleep(self.ttl / 4)
+            stop_requested()
             try:
                 lost = await self.renew_all()
             except StoreUnavailable as error:
@@ -143,6 +145,7 @@ async def while_holding(store: NodeStore, name: str, node: str, ttl: float, job:
     task: asyncio.Task[None] | None = None
     try:
         while True:
+            stop_requested()
             try:
                 held = await store.hold(name, node, int(ttl * 1000))
             except StoreUnavailable as error:
@@ -157,6 +160,6 @@ async def while_holding(store: NodeStore, name: str, node: str, ttl: float, job:
             await asyncio.sleep(ttl / 4)
     finally:
         if task is not None:
-            task.cancel()
+            await stop_tasks([task])
         with contextlib.suppress(StoreUnavailable):
             await store.let_go(name, node)

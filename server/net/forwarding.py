@@ -48,6 +48,7 @@ from server.live.leases import RoomLeases
 from server.live.nodes import Node
 from server.live.runner import RoomRunner
 from server.net.dispatch import dispatch
+from server.ops.stopping import stop_tasks
 from server.storage.connection import StoreUnavailable
 
 logger = logging.getLogger("server.nodes")
@@ -494,6 +495,4 @@ class Router:
         """Send what is waiting in the outboxes (a second at most), then stop."""
         if self._writers:
             await asyncio.wait(list(self._writers.values()), timeout=1.0)
-        for task in [*self._tasks, *self._writers.values()]:
-            task.cancel()
-        await asyncio.gather(*self._tasks, *self._writers.values(), return_exceptions=True)
+        await stop_tasks([*self._tasks, *self._writers.values()])

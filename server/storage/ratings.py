@@ -83,7 +83,8 @@ class RatingStore:
             return
         with self._storage.guard(f"save {game} ratings"):
             async with self._storage.redis.pipeline(transaction=True) as pipe:
-                pipe.mset({k: rating_text(r) for k, r in zip(keys, ratings.values(), strict=True)})
+                for k, r in zip(keys, ratings.values(), strict=True):
+                    pipe.set(k, rating_text(r))  # not MSET: a Cluster pipeline refuses it
                 pipe.zadd(f"{key}:board", {p: -round(r.rating * 1000) for p, r in ratings.items()})
                 await pipe.execute()
 
@@ -165,11 +166,13 @@ async def rate_race_once(
                 if done is not None:
                     rated = msgspec.msgpack.decode(as_bytes(done), type=_Rated)
                     return [(parse_rating(b), parse_rating(a)) for b, a in zip(rated.before, rated.after, strict=True)]
-                values = await pipe.mget(keys)
+                # One GET a key: a Cluster pipeline refuses MGET and MSET, even in one slot.
+                values = [await pipe.get(k) for k in keys]
                 before = [Rating() if v is None else parse_rating(as_text(v)) for v in values]
                 after = rate_race(before, list(places))
                 pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.mset({k: rating_text(r) for k, r in zip(keys, after, strict=True)})
+                for k, r in zip(keys, after, strict=True):
+                    pipe.set(k, rating_text(r))
                 pairs = zip(players, after, strict=True)
                 board = {p: -round(r.rating * 1000) for p, r in pairs if shown is None or p in shown}
                 if board:

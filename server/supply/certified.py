@@ -35,6 +35,7 @@ from server.competition.daily import (
 )
 from server.games import VARIANTS
 from server.ops.metrics import POOL_DEPTH, SOLVER_QUEUE
+from server.ops.stopping import stop_tasks
 from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
 from server.solver import solve
@@ -241,10 +242,7 @@ class _Work:
         self._task(key, start).add_done_callback(partial(_log_failure, key))
 
     async def close(self) -> None:
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await stop_tasks(self._tasks.values())
         if self._owned is not None:
             self._owned.shutdown(wait=False, cancel_futures=True)
             self._owned = None

@@ -90,7 +90,10 @@ async def test_the_daily_board_ranks_finishers_by_time_then_the_others_by_progre
             await client.wait_room(rooms[client.name], lambda m: m.view().state == "racing" and m.board(0) is not None)
 
         await play(ann, rooms["Ann"], deal.solution)
-        await play(cid, rooms["Cid"], deal.solution)  # the same moves, later
+        # The same moves, later: each room counts from its own start, and the rooms started
+        # one after another, so Cid waits long enough to be slower whatever the offset.
+        await asyncio.sleep(1.0)
+        await play(cid, rooms["Cid"], deal.solution)
         await play(bob, rooms["Bob"], deal.solution[: len(deal.solution) // 2])
         for quitter in (bob, dee):
             await quitter.request(partial(Resign, room=rooms[quitter.name]))

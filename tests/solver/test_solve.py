@@ -17,8 +17,9 @@ from server.solver.pruning import POLL_EVERY
 from tests.games.positions import antares, play, scorpion
 
 BUDGET = Budget(seconds=10)
-#: Deals the solver needs well over a few seconds for (none is decided within 4 s).
-HARD = {Antares: 19, Scorpion: 27}
+#: Deals the solver needs well over a few seconds for (none is decided within 4 s): Antares
+#: 701 is one the survey has not decided (seeds/winnability.md).
+HARD = {Antares: 701, Scorpion: 27}
 HARD_OPTIONS = {Antares: Options(autoplay=Autoplay.OFF), Scorpion: Options()}
 
 
@@ -222,7 +223,8 @@ def test_time_budget_stops_the_search_on_time(variant: type[Game]) -> None:
     elapsed = time.perf_counter() - start
     assert isinstance(result, Unknown)
     assert result.reason == "seconds"
-    assert 0.2 <= result.stats.seconds <= elapsed < 1.0
+    # Generous above: the budget is polled every POLL_EVERY nodes, and CI machines are busy.
+    assert 0.2 <= result.stats.seconds <= elapsed < 2.0
 
 
 @VARIANTS
