@@ -167,8 +167,12 @@ class Verdicts:
 def test_pick_skips_unwinnable_and_undecided_candidates() -> None:
     verdicts = Verdicts(unwinnable=2, unknown=2)
     daily = pick_daily(SECRET, "2024-05-17", "antares", BUDGET_SECONDS, solve=verdicts)
-    assert verdicts.asked == first(5, SECRET, "2024-05-17", "antares")
-    assert daily.deal == str(verdicts.asked[4])
+    # The four refused candidates are skipped in order; the pick is the first the real solver
+    # then proves winnable within the budget (on a busy machine that may be a later one).
+    asked = len(verdicts.asked)
+    assert asked >= 5
+    assert verdicts.asked == first(asked, SECRET, "2024-05-17", "antares")
+    assert daily.deal == str(verdicts.asked[-1])
     assert_solution_wins("antares", daily.deal, daily.solution)
 
 
