@@ -53,8 +53,9 @@ class Field:
 def why(error: BaseException) -> str:
     """A refused account request, in words (the server's own, plus what to do about TLS)."""
     text = explain(error)
+    text = text[:1].upper() + text[1:]
     if isinstance(error, ServerError) and error.code == "insecure-transport":
-        return f"{text}. Connect with a wss:// address (--server wss://host/…)."
+        return f"{text}. Use a wss:// address: --server wss://host/…"
     return text
 
 
@@ -77,6 +78,7 @@ class AccountForm(ClientScreen):
     AccountForm Horizontal > Label { width: 24; padding: 0 1 0 0; }
     AccountForm Input { width: 36; }
     AccountForm #account-intro { margin: 0 0 1 0; }
+    AccountForm #account-message { max-height: 3; }
     """
 
     def body(self) -> ComposeResult:

@@ -3,6 +3,7 @@ driven by Textual's test pilot against a real server on the session's real Redis
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from client.tui.account import LoginScreen, LogoutScreen, PasswordScreen, Regist
 from client.tui.app import RaceApp
 from client.tui.home import HomeScreen
 from protocol.errors import CloseCode
-from protocol.messages import AccountInfo, ChangePassword, Login, Register
+from protocol.messages import AccountInfo, ChangePassword, Login, Logout, Register
 from tests.client.conftest import Running, Serve, eventually
 from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
 
@@ -121,7 +122,7 @@ async def test_log_out_then_log_in_again_and_a_wrong_password_is_shown(serve: Se
             form = await eventually(showing(app, LoginScreen), what="the login form")
             await fill(pilot, app, account_name="ann", password="not-the-password")
             await pilot.press("enter")
-            await eventually(lambda: "wrong name or password" in text_of(app, "#account-message"), what="the refusal")
+            await eventually(lambda: "Wrong name or password" in text_of(app, "#account-message"), what="the refusal")
             assert app.screen is form
             assert app.focused is form.query_one("#password", Input)
             await pilot.press(*PASSWORD, "enter")
@@ -142,10 +143,10 @@ async def test_too_many_wrong_passwords_say_when_to_try_again(serve: Serve, tmp_
             await eventually(showing(app, LoginScreen), what="the login form")
             await fill(pilot, app, account_name="Ann", password="guess-one")
             await pilot.press("enter")
-            await eventually(lambda: "wrong name or password" in text_of(app, "#account-message"))
+            await eventually(lambda: "Wrong name or password" in text_of(app, "#account-message"))
             await fill(pilot, app, password=PASSWORD)
             await pilot.press("enter")
-            await eventually(lambda: "too many failed logins" in text_of(app, "#account-message"))
+            await eventually(lambda: "Too many failed logins" in text_of(app, "#account-message"))
             assert "try again in" in text_of(app, "#account-message")
             assert not client_of(app).account
 
@@ -163,12 +164,13 @@ async def test_change_the_password_and_the_other_devices_are_logged_out(serve: S
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
             await register_on_screen(app, pilot)
+            account = client_of(app).player
             phone = await other_device(srv)
             await choose(app, pilot, "password")
             form = await eventually(showing(app, PasswordScreen), what="the password form")
             await fill(pilot, app, password="not-the-password", new_password=NEW_PASSWORD, confirm=NEW_PASSWORD)
             await pilot.press("enter")
-            await eventually(lambda: "wrong name or password" in text_of(app, "#account-message"))
+            await eventually(lambda: "Wrong name or password" in text_of(app, "#account-message"))
             assert form.query_one("#new-password", Input).value == ""
             await fill(pilot, app, password=PASSWORD, new_password=NEW_PASSWORD, confirm=NEW_PASSWORD)
             await pilot.press("enter")
@@ -183,7 +185,14 @@ async def test_change_the_password_and_the_other_devices_are_logged_out(serve: S
         again = RaceApp(srv.url, config_dir=tmp_path / "config")
         async with again.run_test(size=(80, 24)):
             await as_account(again)
-        await other_device(srv, NEW_PASSWORD)  # the new password opens the account
+        laptop = await other_device(srv, NEW_PASSWORD)  # the new password opens the account
+        await laptop.request(lambda i: Logout(id=i, everywhere=True))
+        # The saved token was revoked while this client was closed: it starts as a new guest.
+        third = RaceApp(srv.url, config_dir=tmp_path / "config")
+        async with third.run_test(size=(80, 24)):
+            await home(third)
+            await eventually(lambda: "Playing as Ann (guest)" in text_of(third, "#who"), what="a guest")
+            assert client_of(third).player != account
 
 
 async def test_a_session_ended_elsewhere_makes_this_device_a_guest(serve: Serve, tmp_path: Path) -> None:
@@ -210,3 +219,30 @@ async def test_a_session_ended_elsewhere_makes_this_device_a_guest(serve: Serve,
             await eventually(lambda: "(guest)" in text_of(app, "#who"), what="logged out by the laptop")
             assert isinstance(app.screen, HomeScreen)
             assert {"register", "login"} <= menu_ids(app)
+
+
+def address_off_loopback() -> str:
+    """This machine's address on its way out (not loopback), or skip the test without one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # a UDP "connection" only picks the route: nothing is sent
+        except OSError:
+            pytest.skip("this machine has no address but loopback")
+        address = str(probe.getsockname()[0])
+    if address.startswith("127."):
+        pytest.skip("this machine has no address but loopback")
+    return address
+
+
+async def test_a_password_over_plain_ws_from_another_host_is_refused_in_words(serve: Serve, tmp_path: Path) -> None:
+    async with serve(host=address_off_loopback()) as srv:
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await home(app)
+            await choose(app, pilot, "login")
+            await eventually(showing(app, LoginScreen), what="the login form")
+            await fill(pilot, app, account_name="Ann", password=PASSWORD)
+            await pilot.press("enter")
+            await eventually(lambda: "wss://" in text_of(app, "#account-message"), what="the refusal")
+            assert "--server wss://" in text_of(app, "#account-message")
+            assert isinstance(app.screen, LoginScreen)
