@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from textual.pilot import Pilot
@@ -14,6 +15,7 @@ from client.lib.connection import RaceClient
 from client.lib.settings import FILE_NAME, Settings
 from client.tui.account import LoginScreen, LogoutScreen, PasswordScreen, RegisterScreen
 from client.tui.app import RaceApp
+from client.tui.base import ClientScreen
 from client.tui.home import HomeScreen
 from protocol.errors import CloseCode
 from protocol.messages import AccountInfo, ChangePassword, Login, Logout, Register
@@ -36,6 +38,18 @@ async def as_account(app: RaceApp) -> None:
     await eventually(lambda: "(account)" in text_of(app, "#who"), what="an account on the home screen")
 
 
+F = TypeVar("F", bound=ClientScreen)
+
+
+async def open_from_home(app: RaceApp, pilot: Pilot[int], choice: str, kind: type[F]) -> F:
+    """Choose ``choice`` on the home menu and wait for its screen, a ``kind``."""
+    await home(app)
+    await choose(app, pilot, choice)
+    screen = await eventually(showing(app, kind), what=f"the screen of {choice!r}")
+    assert isinstance(screen, kind)
+    return screen
+
+
 async def fill(pilot: Pilot[int], app: RaceApp, **boxes: str) -> None:
     """Type ``boxes`` (input id with ``_`` for ``-``: text) into the current form's boxes."""
     for box, text in boxes.items():
@@ -46,9 +60,7 @@ async def fill(pilot: Pilot[int], app: RaceApp, **boxes: str) -> None:
 
 
 async def register_on_screen(app: RaceApp, pilot: Pilot[int], password: str = PASSWORD) -> None:
-    await home(app)
-    await choose(app, pilot, "register")
-    form = await eventually(showing(app, RegisterScreen), what="the register form")
+    form = await open_from_home(app, pilot, "register", RegisterScreen)
     assert form.query_one("#account-name", Input).value == client_of(app).name  # the name offered
     # The focus starts in the first empty box; Enter moves on, and sends from the last box.
     assert app.focused is form.query_one("#password", Input)
@@ -86,9 +98,7 @@ async def test_register_refusals_are_shown_in_the_form(serve: Serve, tmp_path: P
         await bob.request(lambda i: Register(id=i, name="Bob", password=PASSWORD))
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
-            await home(app)
-            await choose(app, pilot, "register")
-            form = await eventually(showing(app, RegisterScreen), what="the register form")
+            form = await open_from_home(app, pilot, "register", RegisterScreen)
             await fill(pilot, app, password=PASSWORD, confirm=PASSWORD + "x")
             await pilot.press("enter")
             assert "The two passwords differ" in text_of(app, "#account-message")
@@ -109,8 +119,7 @@ async def test_log_out_then_log_in_again_and_a_wrong_password_is_shown(serve: Se
         async with app.run_test(size=(80, 24)) as pilot:
             await register_on_screen(app, pilot)
             account = client_of(app).player
-            await choose(app, pilot, "logout")
-            await eventually(showing(app, LogoutScreen), what="the logout choices")
+            await open_from_home(app, pilot, "logout", LogoutScreen)
             await pilot.press("t")  # this device
             await home(app)
             await eventually(lambda: "Playing as Ann (guest)" in text_of(app, "#who"), what="a guest again")
@@ -118,8 +127,7 @@ async def test_log_out_then_log_in_again_and_a_wrong_password_is_shown(serve: Se
             token = Settings.load(tmp_path / "config").tokens[srv.url]
             assert not token.startswith(f"{account}.")  # the account's token is forgotten
 
-            await choose(app, pilot, "login")
-            form = await eventually(showing(app, LoginScreen), what="the login form")
+            form = await open_from_home(app, pilot, "login", LoginScreen)
             await fill(pilot, app, account_name="ann", password="not-the-password")
             await pilot.press("enter")
             await eventually(lambda: "Wrong name or password" in text_of(app, "#account-message"), what="the refusal")
@@ -138,9 +146,7 @@ async def test_too_many_wrong_passwords_say_when_to_try_again(serve: Serve, tmp_
         await ann.request(lambda i: Register(id=i, name="Ann", password=PASSWORD))
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Sam"))
         async with app.run_test(size=(80, 24)) as pilot:
-            await home(app)
-            await choose(app, pilot, "login")
-            await eventually(showing(app, LoginScreen), what="the login form")
+            await open_from_home(app, pilot, "login", LoginScreen)
             await fill(pilot, app, account_name="Ann", password="guess-one")
             await pilot.press("enter")
             await eventually(lambda: "Wrong name or password" in text_of(app, "#account-message"))
@@ -166,8 +172,7 @@ async def test_change_the_password_and_the_other_devices_are_logged_out(serve: S
             await register_on_screen(app, pilot)
             account = client_of(app).player
             phone = await other_device(srv)
-            await choose(app, pilot, "password")
-            form = await eventually(showing(app, PasswordScreen), what="the password form")
+            form = await open_from_home(app, pilot, "password", PasswordScreen)
             await fill(pilot, app, password="not-the-password", new_password=NEW_PASSWORD, confirm=NEW_PASSWORD)
             await pilot.press("enter")
             await eventually(lambda: "Wrong name or password" in text_of(app, "#account-message"))
@@ -202,14 +207,12 @@ async def test_a_session_ended_elsewhere_makes_this_device_a_guest(serve: Serve,
         async with app.run_test(size=(80, 24)) as pilot:
             await register_on_screen(app, pilot)
             laptop = await other_device(srv)
-            await choose(app, pilot, "logout")
-            await eventually(showing(app, LogoutScreen), what="the logout choices")
+            await open_from_home(app, pilot, "logout", LogoutScreen)
             await pilot.press("e")  # everywhere
             await eventually(lambda: laptop.ended is not None, what="the laptop logged out")
             await eventually(lambda: "Playing as Ann (guest)" in text_of(app, "#who"), what="a guest again")
 
-            await choose(app, pilot, "login")
-            await eventually(showing(app, LoginScreen), what="the login form")
+            await open_from_home(app, pilot, "login", LoginScreen)
             await fill(pilot, app, account_name="Ann", password=PASSWORD)
             await pilot.press("enter")
             await as_account(app)
@@ -238,9 +241,7 @@ async def test_a_password_over_plain_ws_from_another_host_is_refused_in_words(se
     async with serve(host=address_off_loopback()) as srv:
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
-            await home(app)
-            await choose(app, pilot, "login")
-            await eventually(showing(app, LoginScreen), what="the login form")
+            await open_from_home(app, pilot, "login", LoginScreen)
             await fill(pilot, app, account_name="Ann", password=PASSWORD)
             await pilot.press("enter")
             await eventually(lambda: "wss://" in text_of(app, "#account-message"), what="the refusal")
