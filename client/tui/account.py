@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from client.lib.connection import ServerError
+from client.lib.connection import RaceClient, ServerError
 from client.tui.base import ClientScreen, explain
 from protocol.messages import (
     AccountInfo,
@@ -127,6 +127,9 @@ class AccountForm(ClientScreen):
     def success(self, reply: ServerMessage) -> None:
         raise NotImplementedError
 
+    async def prepare(self, client: RaceClient) -> None:
+        """What to do before sending the request (nothing, unless a subclass says)."""
+
     @on(Input.Submitted)
     def next_or_send(self, event: Input.Submitted) -> None:
         ids = [field.id for field in self.FIELDS]
@@ -154,6 +157,7 @@ class AccountForm(ClientScreen):
 
         async def attempt() -> None:
             try:
+                await self.prepare(client)
                 reply = await client.request(built, timeout=ACCOUNT_TIMEOUT)
             except (ServerError, ConnectionError, TimeoutError) as error:
                 self.show_error(why(error))
@@ -216,6 +220,16 @@ class LoginScreen(AccountForm):
         Field("password", "Password", placeholder="its password"),
     )
     SEND = "Log in"
+
+    async def prepare(self, client: RaceClient) -> None:
+        """Stop following the rooms that would only be in the way: the server logs in only a
+        connection that follows no room. Rooms watched, and races over (the results stay
+        followed after going home), are left; a race still on is not (leaving it would
+        resign it), and the server's refusal then says to leave it first."""
+        for code, role in list(client.roles.items()):
+            mirror = client.rooms.get(code)
+            if role == "spectator" or mirror is None or mirror.view().state == "finished":
+                await client.leave(code)
 
     def build(self) -> Callable[[int], ClientMessage] | str:
         name, password = self.value("account-name").strip(), self.value("password")

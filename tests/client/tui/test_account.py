@@ -18,7 +18,18 @@ from client.tui.app import RaceApp
 from client.tui.base import ClientScreen
 from client.tui.home import HomeScreen
 from protocol.errors import CloseCode
-from protocol.messages import AccountInfo, ChangePassword, Login, Logout, Register
+from protocol.messages import (
+    AccountInfo,
+    ChangePassword,
+    CreateRoom,
+    Joined,
+    Login,
+    Logout,
+    Ready,
+    Register,
+    Resign,
+    RoomOptions,
+)
 from tests.client.conftest import Running, Serve, eventually
 from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
 
@@ -247,3 +258,28 @@ async def test_a_password_over_plain_ws_from_another_host_is_refused_in_words(se
             await eventually(lambda: "wss://" in text_of(app, "#account-message"), what="the refusal")
             assert "--server wss://" in text_of(app, "#account-message")
             assert isinstance(app.screen, LoginScreen)
+
+
+async def test_log_in_after_a_race_leaves_the_finished_room_first(serve: Serve, tmp_path: Path) -> None:
+    """The server logs in only a connection that follows no room: the results of a race stay
+    followed after going home, so logging in leaves them first."""
+    async with serve() as srv:
+        ann = await srv.connect("Ann")
+        await ann.request(lambda i: Register(id=i, name="Ann", password=PASSWORD))
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Sam"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await home(app)
+            client = client_of(app)
+            joined = await client.request(
+                lambda i: CreateRoom(id=i, variant="scorpion", options=RoomOptions(max_racers=1))
+            )
+            assert isinstance(joined, Joined)
+            await client.request(lambda i: Ready(id=i, room=joined.room))
+            await client.wait_room(joined.room, lambda m: m.view().state == "racing")
+            await client.request(lambda i: Resign(id=i, room=joined.room))
+            await client.wait_room(joined.room, lambda m: m.view().state == "finished")
+            await open_from_home(app, pilot, "login", LoginScreen)
+            await fill(pilot, app, account_name="Ann", password=PASSWORD)
+            await pilot.press("enter")
+            await as_account(app)
+            assert joined.room not in client_of(app).rooms
