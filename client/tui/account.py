@@ -214,7 +214,10 @@ class LoginScreen(AccountForm):
     """Log in: this connection becomes the account (the guest it was is left behind)."""
 
     HEADING = "Log in"
-    INTRO = "Log in to your account on this device. The guest you play as now is left\nbehind; leave your rooms first."
+    INTRO = (
+        "Log in to your account on this device. The guest you play as now is left behind. "
+        "Finish or leave a race you are in first."
+    )
     FIELDS = (
         Field("account-name", "Account name", secret=False, placeholder="your account's name"),
         Field("password", "Password", placeholder="its password"),
