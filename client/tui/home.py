@@ -133,7 +133,7 @@ class HomeScreen(ClientScreen):
         else:
             kind = "account" if client.account else "guest"
             who.update(f"Playing as [b]{escape(client.name)}[/b] ({kind}) on {escape(app.url)}")
-        ready = client is not None
+        ready = client is not None and client.ended is None  # ended: banned, nothing to send
         options = [
             Option("Race a bot: start a race now", id="bot", disabled=not ready),
             Option("Quick race: race whoever is waiting", id="quick", disabled=not ready),

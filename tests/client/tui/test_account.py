@@ -283,3 +283,19 @@ async def test_log_in_after_a_race_leaves_the_finished_room_first(serve: Serve, 
             await pilot.press("enter")
             await as_account(app)
             assert joined.room not in client_of(app).rooms
+
+
+async def test_a_ban_is_shown_on_the_banner_and_the_client_stays_out(serve: Serve, tmp_path: Path) -> None:
+    async with serve() as srv:
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)):
+            await home(app)
+            client = client_of(app)
+            assert client.player is not None
+            # What `python -m server admin ban` does: store the ban, and announce it to the servers.
+            await srv.hub.accounts.ban(client.player, "testing")
+            await srv.hub.accounts.announce({"action": "ban", "player": client.player, "reason": "testing"})
+            await eventually(lambda: "banned: testing" in text_of(app, "#banner"), what="the ban on the banner")
+            assert client.ended is not None
+            assert client.ended.code == CloseCode.BANNED
+            assert app.client is client  # no new connection: a banned player is kept out anyway
