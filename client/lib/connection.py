@@ -20,6 +20,11 @@ its way are ignored, as PROTOCOL.md asks.
 A quick match answers twice: an ``ack`` when the player is in the line, and much later
 a ``joined`` with the same request id when a race forms. :meth:`RaceClient.quick_match`
 returns a :class:`QueueTicket` whose ``joined`` future receives that second answer.
+
+Accounts: an ``account`` reply (to ``register``, ``login`` or ``change_password``) makes the
+client that account: it keeps the new token, so a reconnection resumes the account. A
+connection the server closes with 4001 (logged out) or 4003 (banned) is not reopened:
+:attr:`RaceClient.ended` says why, and the owner decides what comes next.
 """
 
 from __future__ import annotations
@@ -38,8 +43,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from protocol.codec import MalformedFrame, decode_server, encode
+from protocol.errors import CloseCode
 from protocol.messages import (
     PROTOCOL_VERSION,
+    AccountInfo,
     AskSnapshot,
     ClientMessage,
     Error,
@@ -70,6 +77,9 @@ RATE_LIMIT_PAUSE = 0.1
 #: Seconds to wait for the server's welcome before giving up on a connection attempt.
 HELLO_TIMEOUT = 10.0
 
+#: Close codes after which resuming makes no sense: the session is over (see PROTOCOL.md).
+ENDING_CLOSES = frozenset({CloseCode.LOGGED_OUT, CloseCode.BANNED})
+
 
 class ServerError(Exception):
     """The server answered a request with an error: ``code`` and, for illegal moves, ``rule``."""
@@ -78,6 +88,19 @@ class ServerError(Exception):
         super().__init__(error.message)
         self.code = error.code
         self.rule = error.rule
+
+
+@dataclass(frozen=True)
+class Ended:
+    """Why the server ended the session: its close ``code`` (4001 logged out, 4003 banned)
+    and the close ``reason`` it gave."""
+
+    code: int
+    reason: str
+
+    @property
+    def logged_out(self) -> bool:
+        return self.code == CloseCode.LOGGED_OUT
 
 
 @dataclass(eq=False)
@@ -100,6 +123,10 @@ class RaceClient:
         self.bot = bot
         self.resume = resume
         self.player: str | None = None
+        #: The player is a registered account (from ``welcome``, then each ``account`` reply).
+        self.account = False
+        #: Set when the server closed the connection for good (logged out, banned): no reconnection.
+        self.ended: Ended | None = None
         self.reconnect = reconnect
         self.rooms: dict[str, RoomMirror] = {}
         self.roles: dict[str, str] = {}
@@ -242,6 +269,7 @@ class RaceClient:
             raise
         self._socket = socket
         self.player, self.resume, self.name = reply.player, reply.resume, reply.name
+        self.account = reply.account
         self.goodbye = None
         self._reader = asyncio.create_task(self._read(socket))
         self.connected.set()
@@ -318,6 +346,8 @@ class RaceClient:
         except ConnectionClosed:
             pass
         self.connected.clear()
+        if socket.close_code in ENDING_CLOSES:
+            self.ended = Ended(socket.close_code, socket.close_reason or "")
         # Every copy is stale until a snapshot arrives (after the reconnection).
         self._resyncing = set(self.rooms)
         # Replies to requests in flight will never come: say so now rather than at the timeout.
@@ -329,7 +359,7 @@ class RaceClient:
         if self._closing:
             return
         self._notify_connection(False)
-        if self.reconnect:
+        if self.reconnect and self.ended is None:
             self._reconnecting = asyncio.create_task(self._reconnect())
 
     def _notify_connection(self, up: bool) -> None:
@@ -412,6 +442,9 @@ class RaceClient:
                 self._drop_ticket(ticket)
                 if not ticket.joined.done():
                     ticket.joined.set_result(message)
+        elif isinstance(message, AccountInfo):
+            # From now on this connection (and any reconnection) is the account.
+            self.player, self.name, self.resume, self.account = message.player, message.name, message.resume, True
         elif isinstance(message, Goodbye):
             logger.info("server going away: %s", message.reason)
             self.goodbye = message.reason

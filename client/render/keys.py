@@ -83,6 +83,13 @@ KEYS: Final[tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = (
         ),
     ),
     (
+        "Your account (from the home menu)",
+        (
+            ("Enter", "in a form: the next box; on the last one, send the form"),
+            ("t / e", "log out: on this device / everywhere"),
+        ),
+    ),
+    (
         "Help and rules",
         (
             ("s / a", "here: the rules of Scorpion / Antares"),

@@ -3,6 +3,11 @@ in the background, with a banner while it is down), the bots it races in-process
 navigation: screens post :class:`~client.tui.navigation.Navigate` and only this module
 builds screens, so the screens never import one another.
 
+Accounts: each ``account`` reply (register, log in, new password) saves the account's
+token and name, so the next start resumes the account. When the server ends the session
+(4001: logged out here, everywhere, or by a password change elsewhere) the token is
+forgotten and the app connects again as a new guest, saying why.
+
 The client library's listeners run on the UI's event loop; they post each frame to
 every open screen as a :class:`ServerEvent`, so screens update from their own message
 queues and nothing blocks the loop.
@@ -26,6 +31,7 @@ from client.lib.connection import RaceClient, ServerError
 from client.lib.settings import Settings
 from client.lib.settings import config_dir as settings_dir
 from client.tui import navigation as to
+from client.tui.account import LoginScreen, LogoutScreen, PasswordScreen, RegisterScreen
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
 from client.tui.botrace import BotRaceScreen
 from client.tui.daily import DailyScreen
@@ -37,7 +43,7 @@ from client.tui.quick import QuickScreen
 from client.tui.results import ResultsScreen
 from client.tui.spectate import SpectateScreen
 from client.tui.standings import LeaderboardScreen, StatsScreen
-from protocol.messages import Goodbye, ServerMessage, Variant
+from protocol.messages import AccountInfo, Goodbye, ServerMessage, Variant
 
 
 class RaceApp(App[int]):
@@ -75,6 +81,8 @@ class RaceApp(App[int]):
         self.client: RaceClient | None = None
         self.banner: str | None = None
         self._connecting: asyncio.Task[None] | None = None
+        #: Whether the player was an account when last seen (to notice a session that ended).
+        self._account = False
         self._bots: dict[str, asyncio.Task[None]] = {}
 
     def on_mount(self) -> None:
@@ -131,6 +139,16 @@ class RaceApp(App[int]):
                 return JoinScreen()
             case to.BotRace(variant=variant, level=level):
                 return BotRaceScreen(variant, level)
+            case to.Account(action=action):
+                match action:
+                    case "register":
+                        return RegisterScreen()
+                    case "login":
+                        return LoginScreen()
+                    case "password":
+                        return PasswordScreen()
+                    case "logout":
+                        return LogoutScreen()
             case to.Help():
                 return HelpScreen()
             case to.Rules(variant=variant):
@@ -170,21 +188,22 @@ class RaceApp(App[int]):
         self.connect()
 
     def connect(self) -> None:
+        """Connect (again) in the background, closing the current connection first."""
         if self._connecting is not None and not self._connecting.done():
             return
-        self._connecting = asyncio.create_task(self._connect_or_report())
+        old, self.client = self.client, None
+        self._connecting = asyncio.create_task(self._connect_or_report(old))
 
-    async def _connect_or_report(self) -> None:
+    async def _connect_or_report(self, old: RaceClient | None) -> None:
         try:
+            if old is not None:
+                await old.close()
             await self._connect()
         except Exception as error:  # a bug: say so on screen rather than lose it in a task
             self.set_banner(f"Could not connect: {type(error).__name__}: {error}")
             raise
 
     async def _connect(self) -> None:
-        old, self.client = self.client, None
-        if old is not None:
-            await old.close()
         name = self.settings.name or "Player"
         delay = 0.5
         while True:
@@ -194,8 +213,10 @@ class RaceApp(App[int]):
                 break
             except ServerError as error:
                 if error.code == "invalid-token":
-                    # This server does not know our token (its data was reset): a new player.
+                    # This server does not know our token (its data was reset), or the account's
+                    # tokens were revoked (logged out everywhere, new password): a new player.
                     self.settings.tokens.pop(self.url, None)
+                    self.notify(f"Your saved session was refused ({error}). You play as a new guest.", timeout=10)
                     continue
                 if error.code == "invalid-name":
                     self.set_banner(None)
@@ -211,9 +232,9 @@ class RaceApp(App[int]):
         if client.name != self.settings.name:
             self.settings.name = client.name
         self.settings.save()
-        client.listen(self._on_frame)
-        client.listen_connection(self._on_connection)
-        self.client = client
+        client.listen(lambda room, message: self._on_frame(client, room, message))
+        client.listen_connection(lambda up: self._on_connection(client, up))
+        self.client, self._account = client, client.account
         self.set_banner(None)
         self._broadcast(lambda: ConnectionChanged(True))
         if self.watch_code is not None:
@@ -223,22 +244,52 @@ class RaceApp(App[int]):
             (variant, level), self.bot_race = self.bot_race, None
             self.push_screen(BotRaceScreen(variant, level))
 
-    def _on_frame(self, room: str, message: ServerMessage) -> None:
+    def _on_frame(self, client: RaceClient, room: str, message: ServerMessage) -> None:
+        if isinstance(message, AccountInfo):
+            # Registered, logged in or a new password: the library holds the account's new token.
+            self._account = True
+            self.settings.name = client.name
+            if client.resume is not None:
+                self.settings.tokens[self.url] = client.resume
+            self.settings.save()
         if isinstance(message, Goodbye):
             self.set_banner(f"The server is going away ({message.reason}). Reconnecting…")
         self._broadcast(lambda: ServerEvent(room, message))
 
-    def _on_connection(self, up: bool) -> None:
-        client = self.client
+    def _on_connection(self, client: RaceClient, up: bool) -> None:
+        if client is not self.client:
+            return  # a connection already replaced
         if up:
             self.set_banner(None)
             self.notify("Reconnected.")
-            if client is not None and client.resume is not None and client.resume != self.settings.tokens.get(self.url):
+            if client.resume is not None and client.resume != self.settings.tokens.get(self.url):
                 self.settings.tokens[self.url] = client.resume
                 self.settings.save()
-        elif client is not None and client.goodbye is None:
+            if self._account and not client.account:
+                self.notify("The server no longer knows your session: you play as a new guest.", timeout=10)
+            self._account = client.account
+        elif client.ended is not None:
+            self._session_ended(client)
+        elif client.goodbye is None:
             self.set_banner("Connection lost. Reconnecting…")
         self._broadcast(lambda: ConnectionChanged(up))
+
+    def _session_ended(self, client: RaceClient) -> None:
+        """The server closed the connection for good: after a logout (here, everywhere, or a
+        password changed elsewhere) forget the token and carry on as a new guest; when banned,
+        say so and stop."""
+        ended = client.ended
+        assert ended is not None
+        if not ended.logged_out:
+            self.set_banner(f"The server closed the connection: {ended.reason or ended.code}.")
+            return
+        self.settings.tokens.pop(self.url, None)
+        self.settings.save()
+        self._account = False
+        reason = ended.reason or "logged out"
+        said = f"{reason[0].upper()}{reason[1:]}." if reason.startswith("logged out") else f"Logged out: {reason}."
+        self.notify(f"{said} You play as a new guest now.", timeout=10)
+        self.connect()
 
     def _broadcast(self, make: Callable[[], Message]) -> None:
         """Post a fresh message (one object per receiver) to every open screen."""

@@ -1,11 +1,12 @@
 """The first screens: the name prompt, the home menu, the room and practice forms,
-and joining by code. Quick races, daily challenges, leaderboards and statistics have
-screens of their own (quick.py, daily.py, standings.py)."""
+and joining by code. Quick races, daily challenges, leaderboards, statistics and the
+account screens have modules of their own (quick.py, daily.py, standings.py, account.py)."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.markup import escape
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -18,7 +19,7 @@ from client.render.standings import GAMES
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent, explain
 from client.tui.widgets import Tick
-from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, RoomOptions, ServerMessage, Variant
+from protocol.messages import AccountInfo, CreateRoom, Joined, JoinRoom, Ready, RoomOptions, ServerMessage, Variant
 
 
 class NameScreen(ClientScreen):
@@ -43,7 +44,9 @@ class NameScreen(ClientScreen):
             yield Label("What name should other racers see? (1-24 characters)")
             yield Input(value=self.race_app.settings.name or "", placeholder="your name", max_length=24, id="name")
             yield Static(self.error or "", id="name-error", classes="message error")
-            if not self.first:
+            if self.first:
+                yield Static("Have an account? Type any name, then choose Log in on the home menu.", classes="hint")
+            else:
                 yield Static("Enter: save · Esc: keep your name", classes="hint")
 
     def on_mount(self) -> None:
@@ -78,6 +81,10 @@ MENU: dict[str, to.Route] = {
     "join": to.Join(),
     "lobby": to.Lobby(),
     "name": to.Name(),
+    "register": to.Account("register"),
+    "login": to.Account("login"),
+    "password": to.Account("password"),
+    "logout": to.Account("logout"),
     "help": to.Help(),
 }
 
@@ -114,18 +121,19 @@ class HomeScreen(ClientScreen):
         self.refresh_menu()
 
     def on_server_event(self, event: ServerEvent) -> None:
-        if isinstance(event.message, Joined):
-            self.refresh_menu()  # a seat restored at reconnection
+        if isinstance(event.message, Joined | AccountInfo):
+            self.refresh_menu()  # a seat restored (at reconnection or login), or now an account
 
     def refresh_menu(self) -> None:
         app = self.race_app
         client = app.client
         who = self.query_one("#who", Static)
         if client is None:
-            who.update(f"Connecting to {app.url}…")
+            who.update(f"Connecting to {escape(app.url)}…")
         else:
-            who.update(f"Playing as [b]{client.name}[/b] on {app.url}")
-        ready = client is not None
+            kind = "account" if client.account else "guest"
+            who.update(f"Playing as [b]{escape(client.name)}[/b] ({kind}) on {escape(app.url)}")
+        ready = client is not None and client.ended is None  # ended: banned, nothing to send
         options = [
             Option("Race a bot: start a race now", id="bot", disabled=not ready),
             Option("Quick race: race whoever is waiting", id="quick", disabled=not ready),
@@ -147,9 +155,20 @@ class HomeScreen(ClientScreen):
             Option("Your statistics", id="stats", disabled=not ready),
             *(Option(f"How to play {variant.capitalize()}", id=f"rules:{variant}") for variant in GAMES),
             Option("Keys (? or F1 on any screen)", id="help"),
-            Option("Change your name", id="name"),
-            Option("Quit", id="quit"),
         ]
+        if client is not None and client.account:
+            # An account's name is its own (the server keeps it): no renaming here.
+            options += [
+                Option("Change your password", id="password"),
+                Option("Log out (this device or everywhere)", id="logout"),
+            ]
+        else:
+            options += [
+                Option("Register an account (keeps this player's statistics)", id="register", disabled=not ready),
+                Option("Log in to your account", id="login", disabled=not ready),
+                Option("Change your name", id="name"),
+            ]
+        options.append(Option("Quit", id="quit"))
         menu = self.query_one("#menu", OptionList)
         before = menu.highlighted_option
         # Keep the highlight on the same choice (by id: rows move as rooms come and go).

@@ -6,6 +6,7 @@ class) builds and shows it. So no screen imports another, and the screens form n
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from textual.message import Message
 
@@ -88,6 +89,17 @@ class BotRace:
     level: Level | None = None
 
 
+#: The account screens: register, log in, change the password, log out.
+AccountAction = Literal["register", "login", "password", "logout"]
+
+
+@dataclass(frozen=True)
+class Account:
+    """One of the account screens (``action``)."""
+
+    action: AccountAction
+
+
 @dataclass(frozen=True)
 class Help:
     pass
@@ -112,6 +124,7 @@ Route = (
     | Create
     | Join
     | BotRace
+    | Account
     | Help
     | Rules
 )

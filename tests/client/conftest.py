@@ -3,7 +3,7 @@ real Redis, and helpers to race on it.
 
 ``serve`` (function scope, async)
     A factory: ``async with serve(deal="24") as srv:`` runs a :class:`RaceServer` on a free
-    loopback port (or ``port=``) with a key prefix of its own (``prefix=`` to share one
+    loopback port (or ``port=``; ``host=`` another local address) with a key prefix of its own (``prefix=`` to share one
     with an earlier server, as a restart does); ``srv.url`` is its address and
     ``srv.connect(name)`` opens a :class:`RaceClient`, closed before the server stops.
 
@@ -85,14 +85,19 @@ async def serve(redis_url: str) -> AsyncIterator[Serve]:
 
     @contextlib.asynccontextmanager
     async def start(
-        deal: str | None = None, port: int = 0, prefix: str | None = None, close_clients: bool = True, **settings: Any
+        deal: str | None = None,
+        port: int = 0,
+        prefix: str | None = None,
+        close_clients: bool = True,
+        host: str = "127.0.0.1",
+        **settings: Any,
     ) -> AsyncIterator[Running]:
         prefix = prefix or f"test:{uuid.uuid4().hex[:12]}:"
         settings.setdefault("solver_workers", 0)  # no solver processes unless a test asks
-        config = Config(host="127.0.0.1", port=port, redis_url=redis_url, key_prefix=prefix, **settings)
+        config = Config(host=host, port=port, redis_url=redis_url, key_prefix=prefix, **settings)
         picker = random_deal if deal is None else (lambda variant: deal)
         async with RaceServer(config, picker) as server:
-            running = Running(server, f"ws://127.0.0.1:{server.port}", prefix)
+            running = Running(server, f"ws://{host}:{server.port}", prefix)
             opened.append(running)
             try:
                 yield running

@@ -9,14 +9,19 @@ from collections.abc import Callable
 import pytest
 
 from client.lib.connection import RaceClient
+from protocol.errors import CloseCode
 from protocol.messages import (
+    AccountInfo,
     Ack,
+    ChangePassword,
     CreateRoom,
     Joined,
     JoinRoom,
     ListRooms,
     Lobby,
+    Logout,
     Ready,
+    Register,
     Resign,
     RoomOptions,
     ServerMessage,
@@ -194,3 +199,36 @@ async def test_leaving_the_quick_match_line_before_a_race_forms(serve: Serve) ->
         assert await ann.leave_queue(ticket) is True
         assert ("scorpion", ann.player) not in srv.hub.queued
         assert ticket.joined.cancelled()
+
+
+async def test_the_account_reply_token_resumes_the_account_and_a_logout_is_not_reconnected(serve: Serve) -> None:
+    ups: list[bool] = []
+    async with serve(close_clients=False) as first:
+        port, prefix = first.server.port, first.prefix
+        ann = await first.connect("Ann", reconnect=True)
+        assert not ann.account
+        registered = await ann.request(lambda i: Register(id=i, name="Ann", password="lib-secret-1"), timeout=30)
+        assert isinstance(registered, AccountInfo)
+        # A new password revokes every older token: the client holds the one it was given.
+        changed = await ann.request(
+            lambda i: ChangePassword(id=i, password="lib-secret-1", new_password="lib-secret-2"), timeout=30
+        )
+        assert isinstance(changed, AccountInfo)
+        assert (ann.resume, ann.account, ann.player) == (changed.resume, True, registered.player)
+        ann.listen_connection(ups.append)
+    await eventually(lambda: ups == [False], what="the drop noticed")
+
+    async with serve(port=port, prefix=prefix):
+        await eventually(lambda: ups == [False, True], what="reconnected")
+        assert ann.account  # resumed as the account, not turned into a new guest
+        assert ann.player == registered.player
+        assert isinstance(await ann.request(lambda i: Logout(id=i)), Ack)
+        await eventually(lambda: ups == [False, True, False], what="the logout's close")
+        assert ann.ended is not None
+        assert ann.ended.code == CloseCode.LOGGED_OUT
+        assert ann.ended.logged_out
+        # Decided as the listeners were told: the session is over, no reconnection is under way.
+        assert ann._reconnecting is not None
+        assert ann._reconnecting.done()  # the earlier one, finished
+        assert not ann.connected.is_set()
+        await ann.close()

@@ -354,7 +354,7 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             assert "Your ranked attempt today: not used yet." in today
             assert "The day ends in " in today
             assert f"sha256 {deal.commitment[:16]}…" in today
-            # Only accounts have ranked attempts; the terminal client has no account screen yet.
+            # Only accounts have ranked attempts (the register screen has tests of its own: test_account.py).
             await client_of(app).request(lambda i: Register(id=i, name="Ann", password="a terminal password"))
 
             await pilot.press("s")
