@@ -276,11 +276,14 @@ class Leaderboards:
 
     # -- statistics and all-time boards ---------------------------------------------------
 
-    async def race_started(self, game: str, player: str) -> None:
-        """Count a race ``player`` started in ``game``."""
-        stats = self._stats_key(game, player)
-        with self._unavailable(f"count {player}'s {game} race"):
-            await self._redis.hincrby(stats, "races_started", 1)
+    async def races_started(self, game: str, players: list[str]) -> None:
+        """Count a race each of ``players`` started in ``game``, in one round trip (each
+        player's count on its own: their keys may be in different Cluster slots)."""
+        with self._unavailable(f"count a {game} race of {len(players)} player(s)"):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for player in players:
+                    pipe.hincrby(self._stats_key(game, player), "races_started", 1)
+                await pipe.execute()
 
     async def race_result(self, game: str, player: str, finished: bool, won: bool, time_ms: int | None) -> None:
         """Count a race's result for ``player``: finished (in ``time_ms``, which then counts
