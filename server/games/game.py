@@ -26,13 +26,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Final, NamedTuple
 
-from server.games.cards import Card, card_text, parse_card, suit_of
+from server.games.cards import CARD_TEXTS, Card, card_text, parse_card, suit_of
 from server.games.deals import Deal
 from server.games.errors import IllegalMove, InvalidNotation, NothingToUndo, quoted
 from server.games.options import Options
 
 #: What may stand around and between the parts of a move's text: ASCII space and tab only.
 _BLANKS: Final = " \t"
+#: What separates the card from the target in a move's text.
+_SEPARATORS: Final = re.compile(f"[{_BLANKS}>]+")
 
 
 class PileKind(enum.Enum):
@@ -85,11 +87,11 @@ class Move(NamedTuple):
         return self.source == self.target
 
 
-@dataclass(frozen=True, slots=True)
-class PilePatch:
+class PilePatch(NamedTuple):
     """Pile ``pile`` keeps its first ``keep`` cards, then ``add`` is laid on them.
 
-    Cards are in public form: ``None`` stands for a face-down card.
+    Cards are in public form: ``None`` stands for a face-down card. A named tuple, like
+    :class:`Move`: every move and undo a race plays builds some.
     """
 
     pile: int
@@ -154,6 +156,8 @@ class Game(ABC):
     #: derived from ``PILES`` and ``FOUNDATION`` once per variant (:meth:`__init_subclass__`).
     _TABLEAU: ClassVar[tuple[int, ...]] = ()
     _NOT_HOME: ClassVar[tuple[int, ...]] = ()
+    #: What follows the card in a move's text, by target pile: ``>h`` for a foundation.
+    _TARGET_TEXTS: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -162,6 +166,7 @@ class Game(ABC):
         cls._TABLEAU = tuple(i for i, spec in enumerate(piles) if spec.kind in tableau)
         foundations = range(getattr(cls, "FOUNDATION", 0), getattr(cls, "FOUNDATION", 0) + 4)
         cls._NOT_HOME = tuple(i for i in range(len(piles)) if i not in foundations)
+        cls._TARGET_TEXTS = tuple(">h" if spec.kind is PileKind.FOUNDATION else ">" + spec.name for spec in piles)
 
     def __init__(self, deal: Deal | None, options: Options, piles: list[list[Card]], hidden: list[int]) -> None:
         """Start from a given position; use :meth:`new` for a dealt game."""
@@ -260,7 +265,7 @@ class Game(ABC):
         move is not legal.
         """
         self.check(move)
-        lengths = [len(pile) for pile in self.piles]
+        lengths = list(map(len, self.piles))
         hidden = self.hidden[:]
         self.push(move)
         return self._patches(lengths, hidden, self._history[-1][1], forward=True)
@@ -270,7 +275,7 @@ class Game(ABC):
         if not self._history:
             raise NothingToUndo("there is no move to undo")
         ops = self._history[-1][1]
-        lengths = [len(pile) for pile in self.piles]
+        lengths = list(map(len, self.piles))
         hidden = self.hidden[:]
         self.pop()
         return self._patches(lengths, hidden, ops, forward=False)
@@ -280,43 +285,61 @@ class Game(ABC):
         pile ``lengths`` and ``hidden`` counts before. Each touched pile keeps the cards below
         the lowest position any operation changed, and gets the rest of its public form."""
         before = lengths[:]
-        keep: dict[int, int] = {}
-
-        def touch(pile: int, position: int) -> None:
-            if position < keep.get(pile, 52):
-                keep[pile] = position
-
+        keep: dict[int, int] = {}  # pile -> the lowest position an operation changed
+        get = keep.get
+        # ``touch(pile, position)`` is inlined below as ``if position < get(pile, 52)``: this
+        # runs for every move and undo a race plays.
         for code, a, b, n in ops if forward else reversed(ops):
             if code == OP_FLIP:
                 # Forward a card turns up, backward it turns down: either way it changes.
-                hidden[a] += -1 if forward else 1
-                touch(a, hidden[a] - (0 if forward else 1))
+                if forward:
+                    hidden[a] -= 1
+                    position = hidden[a]
+                else:
+                    position = hidden[a]
+                    hidden[a] += 1
+                if position < get(a, 52):
+                    keep[a] = position
             elif code == OP_DEAL:
                 columns = range(n)
                 if forward:
                     lengths[a] -= n
-                    touch(a, lengths[a])
+                    if lengths[a] < get(a, 52):
+                        keep[a] = lengths[a]
                     for column in columns:
-                        touch(column, lengths[column])
+                        if lengths[column] < get(column, 52):
+                            keep[column] = lengths[column]
                         lengths[column] += 1
                 else:
                     for column in columns:
                         lengths[column] -= 1
-                        touch(column, lengths[column])
-                    touch(a, lengths[a])
+                        if lengths[column] < get(column, 52):
+                            keep[column] = lengths[column]
+                    if lengths[a] < get(a, 52):
+                        keep[a] = lengths[a]
                     lengths[a] += n
             else:  # OP_MOVE, OP_SUIT_HOME
                 source, target = (a, b) if forward else (b, a)
                 lengths[source] -= n
-                touch(source, lengths[source])
-                touch(target, lengths[target])
+                if lengths[source] < get(source, 52):
+                    keep[source] = lengths[source]
+                if lengths[target] < get(target, 52):
+                    keep[target] = lengths[target]
                 lengths[target] += n
         patches = []
+        piles, now_hidden = self.piles, self.hidden
         for pile in sorted(keep):
             position = keep[pile]
-            if position == before[pile] == len(self.piles[pile]):
+            cards = piles[pile]
+            if position == before[pile] == len(cards):
                 continue  # cards came and went again (autoplay): nothing to tell
-            patches.append(PilePatch(pile, position, self._public_pile(pile)[position:]))
+            # The public form of the pile from ``position`` up (face-down cards as None).
+            down = now_hidden[pile]
+            if position >= down:
+                add: tuple[Card | None, ...] = tuple(cards[position:])
+            else:
+                add = (None,) * (down - position) + tuple(cards[down:])
+            patches.append(PilePatch(pile, position, add))
         return tuple(patches)
 
     # -- reading the position --------------------------------------------------------
@@ -395,12 +418,10 @@ class Game(ABC):
 
         Examples: ``"QS>5"``, ``"7H>c1"``, ``"AS>h"``.
         """
-        if move.is_deal:
+        source, count, target = move
+        if source == target:
             return "deal"
-        card = self.piles[move.source][-move.count]
-        spec = self.PILES[move.target]
-        target = "h" if spec.kind is PileKind.FOUNDATION else spec.name
-        return f"{card_text(card)}>{target}"
+        return CARD_TEXTS[self.piles[source][-count]] + self._TARGET_TEXTS[target]
 
     def parse_move(self, text: str) -> Move:
         """Read a move in this position. Raises :class:`InvalidNotation` or :class:`IllegalMove`.
@@ -418,7 +439,7 @@ class Game(ABC):
         cleaned = text.strip(_BLANKS).lower()
         if cleaned in ("deal", "d"):
             return self.deal_move()
-        parts = [part for part in re.split(f"[{_BLANKS}>]+", cleaned) if part]
+        parts = [part for part in _SEPARATORS.split(cleaned) if part]
         if len(parts) != 2:
             raise InvalidNotation(f"{quoted(text)} is not a move: write 'deal' or a card and a target, like 'QS>5'")
         source, count = self._read_source(parts[0])
