@@ -1,10 +1,9 @@
 """Leaderboards, player statistics and ratings, kept in Redis next to the race server's keys.
 
-Every method is a coroutine on the event loop of the :class:`server.store.Store` it was given,
-and raises :class:`server.store.StoreUnavailable` when Redis fails. Games, player ids and
-dates become parts of keys: games and player ids must be non-empty without ``:``; dates are
-UTC days written ``YYYY-MM-DD``. The caller passes every date (the day of a daily deal, and
-``today`` when reading statistics), so the clock stays injectable.
+Every method raises :class:`~server.storage.connection.StoreUnavailable` when Redis fails.
+Games, player ids and dates become parts of keys: games and player ids must be non-empty
+without ``:``; dates are UTC days written ``YYYY-MM-DD``. The caller passes every date (the day
+of a daily deal, and ``today`` when reading statistics), so the clock stays injectable.
 
 Daily boards: exact order by member bytes
 -----------------------------------------
@@ -277,8 +276,7 @@ class Leaderboards:
     # -- statistics and all-time boards ---------------------------------------------------
 
     async def races_started(self, game: str, players: list[str]) -> None:
-        """Count a race each of ``players`` started in ``game``, in one round trip (each
-        player's count on its own: their keys may be in different Cluster slots)."""
+        """Count a race each of ``players`` started in ``game`` (one round trip, no transaction)."""
         with self._unavailable(f"count a {game} race of {len(players)} player(s)"):
             async with self._redis.pipeline(transaction=False) as pipe:
                 for player in players:
