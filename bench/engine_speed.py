@@ -1,15 +1,23 @@
-"""Rules-engine throughput on random play: legal_moves, push+pop, apply+undo.
+"""Rules-engine throughput on random play: legal_moves, check, push+pop, apply+undo, progress.
 
-Run: ``python -m bench.engine_speed [--seconds 2] [--games 200]``. It plays random
-legal moves through many deals of both games, recording the positions, then
-times each operation over the recorded positions on one core and prints calls
-per second (and, for push+pop and apply+undo, pairs per second).
+Run: ``python -m bench.engine_speed [--seconds 2] [--games 100] [--repeats 3]``. It plays
+random legal moves through many deals of both games, recording the positions, then times
+each operation over the recorded positions on one core and prints calls per second (and,
+for push+pop and apply+undo, pairs per second): the median of ``--repeats`` measurements.
+
+Another checkout's engine, with this bench (the script runs from its path, and ``server``
+is imported from the checkout it is started in)::
+
+    cd /work/wt-old && .venv/bin/python /path/to/this/bench/engine_speed.py --repeats 3
+
+On a shared machine, run the two one after the other a few times and compare medians.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import time
 from collections.abc import Callable
 
@@ -58,6 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
     parser.add_argument("--games", type=int, default=100, help="deals sampled per game")
+    parser.add_argument("--repeats", type=int, default=1, help="measurements of each operation (median shown)")
     args = parser.parse_args()
     print(f"{'game':<9} {'operation':<13} {'per second':>12}  {'us each':>8}")
     for name, variant in VARIANTS.items():
@@ -67,9 +76,10 @@ def main() -> None:
             "check": lambda game, move: game.check(move),
             "push+pop": push_pop,
             "apply+undo": apply_undo,
+            "progress": lambda game, _move: game.progress(),
         }
         for label, operation in operations.items():
-            per_second = rate(samples, operation, args.seconds)
+            per_second = statistics.median(rate(samples, operation, args.seconds) for _ in range(args.repeats))
             print(f"{name:<9} {label:<13} {per_second:>12,.0f}  {1e6 / per_second:>8.2f}")
 
 

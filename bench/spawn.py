@@ -192,6 +192,8 @@ def spawn_server(
     module: str = "server",
     cpus: Sequence[int] | None = None,
     extra: Sequence[str] = (),
+    python: str = sys.executable,
+    cwd: Path | None = None,
 ) -> SpawnedServer:
     """Start ``python -m <module>`` on a free loopback port and wait until it accepts connections.
 
@@ -199,20 +201,30 @@ def spawn_server(
     does not skew the figures) or ``bench.relay``; both take ``--port``, ``--data-dir`` (for
     their embedded Redis) and ``--log-level``. The child gets the raised open-files limit
     (for many connections) and runs on ``cpus`` if given. With ``profile``, it runs under
-    cProfile, which writes its statistics there when the process exits.
+    cProfile, which writes its statistics there when the process exits. ``python`` and ``cwd``
+    run another checkout's server (its venv's interpreter, started in its directory so that
+    ``-m server`` imports that tree), as :mod:`bench.ab` does to compare two commits.
     """
     port = free_port()
     data_dir = tempfile.TemporaryDirectory(prefix="race-bench-")
     log_path = Path(data_dir.name) / "server.log"
-    command = [sys.executable]
+    command = [python]
     if profile is not None:
         command += ["-m", "cProfile", "-o", str(profile)]
     command += ["-m", module, "--port", str(port), "--data-dir", str(Path(data_dir.name) / "redis")]
     if module == "server":
         command += ["--solver-workers", "0"]
     command += ["--log-level", log_level, *extra]
+    env = dict(os.environ)
+    if module == "server":
+        # Every bot is a new guest from 127.0.0.1: the per-address limit on new guests (300 an
+        # hour) would refuse most of a load. An environment variable, not a flag, so that a
+        # checkout from before the setting existed (bench.ab's baseline) starts too.
+        env.setdefault("IDENTITIES_PER_ADDRESS", "1000000000")
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=lambda: _child_setup(cpus))
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=env, preexec_fn=lambda: _child_setup(cpus)
+        )
     server = SpawnedServer(process, f"ws://127.0.0.1:{port}", data_dir, log_path, module)
     deadline = time.monotonic() + 30
     while True:

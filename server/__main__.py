@@ -9,8 +9,10 @@ reach or not installed). The traceback is shown only with ``--log-level DEBUG``.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import sys
+from collections.abc import Callable
 
 from server.admin import main as admin
 from server.app import run
@@ -33,11 +35,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"solitaire-race-server: {error} (see --help)", file=sys.stderr)
         raise SystemExit(2) from None
     setup_logging(config.log_level, config.log_format)
+    loop_factory = _loop_factory(config.event_loop)
     try:
-        if config.nodes > 1 and config.redis_url is None:
-            asyncio.run(run_nodes(config, sys.argv[1:] if argv is None else argv))
-        else:
-            asyncio.run(run(config))
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            if config.nodes > 1 and config.redis_url is None:
+                runner.run(run_nodes(config, sys.argv[1:] if argv is None else argv))
+            else:
+                runner.run(run(config))
     except KeyboardInterrupt:
         pass
     except (OSError, EmbeddedRedisError, StoreUnavailable) as error:
@@ -45,6 +49,24 @@ def main(argv: list[str] | None = None) -> None:
             logger.exception("start-up failed")
         print(f"solitaire-race-server: cannot start: {_advice(error)}", file=sys.stderr)
         raise SystemExit(1) from None
+
+
+def _loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The event loop ``--event-loop`` names (None: asyncio's own); uvloop is an optional
+    extra, so its absence is a start-up mistake like a bad setting."""
+    if name != "uvloop":
+        return None
+    try:
+        uvloop = importlib.import_module("uvloop")
+    except ImportError:
+        print(
+            "solitaire-race-server: --event-loop uvloop (EVENT_LOOP) needs uvloop: "
+            "pip install 'solitaire-race[uvloop]' (see --help)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
 
 
 def _advice(error: Exception) -> str:

@@ -30,7 +30,7 @@ from server.live.runner import RoomRunner
 from server.net.edge import HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
 from server.net.forwarding import Router
 from server.net.http import HttpRoutes
-from server.ops.metrics import REDIS_COMMAND_SECONDS, SPECTATOR_DELIVERIES, GcPauseMonitor, LoopLagMonitor, watch_rooms
+from server.ops.metrics import SPECTATOR_DELIVERIES, GcPauseMonitor, LoopLagMonitor, redis_latency_observer, watch_rooms
 from server.ops.readiness import Readiness, drain
 from server.ops.stopping import stop_tasks
 from server.rooms.draft import DealPicker
@@ -93,7 +93,7 @@ class RaceServer:
             url = await self.embedded.start()
             logger.info("embedded Redis running, data in %s", config.data_dir)
         self.storage = storage = await Storage.connect(url, prefix=config.key_prefix)
-        storage.observe = lambda operation, seconds: REDIS_COMMAND_SECONDS.labels(operation).observe(seconds)
+        storage.observe = redis_latency_observer()
         self.readiness.ping = storage.ping
         players = PlayerStore(storage)
         secret = await players.server_secret()

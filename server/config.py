@@ -89,6 +89,12 @@ class Config:
     log_level: str = _setting("INFO", "log level", str.upper, choices=_LOG_LEVELS)
     log_format: str = _setting("text", "text, or json (one JSON object a line)", str.lower, choices=("text", "json"))
     compression: bool = _setting(False, "permessage-deflate (costs CPU and memory for small frames)", _flag)
+    event_loop: str = _setting(
+        "asyncio",
+        "asyncio, or uvloop (the optional extra: pip install 'solitaire-race[uvloop]')",
+        str.lower,
+        choices=("asyncio", "uvloop"),
+    )
     grace: float = _setting(60.0, "seconds a dropped racer keeps the seat", float, minimum=1)
     finished_ttl: int = _setting(7 * 24 * 3600, "seconds finished rooms and their logs are kept", int, minimum=60)
     max_frame: int = _setting(16 * 1024, "largest frame answered (larger: frame-too-large)", int, minimum=256)

@@ -66,6 +66,9 @@ class Antares(Game):
         return [c for c in CELLS if not self.piles[c]]
 
     def legal_moves(self) -> list[Move]:
+        # tuple.__new__ skips the named tuple's Python-level __new__: a third of the cost
+        # of each move built here.
+        new = tuple.__new__
         piles = self.piles
         free_cells = self._free_cells()
         limit = len(free_cells) + 1
@@ -104,17 +107,17 @@ class Antares(Game):
                 card = pile[-count]
                 for target in wanted.get(card, ()):
                     if target != s:
-                        moves.append(Move(s, count, target))
+                        moves.append(new(Move, (s, count, target)))
                 whole = count == size
                 if empty_scorpion >= 0 and card % 13 == 12 and not (whole and s < 4):
-                    moves.append(Move(s, count, empty_scorpion))
+                    moves.append(new(Move, (s, count, empty_scorpion)))
                 if empty_freecell >= 0 and not (whole and 4 <= s < 8):
-                    moves.append(Move(s, count, empty_freecell))
+                    moves.append(new(Move, (s, count, empty_freecell)))
             top = pile[-1]
             if len(piles[FOUNDATION + top // 13]) == top % 13:
-                moves.append(Move(s, 1, FOUNDATION + top // 13))
+                moves.append(new(Move, (s, 1, FOUNDATION + top // 13)))
             if free_cells and s < 8:
-                moves.append(Move(s, 1, free_cells[0]))
+                moves.append(new(Move, (s, 1, free_cells[0])))
         return moves
 
     def check(self, move: Move) -> None:

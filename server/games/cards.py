@@ -53,6 +53,10 @@ def card_text(card: Card) -> str:
     return RANK_LETTERS[card % 13] + SUIT_LETTERS[card // 13]
 
 
+#: :func:`card_text` of every card, by card number (for the engine's hot paths).
+CARD_TEXTS: Final = tuple(card_text(card) for card in range(DECK_SIZE))
+
+
 def parse_card(text: str) -> Card:
     """Parse ``"TH"``, ``"th"`` or ``"10h"``; raise :class:`InvalidNotation` otherwise."""
     if not text.isascii():  # str.upper() would read a long s as S, the Kelvin sign as K

@@ -84,8 +84,7 @@ class RaceRecorder:
     async def started(self, room: Room) -> None:
         """Count a race ``room``'s racers started (not for daily attempts or practice)."""
         if room.record.daily is None and counts(room):
-            for player in room.racers().values():
-                await self._boards.race_started(room.record.variant, player)
+            await self._boards.races_started(room.record.variant, list(room.racers().values()))
 
     async def record(self, room: Room) -> None:
         """Statistics and the daily board for ``room``'s finished race, retried with backoff
@@ -110,8 +109,7 @@ class RaceRecorder:
         # the race's results twice): moderators' records are worth less than that.
         record = room.record
         try:
-            for player in room.racers().values():
-                await self._moderation.add_race(player, record.code, record.race)
+            await self._moderation.add_races(list(room.racers().values()), record.code, record.race)
         except StoreUnavailable as error:
             logger.warning("room %s: race %d not listed in its racers' races: %s", room.code, record.race, error)
 

@@ -167,15 +167,16 @@ class RoomRunner:
         if self._seats is None:
             return
         after = self._racing()
-        for player in before ^ after:
-            self._background(self._note_seat(player, player in after))
+        changed = before ^ after
+        if changed:  # one round trip for the whole step (a race's end frees every seat)
+            self._background(self._note_seat_changes({player: player in after for player in sorted(changed)}))
 
-    async def _note_seat(self, player: str, racing: bool) -> None:
+    async def _note_seat_changes(self, changes: dict[str, bool]) -> None:
         assert self._seats is not None
         try:
-            await self._seats.seat(player, self.code, racing)
+            await self._seats.seat_changes(self.code, changes)
         except StoreUnavailable as error:
-            logger.warning("room %s: seat index of %s not updated: %s", self.code, player, error)
+            logger.warning("room %s: seat index of %s not updated: %s", self.code, ", ".join(changes), error)
 
     def fenced(self, why: str) -> None:
         """Another node owns the room now: take no more commands, hand the clients over."""

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import time
 
-from protocol.messages import ClientMessage
+from prometheus_client import Counter
+
+from protocol.messages import ClientMessage, PlayMove
 from server.connections.link import ClientLink
 from server.ops.metrics import MOVE_ACK_SECONDS, REQUESTS
 
@@ -19,12 +21,19 @@ def request_type(message: ClientMessage) -> str:
     return str(type(message).__struct_config__.tag)
 
 
+#: The counter of each (request type, outcome) met so far: ``labels()`` takes a lock and
+#: builds its key on every call, and this runs for every request.
+_counters: dict[tuple[type[ClientMessage], str], Counter] = {}
+
+
 def served(link: ClientLink, message: ClientMessage, started: float) -> None:
     """Count ``message`` by type and outcome; a move played also times its ack (``started``
     is the ``time.perf_counter()`` when its frame was read)."""
-    kind = request_type(message)
-    REQUESTS.labels(kind, link.outcome).inc()
-    if kind == "move" and link.outcome == "ok":
+    counter = _counters.get((type(message), link.outcome))
+    if counter is None:
+        counter = _counters[type(message), link.outcome] = REQUESTS.labels(request_type(message), link.outcome)
+    counter.inc()
+    if isinstance(message, PlayMove) and link.outcome == "ok":
         MOVE_ACK_SECONDS.observe(time.perf_counter() - started)
     link.serving = None
 

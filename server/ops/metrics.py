@@ -137,6 +137,21 @@ class LoopLagMonitor:
             self._task = None
 
 
+def redis_latency_observer() -> Callable[[str, float], None]:
+    """What the storage calls after each Redis round trip: it feeds
+    :data:`REDIS_COMMAND_SECONDS`, keeping each operation's histogram (``labels()`` takes a
+    lock and builds its key at every call, and this runs for every round trip)."""
+    children: dict[str, Histogram] = {}
+
+    def observe(operation: str, seconds: float) -> None:
+        child = children.get(operation)
+        if child is None:
+            child = children[operation] = REDIS_COMMAND_SECONDS.labels(operation)
+        child.observe(seconds)
+
+    return observe
+
+
 class GcPauseMonitor:
     """Times every garbage collection through :data:`gc.callbacks`."""
 

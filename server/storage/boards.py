@@ -1,10 +1,9 @@
 """Leaderboards, player statistics and ratings, kept in Redis next to the race server's keys.
 
-Every method is a coroutine on the event loop of the :class:`server.store.Store` it was given,
-and raises :class:`server.store.StoreUnavailable` when Redis fails. Games, player ids and
-dates become parts of keys: games and player ids must be non-empty without ``:``; dates are
-UTC days written ``YYYY-MM-DD``. The caller passes every date (the day of a daily deal, and
-``today`` when reading statistics), so the clock stays injectable.
+Every method raises :class:`~server.storage.connection.StoreUnavailable` when Redis fails.
+Games, player ids and dates become parts of keys: games and player ids must be non-empty
+without ``:``; dates are UTC days written ``YYYY-MM-DD``. The caller passes every date (the day
+of a daily deal, and ``today`` when reading statistics), so the clock stays injectable.
 
 Daily boards: exact order by member bytes
 -----------------------------------------
@@ -276,11 +275,13 @@ class Leaderboards:
 
     # -- statistics and all-time boards ---------------------------------------------------
 
-    async def race_started(self, game: str, player: str) -> None:
-        """Count a race ``player`` started in ``game``."""
-        stats = self._stats_key(game, player)
-        with self._unavailable(f"count {player}'s {game} race"):
-            await self._redis.hincrby(stats, "races_started", 1)
+    async def races_started(self, game: str, players: list[str]) -> None:
+        """Count a race each of ``players`` started in ``game`` (one round trip, no transaction)."""
+        with self._unavailable(f"count a {game} race of {len(players)} player(s)"):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for player in players:
+                    pipe.hincrby(self._stats_key(game, player), "races_started", 1)
+                await pipe.execute()
 
     async def race_result(self, game: str, player: str, finished: bool, won: bool, time_ms: int | None) -> None:
         """Count a race's result for ``player``: finished (in ``time_ms``, which then counts

@@ -86,13 +86,16 @@ class ModerationStore:
             lines = await self._storage.redis.lrange(self._keys.flags(), 0, n - 1)
         return [msgspec.json.decode(line, type=Flag) for line in lines]
 
-    async def add_race(self, player: str, code: str, race: int) -> None:
-        """Remember that ``player`` raced race ``race`` of room ``code``."""
-        key = self._keys.races_of(player)
-        with self._storage.guard(f"list {player}'s race"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
-                pipe.lpush(key, f"{code} {race}")
-                pipe.ltrim(key, 0, RECENT_RACES - 1)
+    async def add_races(self, players: list[str], code: str, race: int) -> None:
+        """Remember that each of ``players`` raced race ``race`` of room ``code``, in one
+        round trip (each player's list on its own: their keys may be in different Cluster
+        slots)."""
+        with self._storage.guard(f"list the race of {len(players)} player(s)"):
+            async with self._storage.redis.pipeline(transaction=False) as pipe:
+                for player in players:
+                    key = self._keys.races_of(player)
+                    pipe.lpush(key, f"{code} {race}")
+                    pipe.ltrim(key, 0, RECENT_RACES - 1)
                 await pipe.execute()
 
     async def races(self, player: str, n: int = 20) -> list[tuple[str, int]]:

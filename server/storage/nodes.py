@@ -213,12 +213,21 @@ class NodeStore:
 
     async def seat(self, player: str, code: str, racing: bool) -> None:
         """Note (or forget) that ``player`` races in room ``code``."""
-        key = self.keys.seats(player)
-        with self._storage.guard(f"note {player}'s seat in room {code}"):
-            if racing:
-                await self._storage.redis.sadd(key, code)
-            else:
-                await self._storage.redis.srem(key, code)
+        await self.seat_changes(code, {player: racing})
+
+    async def seat_changes(self, code: str, changes: dict[str, bool]) -> None:
+        """:meth:`seat` for several players of room ``code`` at once (True: racing there now),
+        in one round trip; each player's set is changed on its own (their keys may be in
+        different Cluster slots), so a failure may leave some changed and not others."""
+        with self._storage.guard(f"note the seats of {len(changes)} player(s) in room {code}"):
+            async with self._storage.redis.pipeline(transaction=False) as pipe:
+                for player, racing in changes.items():
+                    key = self.keys.seats(player)
+                    if racing:
+                        pipe.sadd(key, code)
+                    else:
+                        pipe.srem(key, code)
+                await pipe.execute()
 
     async def seats(self, player: str) -> list[str]:
         with self._storage.guard(f"list {player}'s rooms"):

@@ -112,6 +112,24 @@ class RoomWrite:
     lease: str = ""
 
 
+#: (room, race)s whose key names are kept.
+_KEY_CACHE: Final = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class _RoomKeys:
+    """The key names of one race of one room, as the commit script takes them: its five
+    room keys (see :data:`_COMMIT`), and each seat's log and move-time keys."""
+
+    base: tuple[str, ...]
+    logs: tuple[str, ...]
+    times: tuple[str, ...]
+
+
+#: A write waiting for the next batch: the write, its script's keys and arguments, its answer.
+_Queued = tuple[RoomWrite, list[str], list[str | bytes | int], "asyncio.Future[int]"]
+
+
 class RoomStore:
     """The rooms of a :class:`Storage`."""
 
@@ -119,9 +137,12 @@ class RoomStore:
         self._storage = storage
         self._keys = Keys(storage.prefix)
         self._commit = storage.redis.register_script(_COMMIT)
-        # Writes waiting to go together (see commit), and the task sending them.
-        self._queued: list[tuple[RoomWrite, asyncio.Future[int]]] = []
+        # Writes waiting to go together (see commit), each with its script's keys and
+        # arguments, and the task sending them.
+        self._queued: list[_Queued] = []
         self._writer: asyncio.Task[None] | None = None
+        # The key names of recent (room, race)s: building them checks each part, per write.
+        self._names: dict[tuple[str, int], _RoomKeys] = {}
 
     async def commit(self, write: RoomWrite) -> Committed:
         """Store ``write`` if the writer holds the room's lease and the stored version is
@@ -133,9 +154,9 @@ class RoomStore:
         pipeline, so a busy server makes one round trip for many rooms' commands. Each write
         is still its own script, checked and applied on its own.
         """
-        self._arguments(write)  # checks the keys before anything is queued
+        keys, args = self._arguments(write)  # checks the keys before anything is queued
         done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._queued.append((write, done))
+        self._queued.append((write, keys, args, done))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._send_batches())
         result = await asyncio.shield(done)
@@ -149,16 +170,14 @@ class RoomStore:
         """The script's keys and arguments. Only the logs the write appends to are passed
         (packing a command costs per argument), except when it finishes the race: then every
         seat's log, to expire them all."""
-        keys = self._keys
-        code, race = write.code, write.race
-        names = [keys.room(code), keys.room_version(code), keys.race(code, race)]
-        names += [keys.room_owner(code), keys.room_epoch(code)]
+        room = self._room_keys(write.code, write.race)
+        names = list(room.base)
         position: dict[int, int] = {}
         seats = range(MAX_SEATS) if write.expiry > 0 else sorted({seat for seat, _ in write.entries})
         for seat in seats:
-            names.append(keys.log(code, race, seat))
+            names.append(room.logs[seat])
             position[seat] = len(names)  # Lua counts KEYS from 1; the times key follows
-            names.append(keys.move_times(code, race, seat))
+            names.append(room.times[seat])
         args: list[str | bytes | int] = [write.base, write.version, write.record or b"", int(write.expiry)]
         args += [write.lease, len(write.entries)]
         for seat, text in write.entries:
@@ -166,17 +185,35 @@ class RoomStore:
         args.append(int(time.time() * 1000))
         return names, args
 
+    def _room_keys(self, code: str, race: int) -> _RoomKeys:
+        names = self._names.get((code, race))
+        if names is None:
+            if len(self._names) >= _KEY_CACHE:
+                self._names.clear()  # rooms come and go; the live ones are back at their next write
+            keys = self._keys
+            base = (
+                keys.room(code),
+                keys.room_version(code),
+                keys.race(code, race),
+                keys.room_owner(code),
+                keys.room_epoch(code),
+            )
+            logs = tuple(keys.log(code, race, seat) for seat in range(MAX_SEATS))
+            times = tuple(keys.move_times(code, race, seat) for seat in range(MAX_SEATS))
+            names = self._names[code, race] = _RoomKeys(base, logs, times)
+        return names
+
     async def _send_batches(self) -> None:
         while self._queued:
             batch, self._queued = self._queued, []
             try:
                 results = await self._send(batch)
             except Exception as error:  # every waiting write learns it, whatever went wrong
-                for write, done in batch:
+                for write, _, _, done in batch:
                     if not done.done():
                         done.set_exception(StoreUnavailable(f"{error} (room {write.code})"))
                 continue
-            for (write, done), result in zip(batch, results, strict=True):
+            for (write, _, _, done), result in zip(batch, results, strict=True):
                 if done.done():
                     continue
                 if isinstance(result, int):
@@ -185,7 +222,7 @@ class RoomStore:
                     failed = result if isinstance(result, Exception) else TypeError(f"unexpected reply {result!r}")
                     done.set_exception(self._storage.failure(f"store room {write.code}", failed))
 
-    async def _send(self, batch: list[tuple[RoomWrite, asyncio.Future[int]]]) -> list[object]:
+    async def _send(self, batch: list[_Queued]) -> list[object]:
         """One pipeline of EVALSHA calls (no SCRIPT EXISTS round trip first, as redis-py's
         pipelines would make); writes that found the script missing (a restarted Redis) did
         not run, so they are sent again once it is loaded."""
@@ -196,12 +233,12 @@ class RoomStore:
             if self._storage.cluster is not None:
                 # A Cluster pipeline refuses scripts: each goes on its own, all at once (to
                 # their slots' nodes); the script object loads itself where it is missing.
-                calls = [self._commit(*self._arguments(write)) for write, _ in batch]
+                calls = [self._commit(keys, args) for _, keys, args, _ in batch]
                 return list(await asyncio.gather(*calls, return_exceptions=True))
             for _ in range(2):
                 async with redis.pipeline(transaction=False) as pipe:
                     for index in todo:
-                        keys, args = self._arguments(batch[index][0])
+                        _, keys, args, _ = batch[index]
                         pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
                     replies = await pipe.execute(raise_on_error=False)
                 for index, reply in zip(todo, replies, strict=True):

@@ -63,6 +63,19 @@ def test_compare_prints_both_and_their_ratio() -> None:
 
 
 @pytest.mark.slow
+def test_ab_runs_two_checkouts_and_the_relay_in_turn() -> None:
+    # This checkout twice (one with a flag), as a baseline commit's worktree would be given.
+    output = bench(
+        "bench.ab", "--relay", "--tree", "a=.", "--tree", "b=.", "--flags", "b=--grace 30", "--repeats", "1",
+        *SMALL_LOAD, "--workers", "1", "--phases", "2",
+    )  # fmt: skip
+    assert "paced, no legal-moves ask: medians over 1 windows each" in output
+    for name in ("relay", "a", "b"):
+        assert f"\n  {name} " in output
+    assert "CPU/move vs relay" in output
+
+
+@pytest.mark.slow
 def test_idle_opens_and_measures() -> None:
     output = bench("bench.idle", "--connections", "20", "--hold", "0.5", "--processes", "1", "--spawn")
     assert "20 of 20 connections open" in output

@@ -13,6 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.spawn import spawn_server
+from client.lib.connection import RaceClient
+from protocol.messages import CreateRoom, Joined, RoomOptions
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -131,3 +135,16 @@ def test_a_killed_server_leaves_no_process_behind(tmp_path: Path) -> None:
             process.kill()
         if process.stderr is not None:
             process.stderr.close()
+
+
+@pytest.mark.asyncio
+async def test_the_server_runs_on_uvloop_when_asked(tmp_path: Path) -> None:
+    """``--event-loop uvloop`` (the optional extra): the same server, on uvloop's loop."""
+    pytest.importorskip("uvloop")
+    with spawn_server(extra=["--event-loop", "uvloop"]) as spawned:
+        client = await RaceClient.connect(spawned.url, "Ann", reconnect=False)
+        try:
+            created = await client.request(lambda i: CreateRoom(id=i, variant="scorpion", options=RoomOptions()))
+            assert isinstance(created, Joined)
+        finally:
+            await client.close()

@@ -155,7 +155,7 @@ async def test_bad_entries_are_refused(boards: Leaderboards) -> None:
 async def test_statistics_of_races(boards: Leaderboards) -> None:
     assert await boards.stats("scorpion", "ann", DAY) == Stats()
     for _ in range(3):
-        await boards.race_started("scorpion", "ann")
+        await boards.races_started("scorpion", ["ann"])
     await boards.race_result("scorpion", "ann", finished=True, won=True, time_ms=50_000)
     await boards.race_result("scorpion", "ann", finished=True, won=False, time_ms=40_000)
     await boards.race_result("scorpion", "ann", finished=False, won=False, time_ms=None)
@@ -163,6 +163,10 @@ async def test_statistics_of_races(boards: Leaderboards) -> None:
         races_started=3, races_won=1, races_finished=2, best_time_ms=40_000
     )
     assert await boards.stats("antares", "ann", DAY) == Stats()
+    # A race of several racers counts for each of them.
+    await boards.races_started("scorpion", ["ann", "bob"])
+    assert (await boards.stats("scorpion", "ann", DAY)).races_started == 4
+    assert (await boards.stats("scorpion", "bob", DAY)).races_started == 1
     # A faster daily attempt is the best time too.
     await boards.daily_result("scorpion", "ann", DAY, finished=True, time_ms=30_000)
     assert (await boards.stats("scorpion", "ann", DAY)).best_time_ms == 30_000
