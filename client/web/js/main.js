@@ -6,7 +6,6 @@
 //   #/replay/CODE[/SEAT]  a finished race, step by step
 //   #/account        register, log in, log out, change the password
 
-import { AccountScreen } from "./account.js";
 import { Connection, serverUrl } from "./connection.js";
 import { DailyScreen } from "./daily.js";
 import { fill, h } from "./dom.js";
@@ -31,12 +30,32 @@ function screenFor() {
     case "daily":
       return new DailyScreen(conn, arg);
     case "account":
-      return new AccountScreen(conn);
+      // Loaded when first opened, so the other pages do not carry it.
+      return lazyScreen(() => import("./account.js").then((module) => new module.AccountScreen(conn)));
     case "replay":
       return arg ? new ReplayScreen(conn, arg, extra) : new LobbyScreen(conn);
     default:
       return new LobbyScreen(conn);
   }
+}
+
+/** A screen whose module is imported on mount (and not mounted if left before it arrives). */
+function lazyScreen(load) {
+  let real = null;
+  let left = false;
+  return {
+    mount(main) {
+      load().then((loaded) => {
+        if (left) return;
+        real = loaded;
+        real.mount(main);
+      });
+    },
+    unmount() {
+      left = true;
+      if (real) real.unmount();
+    },
+  };
 }
 
 function route() {
