@@ -5,6 +5,12 @@ tokens) and sent over many connections. Every frame gets an answer (an error or 
 reply), never ``internal-error``; no connection is closed with 1011; the server's log
 holds no traceback and only a few lines about bad frames, at DEBUG.
 
+The accounts' requests are fuzzed too: each worker may log in to an account of its own, no
+fuzzed frame knows the current password a password change needs (so none closes another
+connection), a connection whose frame reads as a ``logout`` stops there and must be closed
+with 4001, and the server refuses logins from the address after 4 failures (each failure
+holds its connection 1 s).
+
 The default run sends about 3,000 frames in a few seconds. ``FUZZ_FRAMES=100000`` (and
 ``FUZZ_SEED``) runs a larger one; the summary line is printed (``pytest -s``).
 
@@ -29,7 +35,7 @@ import msgspec
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from protocol.codec import encode
+from protocol.codec import MalformedFrame, decode_client, encode
 from protocol.messages import (
     PROTOCOL_VERSION,
     AskDaily,
@@ -40,6 +46,7 @@ from protocol.messages import (
     AskReplay,
     AskSnapshot,
     AskStats,
+    ChangePassword,
     ClientMessage,
     CreateRoom,
     Error,
@@ -52,9 +59,12 @@ from protocol.messages import (
     LegalMoves,
     ListRooms,
     Lobby,
+    Login,
+    Logout,
     PlayMove,
     QuickMatch,
     Ready,
+    Register,
     Rematch,
     Resign,
     RoomOptions,
@@ -82,8 +92,19 @@ SENTINEL = 2**53 - 1
 PRACTICE = RoomOptions(max_racers=1)
 
 
-def templates(room: str, move: str, token: str) -> list[ClientMessage]:
-    """A valid request of every type, naming ``room`` and resuming with ``token``."""
+#: The password of the accounts the fuzzing connections may log in to (one per worker, so a
+#: logout everywhere ends no other worker's connection). No fuzzed frame knows it as the
+#: current password of ``change_password``, so no password change closes other connections.
+PASSWORD = "fuzz password 1"
+
+
+def account_name(worker: int) -> str:
+    return f"Fuzz Account {worker}"
+
+
+def templates(room: str, move: str, token: str, worker: int = 0) -> list[ClientMessage]:
+    """A valid request of every type, naming ``room``, resuming with ``token``, logging in to
+    ``worker``'s account."""
     return [
         Hello(id=1, protocol=PROTOCOL_VERSION, name="Fuzz", resume=token),
         CreateRoom(id=2, variant="antares", options=RoomOptions(max_racers=1, time_limit=600, deal="617")),
@@ -108,7 +129,19 @@ def templates(room: str, move: str, token: str) -> list[ClientMessage]:
         StartDaily(id=21, variant="antares"),
         AskLeaderboard(id=22, variant="scorpion", board="wins", limit=5, around=True),
         AskStats(id=23, variant="antares", player="0123456789abcdef"),
+        Register(id=24, name="Fuzz New", password="fuzz password 2"),
+        Login(id=25, name=account_name(worker), password=PASSWORD),
+        ChangePassword(id=26, password="not the password", new_password="fuzz password 3"),
+        Logout(id=27, everywhere=False),
     ]
+
+
+def is_logout(frame: bytes) -> bool:
+    """Whether the server reads ``frame`` as a ``logout`` (its answer closes the connection)."""
+    try:
+        return isinstance(decode_client(frame), Logout)
+    except MalformedFrame:
+        return False
 
 
 #: Headers claiming far more than any frame holds: str32, bin32, array32, map32, ext32.
@@ -174,6 +207,7 @@ class Tally:
     internal_errors: int = 0
     unanswered: int = 0
     closes: dict[int | None, int] = field(default_factory=dict)
+    logouts: int = 0
     error_codes: dict[str, int] = field(default_factory=dict)
     replies: int = 0
 
@@ -198,7 +232,7 @@ async def fuzz_connection(
     tally.connections += 1
     sent = 0
     token, room, move = racer or ("0" * 16 + "." + "0" * 32, "ZZZZ", "1C>c")
-    base = [encode(m) for m in templates(room, move, token)]
+    base = [encode(m) for m in templates(room, move, token, worker)]
     try:
         for _ in range(3):  # before any hello: broken hellos reach the token check
             await client.send_raw(retyped(templates(room, move, token)[0], rng, token))
@@ -216,9 +250,9 @@ async def fuzz_connection(
             sent += 1
             if isinstance(legal, LegalMoves) and legal.moves:
                 move = rng.choice(legal.moves)
-        requests = templates(room, move, token)
-        if racer is not None:  # keep the race going for the other connections: no leave or resign
-            requests = [m for m in requests if not isinstance(m, Leave | Resign)]
+        requests = templates(room, move, token, worker)
+        if racer is not None:  # keep the race (and its player) going: no leave, resign, account or logout
+            requests = [m for m in requests if not isinstance(m, Leave | Resign | Register | Logout)]
         base = [encode(m) for m in requests]
         for _ in range(PER_CONNECTION):
             choice = rng.randrange(10)
@@ -230,6 +264,10 @@ async def fuzz_connection(
                 frame = rng.choice(base)
             await client.send_raw(frame)
             sent += 1
+            if is_logout(frame):  # answered by an ack, then the server closes (4001)
+                tally.logouts += 1
+                await asyncio.wait_for(client.socket.wait_closed(), PATIENCE)
+                return
         await client.send_raw(encode(ListRooms(id=SENTINEL)))
         sent += 1
         # The sentinel's answer says every frame before it was read; stop waiting if the
@@ -256,6 +294,13 @@ async def fuzz_connection(
         await client.close()
 
 
+async def register(url: str, name: str) -> None:
+    client = await RawClient.open(url)
+    await client.hello(name)
+    assert not isinstance(await client.request(lambda i: Register(id=i, name=name, password=PASSWORD)), Error)
+    await client.close()
+
+
 async def practice_race(url: str) -> tuple[RawClient, str, str]:
     """A player racing a practice race: its client, resume token and room code."""
     client = await RawClient.open(url)
@@ -272,11 +317,16 @@ async def test_mutated_frames_of_every_request_type_never_crash_the_server(
     monkeypatch.setenv("LOG_LEVEL", "DEBUG")  # even at DEBUG, bad frames write few lines
     port, log = free_port(), tmp_path / "server.log"
     url = f"ws://127.0.0.1:{port}"
+    # Each failed login holds its connection 1 s: few failures before every login from the
+    # address is refused at once, so the run takes about as long as without accounts.
+    monkeypatch.setenv("ADDRESS_ATTEMPTS", "4")
     processes = [await launch(port, tmp_path / "data", log)]
     tally = Tally()
     started = time.monotonic()
     async with reaped(processes):
         racer, token, room = await practice_race(url)
+        for number in range(WORKERS):
+            await register(url, account_name(number))
         countdown_ends = time.monotonic() + 3.5
 
         async def worker(number: int) -> None:
@@ -299,7 +349,8 @@ async def test_mutated_frames_of_every_request_type_never_crash_the_server(
     print(
         f"\nfuzz: {tally.frames} frames over {tally.connections} connections in {elapsed:.1f} s (seed {SEED}); "
         f"{tally.replies} answers, {tally.unanswered} unanswered, {tally.internal_errors} internal-error, "
-        f"closes {tally.closes}; log: {text.count('Traceback')} tracebacks, {len(text.splitlines())} lines "
+        f"closes {tally.closes}, {tally.logouts} logouts; "
+        f"log: {text.count('Traceback')} tracebacks, {len(text.splitlines())} lines "
         f"{dict(Counter(re.findall(r'^[-0-9]+ [:,0-9]+ ([A-Z]+) ', text, re.MULTILINE)))} "
         f"({len(bad_frame_lines)} about bad frames), {len(text)} bytes; "
         f"errors {dict(sorted(tally.error_codes.items()))}"
@@ -307,7 +358,9 @@ async def test_mutated_frames_of_every_request_type_never_crash_the_server(
     assert tally.frames >= FRAMES - WORKERS
     assert tally.internal_errors == 0
     assert tally.closes.get(1011, 0) == 0
-    assert set(tally.closes) == {None}, tally.closes  # every connection open until the client closed it
+    # Every connection open until the client closed it, or until its own logout (4001).
+    assert set(tally.closes) <= {None, 4001}, tally.closes
+    assert tally.closes.get(4001, 0) == tally.logouts, tally.closes
     assert tally.unanswered == 0
     assert "Traceback" not in text
     # One line per kind of bad frame per 10 s (and a few a second over all kinds).

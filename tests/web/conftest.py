@@ -134,3 +134,15 @@ def shot(page: Any, name: str) -> Path:
     page.evaluate("() => document.getAnimations().forEach(animation => animation.finish())")
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def register_in_page(page: Any, base: str, name: str, password: str) -> None:
+    """Register the page's player as the account ``name`` with the page's own form, and wait
+    until the header names the account."""
+    page.goto(f"{base}/#/account")
+    page.wait_for_selector("#register-form", timeout=15_000)
+    page.fill("#register-name", name)
+    page.fill("#register-password", password)
+    page.fill("#register-confirm", password)
+    page.click("#register-form button[type=submit]")
+    page.wait_for_selector("#who-name[data-account=true]", timeout=15_000)

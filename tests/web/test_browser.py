@@ -2,7 +2,7 @@
 
 A bot races while the page watches; a person in the browser plays a known winnable deal to
 the end against a bot, with clicks, drags and typed moves; a reload puts the person back in
-their seat; the daily board shows the player's entry. Screenshots go to build/screenshots/.
+their seat; the daily board shows the entry of the account registered in the page. Screenshots go to build/screenshots/.
 """
 
 from __future__ import annotations
@@ -12,25 +12,18 @@ import re
 from typing import Any
 
 import pytest
-from websockets.sync.client import connect as sync_connect
 
 from client.lib.bot import Bot
 from client.lib.connection import RaceClient
-from protocol.codec import decode_server, encode
 from protocol.messages import (
-    PROTOCOL_VERSION,
-    AccountInfo,
     CreateRoom,
-    Hello,
     Joined,
     JoinRoom,
     Ready,
-    Register,
     RoomOptions,
-    Welcome,
 )
 from tests.known_deals import ANTARES_DEAL, winning_line
-from tests.web.conftest import ThreadedServer, shot
+from tests.web.conftest import ThreadedServer, register_in_page, shot
 
 #: Milliseconds the page may take for something the server does at once (the countdown is 3 s).
 WAIT = 15_000
@@ -262,28 +255,12 @@ def play_by_keyboard(page: Any, card: str, target: str) -> None:
     page.keyboard.press("Enter")
 
 
-def register_the_page(srv: ThreadedServer, page: Any) -> None:
-    """Make the page's player an account (only accounts have ranked attempts): the page has no
-    account form yet, so a second connection resumes its guest token and registers."""
-    token = page.evaluate("() => localStorage.getItem('solitaire-race.resume')")
-    name = page.evaluate("() => localStorage.getItem('solitaire-race.name')")
-    with sync_connect(srv.ws) as socket:
-        socket.send(encode(Hello(id=1, protocol=PROTOCOL_VERSION, name=name, resume=token)))
-        welcome = socket.recv(timeout=WAIT / 1000)
-        assert isinstance(welcome, bytes)
-        assert isinstance(decode_server(welcome), Welcome)
-        socket.send(encode(Register(id=2, name=name, password="a browser password")))
-        frame = socket.recv(timeout=WAIT / 1000)
-        assert isinstance(frame, bytes)
-        reply = decode_server(frame)
-        assert isinstance(reply, AccountInfo), reply
-
-
 def test_the_daily_board_shows_the_players_entry(web_server: Any, page: Any) -> None:
     with web_server(solver_workers=1, solver_budget=0.5, pool_size=1) as srv:
+        # Only accounts have a ranked attempt: register in the page first.
+        register_in_page(page, srv.base, "Daily Dora", "a browser password")
         page.goto(f"{srv.base}/#/daily/antares")
         page.wait_for_selector("#play-daily", timeout=90_000)
-        register_the_page(srv, page)
         assert "ranked" in (page.text_content("#play-daily") or "")
         page.click("#play-daily")
         page.wait_for_url(re.compile(r"/r/[A-Z0-9]{8}$"))

@@ -1,7 +1,10 @@
 // One websocket to the race server, speaking PROTOCOL.md: MessagePack maps in binary frames.
 // It says hello (with the resume token kept in localStorage), answers each request with the
 // reply naming its id, keeps a RoomCopy of every room it follows (asking for a snapshot on a
-// gap) and reconnects by itself, resuming, when the connection drops.
+// gap) and reconnects by itself, resuming, when the connection drops. Accounts: register, log
+// in, change the password (each answered by a new token, kept like a guest's) and log out; a
+// 4001 close (logged out, here or from elsewhere) drops the token and starts again as a guest.
+// Passwords only pass through to the socket: nothing stores them.
 
 import { RoomCopy } from "./mirror.js";
 
@@ -9,6 +12,8 @@ const { encode, decode } = globalThis.MessagePack;
 
 const NAME_KEY = "solitaire-race.name";
 const RESUME_KEY = "solitaire-race.resume";
+/** The close code of a session that ended: logged out, here or everywhere, or a new password. */
+const LOGGED_OUT = 4001;
 
 export function storedName() {
   return localStorage.getItem(NAME_KEY) || "";
@@ -35,6 +40,7 @@ export class Connection {
     this.listeners = new Set();
     this.player = null;
     this.name = null;
+    this.account = false;
     this.socket = null;
     this.ready = null;
     this.closed = false;
@@ -53,16 +59,10 @@ export class Connection {
   async rename(name) {
     localStorage.setItem(NAME_KEY, name);
     this.wantedName = name;
+    const back = this.nextWelcome();
+    // The close handler reconnects.
     if (this.socket) this.socket.close(1000);
-    // The close handler reconnects; wait for the new welcome.
-    await new Promise((resolve) => {
-      const off = this.on((kind) => {
-        if (kind === "connected") {
-          off();
-          resolve();
-        }
-      });
-    });
+    await back;
   }
 
   open() {
@@ -90,10 +90,8 @@ export class Connection {
         if (!welcomed) {
           if (message.type === "welcome") {
             welcomed = true;
-            this.player = message.player;
-            this.name = message.name;
-            localStorage.setItem(RESUME_KEY, message.resume);
-            localStorage.setItem(NAME_KEY, message.name);
+            this.keep(message);
+            this.account = Boolean(message.account);
             this.retry = 250;
             this.state = "connected";
             resolve(message);
@@ -115,6 +113,7 @@ export class Connection {
       };
       socket.onclose = (event) => {
         this.state = "disconnected";
+        if (event.code === LOGGED_OUT) this.loggedOut(event.reason);
         for (const [id, entry] of this.pending) {
           entry.reject(new ServerError({ code: "disconnected", message: "the connection dropped" }));
           this.pending.delete(id);
@@ -143,6 +142,67 @@ export class Connection {
           }, wait);
         }
       };
+    });
+  }
+
+  /** Keep the player, name and token of a `welcome` or `account` reply. */
+  keep(reply) {
+    this.player = reply.player;
+    this.name = reply.name;
+    localStorage.setItem(RESUME_KEY, reply.resume);
+    localStorage.setItem(NAME_KEY, reply.name);
+  }
+
+  /** `register`, `login` or `change_password`: resolves once the account's token is kept. */
+  async becomeAccount(fields) {
+    const reply = await this.request(fields);
+    this.keep(reply);
+    this.account = true;
+    this.emit("account", reply);
+    return reply;
+  }
+
+  register(name, password) {
+    return this.becomeAccount({ type: "register", name, password });
+  }
+
+  /** Log in as `name`. The server refuses while the connection follows a room: stop watching
+   * and leave finished races first (a room still waiting or racing is the player's to leave). */
+  async login(name, password) {
+    for (const [room, role] of [...this.roles]) {
+      if (role === "spectator" || this.rooms.get(room)?.view.state === "finished") await this.leave(room);
+    }
+    return this.becomeAccount({ type: "login", name, password });
+  }
+
+  changePassword(password, newPassword) {
+    return this.becomeAccount({ type: "change_password", password, new_password: newPassword });
+  }
+
+  /** Log out (of every device with `everywhere`); resolves once the page is a new guest. */
+  async logout(everywhere = false) {
+    const back = this.nextWelcome();
+    await this.request(everywhere ? { type: "logout", everywhere: true } : { type: "logout" });
+    await back;
+  }
+
+  /** The server ended this session (4001): its token is void, and so are the seats it held. */
+  loggedOut(reason) {
+    localStorage.removeItem(RESUME_KEY);
+    for (const room of [...this.rooms.keys(), ...this.roles.keys()]) this.forget(room);
+    this.account = false;
+    this.emit("logged-out", { reason });
+  }
+
+  /** Resolves with the next `welcome` (after a reconnection). */
+  nextWelcome() {
+    return new Promise((resolve) => {
+      const off = this.on((kind, message) => {
+        if (kind === "connected") {
+          off();
+          resolve(message);
+        }
+      });
     });
   }
 

@@ -4,6 +4,7 @@
 //   #/watch/CODE     watch a room
 //   #/daily[/GAME]   the daily challenge and the leaderboards
 //   #/replay/CODE[/SEAT]  a finished race, step by step
+//   #/account        register, log in, log out, change the password
 
 import { Connection, serverUrl } from "./connection.js";
 import { DailyScreen } from "./daily.js";
@@ -28,11 +29,33 @@ function screenFor() {
       return arg ? new RoomScreen(conn, arg, "watch") : new LobbyScreen(conn);
     case "daily":
       return new DailyScreen(conn, arg);
+    case "account":
+      // Loaded when first opened, so the other pages do not carry it.
+      return lazyScreen(() => import("./account.js").then((module) => new module.AccountScreen(conn)));
     case "replay":
       return arg ? new ReplayScreen(conn, arg, extra) : new LobbyScreen(conn);
     default:
       return new LobbyScreen(conn);
   }
+}
+
+/** A screen whose module is imported on mount (and not mounted if left before it arrives). */
+function lazyScreen(load) {
+  let real = null;
+  let left = false;
+  return {
+    mount(main) {
+      load().then((loaded) => {
+        if (left) return;
+        real = loaded;
+        real.mount(main);
+      });
+    },
+    unmount() {
+      left = true;
+      if (real) real.unmount();
+    },
+  };
 }
 
 function route() {
@@ -41,11 +64,18 @@ function route() {
   screen.mount(main);
 }
 
+/** The header says who the page plays as: an account's name, or a guest's (who may rename). */
 function showWho() {
-  fill(who, 
-    conn.state === "connected" ? `Playing as ${conn.name}` : "connecting…",
+  if (conn.state !== "connected") {
+    fill(who, "connecting…");
+    return;
+  }
+  fill(
+    who,
+    h("span", { id: "who-name", dataset: { account: String(conn.account) } }, conn.account ? conn.name : `Guest: ${conn.name}`),
     " ",
-    h("button", { id: "rename", onclick: rename }, "Change name"),
+    conn.account ? null : [h("button", { id: "rename", onclick: rename }, "Change name"), " "],
+    h("a", { href: "#/account", id: "account-link" }, conn.account ? "Account" : "Log in / register"),
   );
 }
 
@@ -55,7 +85,7 @@ async function rename() {
 }
 
 conn.on((kind) => {
-  if (kind === "connected" || kind === "disconnected") showWho();
+  if (kind === "connected" || kind === "disconnected" || kind === "account") showWho();
 });
 conn.start().catch((error) => {
   main.prepend(h("p", { className: "status error" }, `Cannot reach the server: ${error.message}`));

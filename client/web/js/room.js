@@ -142,7 +142,8 @@ export class RoomScreen {
     const name = h("input", { type: "text", id: "join-name", maxlength: "24", value: this.conn.name || "" });
     const join = async (event) => {
       event.preventDefault();
-      const wanted = name.value.trim();
+      // An account plays under its own name (the server ignores another).
+      const wanted = this.conn.account ? this.conn.name : name.value.trim();
       if (!wanted) {
         this.status.show("Choose a name first.", true);
         return;
@@ -163,8 +164,7 @@ export class RoomScreen {
       h(
         "form",
         { className: "panel toolbar", id: "join-form", onsubmit: join },
-        h("label", { for: "join-name" }, "Your name"),
-        name,
+        this.conn.account ? h("span", {}, `You join as ${this.conn.name}.`) : [h("label", { for: "join-name" }, "Your name"), name],
         h("button", { type: "submit", className: "primary", id: "join" }, "Join the race"),
         h("a", { href: `/#/watch/${this.code}` }, "or watch it"),
       ),
