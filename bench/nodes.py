@@ -1,6 +1,6 @@
 """One node against three, in one run: what forwarding costs, and how long a failover takes.
 
-    python -m bench.nodes [--rooms 12] [--rate 4] [--seconds 10]
+    python -m bench.nodes [--rooms 12] [--rate 4] [--seconds 10] [--profile DIR]
 
 Both runs use one private embedded Redis and real ``python -m server`` processes. Every
 room has two bot racers; each plays ``--rate`` moves a second (worked out from its own

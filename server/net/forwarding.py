@@ -13,7 +13,7 @@ proxy (answers, events, snapshots) is published to the client's node, batched pe
 follow the room: the spectators' frames leave after the owner's delay, so the anti-copy
 rule stays on the owner), and that node writes it to the real connection.
 
-Messages on one node's inbox are ordered (one writer task per destination), so a client
+Messages on one node's inbox are ordered (one writer task sends them all, in order), so a client
 sees its answer and the room's events in the owner's order.
 
 Faults: a node that dies stops beating; every node watching it (because it holds proxies
@@ -48,6 +48,7 @@ from server.live.leases import RoomLeases
 from server.live.nodes import Node
 from server.live.runner import RoomRunner
 from server.net.dispatch import dispatch
+from server.net.inbox import DECODER, ENCODER, Done, Frames, Gone, Message, Request, Reroute, Resume
 from server.ops.metrics import FORWARD_SECONDS, FORWARDED_RECEIVED, FORWARDED_SENT
 from server.ops.stopping import stop_tasks
 from server.storage.connection import StoreUnavailable
@@ -58,54 +59,6 @@ logger = logging.getLogger("server.nodes")
 _MOVES: Final = 3
 #: Seconds an answer may be late before the router checks that its node still beats.
 _LATE: Final = 0.5
-
-
-class Request(msgspec.Struct, tag=1, array_like=True):
-    origin: str
-    link: int
-    seq: int
-    player: str
-    name: str
-    bot: bool
-    frame: bytes
-
-
-class Resume(msgspec.Struct, tag=2, array_like=True):
-    """Give the player back their seat in ``code`` (a hello on another node)."""
-
-    origin: str
-    link: int
-    seq: int
-    player: str
-    name: str
-    bot: bool
-    request: int
-    code: str
-
-
-class Done(msgspec.Struct, tag=3, array_like=True):
-    seq: int
-    moved: bool  # the room is not here: nothing ran, ask its owner
-
-
-class Frames(msgspec.Struct, tag=4, array_like=True):
-    sender: str
-    links: list[int]
-    frame: bytes
-
-
-class Gone(msgspec.Struct, tag=5, array_like=True):
-    origin: str
-    link: int
-
-
-class Reroute(msgspec.Struct, tag=6, array_like=True):
-    links: list[int]
-
-
-Message = Request | Resume | Done | Frames | Gone | Reroute
-_encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(list[Message])
 
 
 def room_of(message: ClientMessage) -> str | None:
@@ -269,12 +222,15 @@ class Router:
             self._background(self._check_late(owner, future, deadline))
 
     async def _check_late(self, owner: str, future: asyncio.Future[Done], deadline: float) -> None:
-        """The answer is late: fail it if its owner stopped beating or the time is up, else
-        look again in half a second."""
+        """The answer is late: fail it if its owner stopped beating or the time is up
+        (TimeoutError) or Redis cannot say (StoreUnavailable), else look again in half a second."""
         try:
             gone = owner not in await self.node.alive({owner}, fresh=0.0)
-        except StoreUnavailable:
-            gone = False  # Redis cannot say: the deadline decides
+        except StoreUnavailable as error:
+            # Redis is out of reach: the request (or its answer) is lost with it; say so now.
+            if not future.done():
+                future.set_exception(error)
+            return
         if future.done():
             return
         left = deadline - time.monotonic()
@@ -404,7 +360,7 @@ class Router:
             while self._outbox:
                 outbox, self._outbox = self._outbox, {}
                 try:
-                    await self.node.store.send({node: _encoder.encode(batch) for node, batch in outbox.items()})
+                    await self.node.store.send({node: ENCODER.encode(batch) for node, batch in outbox.items()})
                 except StoreUnavailable as error:
                     lost = sum(len(batch) for batch in outbox.values())
                     logger.warning("%d messages to nodes %s lost: %s", lost, ", ".join(outbox), error)
@@ -464,7 +420,7 @@ class Router:
                     if data is None:
                         continue
                     try:
-                        messages = _decoder.decode(data)
+                        messages = DECODER.decode(data)
                     except msgspec.DecodeError:
                         logger.warning("unreadable message on the inbox")
                         continue
