@@ -1,6 +1,6 @@
 """One node against three, in one run: what forwarding costs, and how long a failover takes.
 
-    python -m bench.nodes [--rooms 12] [--rate 4] [--seconds 10]
+    python -m bench.nodes [--rooms 12] [--rate 4] [--seconds 10] [--profile DIR]
 
 Both runs use one private embedded Redis and real ``python -m server`` processes. Every
 room has two bot racers; each plays ``--rate`` moves a second (worked out from its own
@@ -30,6 +30,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from redis.asyncio import Redis
 
 from bench.bots import local_legal_moves
 from bench.spawn import ProcSample, free_port
@@ -64,14 +66,16 @@ class Node:
         return f"ws://127.0.0.1:{self.port}"
 
 
-async def start_nodes(count: int, redis_url: str, logs: Path) -> list[Node]:
+async def start_nodes(count: int, redis_url: str, logs: Path, profile: Path | None = None) -> list[Node]:
+    """``profile``: run each node under cProfile, its statistics written there at its stop."""
     nodes = []
-    for _ in range(count):
+    for index in range(count):
         port = free_port()
         log_path = logs / f"node-{port}.log"
         log = log_path.open("wb")
+        profiler = [] if profile is None else ["-m", "cProfile", "-o", str(profile / f"{count}-nodes-{index}.prof")]
         command = [
-            sys.executable, "-m", "server", "--port", str(port), "--redis-url", redis_url,
+            sys.executable, *profiler, "-m", "server", "--port", str(port), "--redis-url", redis_url,
             "--solver-workers", "0", "--node-ttl", str(NODE_TTL),
             "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"),
         ]  # fmt: skip
@@ -158,6 +162,17 @@ def cpu_of(pids: list[int]) -> float:
     return sum(ProcSample.read(pid).cpu for pid in pids)
 
 
+async def redis_calls(url: str) -> dict[str, int]:
+    """Commands Redis has run so far, by name (INFO commandstats): a count the machine's load
+    does not blur, unlike CPU time."""
+    client = Redis.from_url(url)
+    try:
+        stats = await client.info("commandstats")
+    finally:
+        await client.aclose()
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
+
+
 @dataclass
 class RunResult:
     label: str
@@ -166,11 +181,13 @@ class RunResult:
     cpu: float
     stats: Latencies
     idle: float = 0.0  # CPU seconds per second with the rooms open and nobody moving
+    calls: dict[str, int] = field(default_factory=dict)  # Redis commands during the moves
+    redis_cpu: float = 0.0  # Redis's share of ``cpu``
     failover: float | None = None
 
 
 async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, redis_pid: int, logs: Path) -> RunResult:
-    nodes = await start_nodes(count, redis.url, logs)
+    nodes = await start_nodes(count, redis.url, logs, args.profile)
     clients: list[RaceClient] = []
     try:
         stats = Latencies()
@@ -189,7 +206,8 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
         idle_before, idle_started = cpu_of(pids), time.monotonic()
         await asyncio.sleep(2.0)
         idle = (cpu_of(pids) - idle_before) / (time.monotonic() - idle_started)
-        cpu_before, started = cpu_of(pids), time.monotonic()
+        calls_before = await redis_calls(redis.url)
+        cpu_before, redis_before, started = cpu_of(pids), cpu_of([redis_pid]), time.monotonic()
         until = started + args.seconds
         loops = []
         for code, owner, guest, remote in rooms:
@@ -199,8 +217,12 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
             )
         await asyncio.gather(*loops)
         seconds, cpu = time.monotonic() - started, cpu_of(pids) - cpu_before
+        redis_cpu = cpu_of([redis_pid]) - redis_before
+        calls_after = await redis_calls(redis.url)
+        calls = {name: n - calls_before.get(name, 0) for name, n in calls_after.items()}
         moves = len(stats.local) + len(stats.forwarded)
-        result = RunResult(f"{count} node{'s' if count > 1 else ''}", moves, seconds, cpu, stats, idle=idle)
+        label = f"{count} node{'s' if count > 1 else ''}"
+        result = RunResult(label, moves, seconds, cpu, stats, idle, calls, redis_cpu)
         if count > 1:
             result.failover = await failover(nodes, rooms)
         for code, owner, guest, _ in rooms:
@@ -252,6 +274,13 @@ def report(results: list[RunResult]) -> str:
             f" {net * 1e3:.3f} ms/move without the idle {result.idle * 1e3:.0f} ms/s"
             f" ({net / max(1e-9, net_per_move(base)):.2f}x one node), refused {result.stats.refused}"
         )
+        commands = sorted(((n, name) for name, n in result.calls.items() if n), reverse=True)
+        total = sum(n for n, _ in commands)
+        lines.append(
+            f"  of which Redis {result.redis_cpu / max(1, result.moves) * 1e3:.3f} ms/move;"
+            f" Redis commands per move {total / max(1, result.moves):.2f}: "
+            + ", ".join(f"{name} {n / max(1, result.moves):.2f}" for n, name in commands[:6])
+        )
         for label, values in (("local", result.stats.local), ("forwarded", result.stats.forwarded)):
             if values:
                 lines.append("  " + latency_line(f"{label} move->ack", sorted(values)))
@@ -278,6 +307,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rooms", type=int, default=12, help="rooms of two racers (default 12)")
     parser.add_argument("--rate", type=float, default=4.0, help="moves a second per racer (default 4)")
     parser.add_argument("--seconds", type=float, default=10.0, help="seconds of play per run (default 10)")
+    parser.add_argument(
+        "--profile", type=Path, metavar="DIR", help="run the nodes under cProfile; their statistics go to DIR"
+    )
     parser.add_argument("--verbose", action="store_true", help="say why each failover attempt failed")
     print(asyncio.run(main_async(parser.parse_args(argv))))
 

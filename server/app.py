@@ -30,7 +30,15 @@ from server.live.runner import RoomRunner
 from server.net.edge import HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
 from server.net.forwarding import Router
 from server.net.http import HttpRoutes
-from server.ops.metrics import SPECTATOR_DELIVERIES, GcPauseMonitor, LoopLagMonitor, redis_latency_observer, watch_rooms
+from server.ops.metrics import (
+    ROOM_LEASES,
+    ROOMS_FENCED,
+    SPECTATOR_DELIVERIES,
+    GcPauseMonitor,
+    LoopLagMonitor,
+    redis_latency_observer,
+    watch_rooms,
+)
 from server.ops.readiness import Readiness, drain
 from server.ops.stopping import stop_tasks
 from server.rooms.draft import DealPicker
@@ -118,6 +126,7 @@ class RaceServer:
             node_id="embedded" if self.embedded is not None else config.node_id,
         )
         leases = RoomLeases(node_store, node.id, config.node_ttl)
+        ROOM_LEASES.set_function(lambda: len(leases))  # the last server started in a process wins
         registry = Registry(
             RoomStore(storage),
             RaceRecorder(storage, boards),
@@ -190,6 +199,7 @@ class RaceServer:
         return {"rooms": len(ctx.rooms.runners()), "connections": len(ctx.links)} if ctx is not None else {}
 
     def _rerouted(self, runner: RoomRunner) -> None:
+        ROOMS_FENCED.inc()
         if self.router is not None:
             self.router.rerouted(runner)
 

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
+from server.ops.metrics import LEASES_LOST, ROOMS_TAKEN_OVER
 from server.ops.stopping import stop_requested, stop_tasks
 from server.storage.connection import StoreUnavailable
 from server.storage.nodes import Claim, NodeStore
@@ -57,6 +58,10 @@ class RoomLeases:
         claim = await self.store.claim(code, self.node, self._ttl_ms, must_exist)
         if claim.lease is not None:
             self._held[code] = _Held(claim.lease, self._deadline(sent))
+            if not claim.lease.endswith(":1"):
+                # Not the room's first lease: its earlier owner died, was paused past its
+                # lease, or let it go (a drain).
+                ROOMS_TAKEN_OVER.labels("expired").inc()
         return claim
 
     async def take_over(self, claim: Claim, code: str) -> bool:
@@ -67,6 +72,7 @@ class RoomLeases:
         if lease is None:
             return False
         logger.warning("room %s taken over from %s", code, claim.held)
+        ROOMS_TAKEN_OVER.labels("dead").inc()
         self._held[code] = _Held(lease, self._deadline(sent))
         return True
 
@@ -77,6 +83,10 @@ class RoomLeases:
 
     def holds(self, code: str) -> bool:
         return code in self._held
+
+    def __len__(self) -> int:
+        """How many room leases this node holds."""
+        return len(self._held)
 
     async def confirm(self, code: str) -> None:
         """Return once this node's lease on ``code`` is known valid; raise :class:`Fenced` if
@@ -90,6 +100,7 @@ class RoomLeases:
         renewed = await self.store.renew({code: held.lease}, self._ttl_ms)
         if not renewed.get(code):
             self._held.pop(code, None)
+            LEASES_LOST.inc()
             raise Fenced(f"room {code}: lease {held.lease} was taken over")
         held.valid_until = self._deadline(sent)
 
@@ -122,6 +133,7 @@ class RoomLeases:
             else:
                 lost.append(code)
                 del self._held[code]
+                LEASES_LOST.inc()
         return lost
 
     async def keep(self, on_lost: Callable[[str], Awaitable[None]]) -> None:

@@ -10,6 +10,7 @@ having to notice. The lobby is every node's public rooms: each node publishes it
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import os
 import secrets
@@ -20,6 +21,7 @@ from typing import Final
 import msgspec
 
 from protocol.messages import RoomSummary
+from server.ops.metrics import NODES_ALIVE
 from server.storage.connection import StoreUnavailable
 from server.storage.nodes import NodeStore
 
@@ -70,18 +72,25 @@ class Node:
 
     async def beat(self) -> None:
         info = {"address": self.address, "load": self._load(), "at": int(time.time() * 1000)}
-        await self.store.beat(self.id, info, self.ttl_ms)
-        lobby = self._public_rooms()
-        await self.store.publish_lobby(self.id, _encoder.encode(lobby), self.ttl_ms)
+        await self.store.beat(self.id, info, _encoder.encode(self._public_rooms()), self.ttl_ms)
 
     async def keep_beating(self) -> None:
-        """Rewrite the heartbeat and the lobby share a few times per TTL, forever."""
-        while True:
+        """Rewrite the heartbeat and the lobby share a few times per TTL, forever; count the
+        live nodes once per TTL (for the operator: ``solitaire_nodes_alive``)."""
+        for beats in itertools.count(1):
             await asyncio.sleep(self.ttl / 4)
             try:
                 await self.beat()
+                if beats % 4 == 1:
+                    await self.count_nodes()
             except StoreUnavailable as error:
                 logger.warning("heartbeat not written: %s", error)
+
+    async def count_nodes(self) -> int:
+        """How many nodes beat now (this one included), also shown on ``/metrics``."""
+        alive = len(await self.store.listed())
+        NODES_ALIVE.set(alive)
+        return alive
 
     async def stop(self) -> None:
         """Leave the service at once (a clean stop; a dead node's keys expire by themselves)."""
@@ -106,7 +115,9 @@ class Node:
 
     async def others_lobby(self) -> list[RoomSummary]:
         """The public rooms the other live nodes run (as of their last heartbeat)."""
-        nodes = set(await self.store.listed()) - {self.id}
+        listed = await self.store.listed()
+        NODES_ALIVE.set(len(listed))
+        nodes = set(listed) - {self.id}
         rooms: list[RoomSummary] = []
         for frame in await self.store.lobbies(nodes):
             try:

@@ -13,7 +13,7 @@ proxy (answers, events, snapshots) is published to the client's node, batched pe
 follow the room: the spectators' frames leave after the owner's delay, so the anti-copy
 rule stays on the owner), and that node writes it to the real connection.
 
-Messages on one node's inbox are ordered (one writer task per destination), so a client
+Messages on one node's inbox are ordered (one writer task sends them all, in order), so a client
 sees its answer and the room's events in the owner's order.
 
 Faults: a node that dies stops beating; every node watching it (because it holds proxies
@@ -48,6 +48,8 @@ from server.live.leases import RoomLeases
 from server.live.nodes import Node
 from server.live.runner import RoomRunner
 from server.net.dispatch import dispatch
+from server.net.inbox import DECODER, ENCODER, Done, Frames, Gone, Message, Request, Reroute, Resume
+from server.ops.metrics import FORWARD_SECONDS, FORWARDED_RECEIVED, FORWARDED_SENT
 from server.ops.stopping import stop_tasks
 from server.storage.connection import StoreUnavailable
 
@@ -57,54 +59,6 @@ logger = logging.getLogger("server.nodes")
 _MOVES: Final = 3
 #: Seconds an answer may be late before the router checks that its node still beats.
 _LATE: Final = 0.5
-
-
-class Request(msgspec.Struct, tag=1, array_like=True):
-    origin: str
-    link: int
-    seq: int
-    player: str
-    name: str
-    bot: bool
-    frame: bytes
-
-
-class Resume(msgspec.Struct, tag=2, array_like=True):
-    """Give the player back their seat in ``code`` (a hello on another node)."""
-
-    origin: str
-    link: int
-    seq: int
-    player: str
-    name: str
-    bot: bool
-    request: int
-    code: str
-
-
-class Done(msgspec.Struct, tag=3, array_like=True):
-    seq: int
-    moved: bool  # the room is not here: nothing ran, ask its owner
-
-
-class Frames(msgspec.Struct, tag=4, array_like=True):
-    sender: str
-    links: list[int]
-    frame: bytes
-
-
-class Gone(msgspec.Struct, tag=5, array_like=True):
-    origin: str
-    link: int
-
-
-class Reroute(msgspec.Struct, tag=6, array_like=True):
-    links: list[int]
-
-
-Message = Request | Resume | Done | Frames | Gone | Reroute
-_encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(list[Message])
 
 
 def room_of(message: ClientMessage) -> str | None:
@@ -134,7 +88,7 @@ class Router:
         self._pending: dict[int, asyncio.Future[Done]] = {}
         self._seq = itertools.count(1)
         self._outbox: dict[str, list[Message]] = {}
-        self._writers: dict[str, asyncio.Task[None]] = {}
+        self._writer: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
 
@@ -233,14 +187,18 @@ class Router:
         future: asyncio.Future[Done] = asyncio.get_running_loop().create_future()
         self._pending[message.seq] = future
         self._post(owner, message)
+        sent = time.perf_counter()
         try:
             done = await self._wait(owner, future)
         except TimeoutError:
+            FORWARDED_SENT.labels("timeout").inc()
             self._owners = {code: node for code, node in self._owners.items() if node != owner}
             self.node.suspect(owner)
             raise StoreUnavailable(f"storage unavailable: server {owner} did not answer") from None
         finally:
             self._pending.pop(message.seq, None)
+        FORWARDED_SENT.labels("moved" if done.moved else "ok").inc()
+        FORWARD_SECONDS.observe(time.perf_counter() - sent)
         if not done.moved:
             # The owner may hold a proxy of the link now: it is told when the link closes,
             # and the link is closed if the owner dies.
@@ -249,17 +207,37 @@ class Router:
 
     async def _wait(self, owner: str, future: asyncio.Future[Done]) -> Done:
         """``future``'s answer; TimeoutError after the timeout, or as soon as ``owner`` is
-        seen to stop beating (checked every half second while the answer is late)."""
+        seen to stop beating (checked every half second while the answer is late). An answer
+        in time costs one timer and no task."""
         deadline = time.monotonic() + self.timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            try:
-                return await asyncio.wait_for(asyncio.shield(future), min(left, _LATE))
-            except TimeoutError:
-                if owner not in await self.node.alive({owner}, fresh=0.0):
-                    raise
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(_LATE, self._late, owner, future, deadline)
+        try:
+            return await future
+        finally:
+            timer.cancel()
+
+    def _late(self, owner: str, future: asyncio.Future[Done], deadline: float) -> None:
+        if not future.done():
+            self._background(self._check_late(owner, future, deadline))
+
+    async def _check_late(self, owner: str, future: asyncio.Future[Done], deadline: float) -> None:
+        """The answer is late: fail it if its owner stopped beating or the time is up
+        (TimeoutError) or Redis cannot say (StoreUnavailable), else look again in half a second."""
+        try:
+            gone = owner not in await self.node.alive({owner}, fresh=0.0)
+        except StoreUnavailable as error:
+            # Redis is out of reach: the request (or its answer) is lost with it; say so now.
+            if not future.done():
+                future.set_exception(error)
+            return
+        if future.done():
+            return
+        left = deadline - time.monotonic()
+        if gone or left <= 0:
+            future.set_exception(TimeoutError())
+        else:
+            asyncio.get_running_loop().call_later(min(left, _LATE), self._late, owner, future, deadline)
 
     def dropped(self, link: ClientLink) -> None:
         """A local connection closed: the nodes holding its proxies drop them."""
@@ -372,28 +350,30 @@ class Router:
             self._on(message)
             return
         self._outbox.setdefault(node, []).append(message)
-        if node not in self._writers:
-            self._writers[node] = asyncio.ensure_future(self._write(node))
+        if self._writer is None:
+            self._writer = asyncio.ensure_future(self._write())
 
-    async def _write(self, node: str) -> None:
-        """Send ``node``'s outbox in order, batching what piled up during each publish."""
+    async def _write(self) -> None:
+        """Send the outboxes: what piled up for every node during one event-loop turn (or
+        during the previous send) leaves in one round trip, a publish per node, in order."""
         try:
-            while True:
-                batch = self._outbox.pop(node, None)
-                if not batch:
-                    return
+            while self._outbox:
+                outbox, self._outbox = self._outbox, {}
                 try:
-                    await self.node.store.send(node, _encoder.encode(batch))
+                    await self.node.store.send({node: ENCODER.encode(batch) for node, batch in outbox.items()})
                 except StoreUnavailable as error:
-                    logger.warning("%d messages to node %s lost: %s", len(batch), node, error)
+                    lost = sum(len(batch) for batch in outbox.values())
+                    logger.warning("%d messages to nodes %s lost: %s", lost, ", ".join(outbox), error)
         finally:
-            self._writers.pop(node, None)
+            self._writer = None
 
     def _on(self, message: Message) -> None:
         match message:
             case Request():
+                FORWARDED_RECEIVED.inc()
                 self._background(self._serve(message))
             case Resume():
+                FORWARDED_RECEIVED.inc()
                 self._background(self._resume(message))
             case Done():
                 future = self._pending.get(message.seq)
@@ -440,7 +420,7 @@ class Router:
                     if data is None:
                         continue
                     try:
-                        messages = _decoder.decode(data)
+                        messages = DECODER.decode(data)
                     except msgspec.DecodeError:
                         logger.warning("unreadable message on the inbox")
                         continue
@@ -493,6 +473,7 @@ class Router:
 
     async def close(self) -> None:
         """Send what is waiting in the outboxes (a second at most), then stop."""
-        if self._writers:
-            await asyncio.wait(list(self._writers.values()), timeout=1.0)
-        await stop_tasks([*self._tasks, *self._writers.values()])
+        writers = [] if self._writer is None else [self._writer]
+        if writers:
+            await asyncio.wait(writers, timeout=1.0)
+        await stop_tasks([*self._tasks, *writers])

@@ -9,6 +9,10 @@ with ``solitaire_``. Who feeds what:
 - :class:`LoopLagMonitor` and :class:`GcPauseMonitor` (started by the app): event-loop
   lag and garbage-collection pauses;
 - :func:`watch_rooms`: rooms by state, read from a callback when scraped;
+- the multi-node parts (``server/live/leases.py``, ``server/live/nodes.py``,
+  ``server/net/forwarding.py``, ``server/app.py``): room leases held, requests forwarded to
+  other nodes and served for them, their round trip, rooms fenced, leases lost, rooms taken
+  over from dead nodes, live nodes seen;
 - the room, storage and deal-supply code (to be called there): spectator deliveries
   (:data:`SPECTATOR_DELIVERIES`), Redis command latency (:data:`REDIS_COMMAND_SECONDS`),
   solver queue and pool depth (:data:`SOLVER_QUEUE`, :data:`POOL_DEPTH`).
@@ -84,6 +88,51 @@ SOLVER_QUEUE = Gauge(
 )
 POOL_DEPTH = Gauge(
     "solitaire_winnable_pool_depth", "Certified winnable deals ready, by game.", ["game"], registry=REGISTRY
+)
+
+# The multi-node parts: every process is one node of the service (a lone process too).
+ROOM_LEASES = Gauge("solitaire_room_leases", "Rooms this node owns: the room owner leases it holds.", registry=REGISTRY)
+FORWARDED_SENT = Counter(
+    "solitaire_forwarded_requests_sent",
+    "Requests of this node's clients sent to the node owning their room, by outcome (ok: served there;"
+    " moved: the room was not there any more; timeout: no answer).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+FORWARDED_RECEIVED = Counter(
+    "solitaire_forwarded_requests_received",
+    "Requests other nodes forwarded here (their clients' requests for rooms this node owns, seats given back).",
+    registry=REGISTRY,
+)
+FORWARD_SECONDS = Histogram(
+    "solitaire_forwarded_request_seconds",
+    "Round trip of a forwarded request, from sending it to the owner's answer that it is done.",
+    buckets=_FAST_BUCKETS,
+    registry=REGISTRY,
+)
+ROOMS_FENCED = Counter(
+    "solitaire_rooms_fenced",
+    "Rooms this node stopped running because another node holds their lease now (a write refused by the"
+    " fencing check, or the lease found lost).",
+    registry=REGISTRY,
+)
+LEASES_LOST = Counter(
+    "solitaire_room_leases_lost",
+    "Room leases this node found taken by another node when renewing or confirming them.",
+    registry=REGISTRY,
+)
+ROOMS_TAKEN_OVER = Counter(
+    "solitaire_rooms_taken_over",
+    "Rooms this node took over from an earlier owner, with a new fencing token: by how (dead: its owner"
+    " stopped beating and still held the lease; expired: its lease had expired or was given up, after a"
+    " death, a pause past the lease, a drain or a restart).",
+    ["how"],
+    registry=REGISTRY,
+)
+NODES_ALIVE = Gauge(
+    "solitaire_nodes_alive",
+    "Nodes of the service with a heartbeat, this one included (checked once per node TTL).",
+    registry=REGISTRY,
 )
 
 

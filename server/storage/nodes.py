@@ -16,6 +16,7 @@ room, where each player races, the lobby, and a channel per node.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -96,10 +97,17 @@ class NodeStore:
 
     # -- heartbeats --------------------------------------------------------------------
 
-    async def beat(self, node: str, info: dict[str, Any], ttl_ms: int) -> None:
-        """Say that ``node`` is alive for ``ttl_ms`` more, with ``info`` (address, load)."""
+    async def beat(self, node: str, info: dict[str, Any], lobby: bytes, ttl_ms: int) -> None:
+        """Say that ``node`` is alive for ``ttl_ms`` more, with ``info`` (address, load), and
+        publish its share of the lobby (``lobby``, for as long): one round trip. The node is
+        listed again too: a node paused past its TTL was pruned from the listing meanwhile."""
         with self._storage.guard(f"heartbeat of node {node}"):
-            await self._storage.redis.set(self.keys.node(node), json.dumps(info), px=ttl_ms)
+            # Keys in different Cluster slots: a pipeline, not a transaction.
+            async with self._storage.redis.pipeline(transaction=False) as pipe:
+                pipe.set(self.keys.node(node), json.dumps(info), px=ttl_ms)
+                pipe.set(self.keys.node_lobby(node), lobby, px=ttl_ms)
+                pipe.sadd(self.keys.nodes(), node)
+                await pipe.execute()
 
     async def joined(self, node: str) -> None:
         with self._storage.guard(f"list node {node}"):
@@ -263,10 +271,6 @@ class NodeStore:
 
     # -- lobby ------------------------------------------------------------------------------
 
-    async def publish_lobby(self, node: str, summaries: bytes, ttl_ms: int) -> None:
-        with self._storage.guard(f"publish node {node}'s lobby"):
-            await self._storage.redis.set(self.keys.node_lobby(node), summaries, px=ttl_ms)
-
     async def lobbies(self, nodes: Iterable[str]) -> list[bytes]:
         wanted = sorted(set(nodes))
         if not wanted:
@@ -280,14 +284,23 @@ class NodeStore:
 
     # -- inboxes ----------------------------------------------------------------------------
 
-    async def send(self, node: str, message: bytes) -> None:
-        """Publish ``message`` on ``node``'s inbox (sharded on a Cluster)."""
-        channel = self.keys.node_inbox(node)
-        with self._storage.guard(f"send to node {node}"):
-            if self._storage.cluster is not None:
-                await self._storage.cluster.spublish(channel, message)
+    async def send(self, messages: dict[str, bytes]) -> None:
+        """Publish each message on its node's inbox (node -> message; sharded pub/sub on a
+        Cluster), in one round trip on one Redis."""
+        channels = {self.keys.node_inbox(node): message for node, message in messages.items()}
+        with self._storage.guard(f"send to node{'s' if len(messages) > 1 else ''} {', '.join(messages)}"):
+            cluster = self._storage.cluster
+            if cluster is not None:
+                # Each inbox lives on its channel's shard: one SPUBLISH each, all at once.
+                await asyncio.gather(*(cluster.spublish(channel, data) for channel, data in channels.items()))
+            elif len(channels) == 1:
+                [(channel, data)] = channels.items()
+                await self._storage.redis.publish(channel, data)
             else:
-                await self._storage.redis.publish(channel, message)
+                async with self._storage.redis.pipeline(transaction=False) as pipe:
+                    for channel, data in channels.items():
+                        pipe.publish(channel, data)
+                    await pipe.execute()
 
     async def subscribe(self, node: str) -> PubSub | ClusterPubSub:
         """A subscription to ``node``'s inbox (read it with ``get_message``)."""

@@ -40,22 +40,29 @@ NODE_TTL = 2.0
 _START_TIMEOUT = 30.0
 
 
-async def _http_ok(port: int, path: str) -> bool:
+async def http_get(port: int, path: str) -> tuple[int, str]:
+    """GET ``path`` from a node on ``port``: the status and the body (status 0: no answer)."""
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
     except OSError:
-        return False
+        return 0, ""
     try:
         writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
         await writer.drain()
-        status = await asyncio.wait_for(reader.readline(), 5)
-        return b" 200 " in status
+        response = await asyncio.wait_for(reader.read(), 5)
     except (OSError, TimeoutError):
-        return False
+        return 0, ""
     finally:
         writer.close()
         with contextlib.suppress(OSError):
             await writer.wait_closed()
+    head, _, body = response.partition(b"\r\n\r\n")
+    status = head.split(b" ", 2)[1] if head.count(b" ") >= 1 else b"0"
+    return (int(status) if status.isdigit() else 0), body.decode(errors="replace")
+
+
+async def _http_ok(port: int, path: str) -> bool:
+    return (await http_get(port, path))[0] == 200
 
 
 @dataclass
