@@ -39,6 +39,10 @@ HARD_FRAME_LIMIT: Final = 256 * 1024
 RECEIVE_QUEUE: Final = 4
 #: What a request costs in rate-limit tokens before its answer is charged (replays more).
 _COSTS: Final[dict[type, float]] = {AskReplay: 2.0, AskRaceLog: 2.0}
+#: New connections whose first request (their hello) is served at once. A burst of thousands
+#: of connections would otherwise put thousands of hellos ahead of every live room's moves in
+#: the event loop's queue; the rest wait their turn, costing a parked future each.
+OPENING_AT_ONCE: Final = 8
 
 
 class Edge:
@@ -49,6 +53,7 @@ class Edge:
         self.config = config
         self.max_connections = max_connections
         self._log = LogLimiter(logger)
+        self._opening = asyncio.Semaphore(OPENING_AT_ONCE)
 
     async def serve(self, socket: ServerConnection) -> None:
         """The handler for one connection, from open to close."""
@@ -66,11 +71,18 @@ class Edge:
         ctx.links.add(link)
         CONNECTIONS.inc()
         CONNECTIONS_OPENED.inc()
+        opened = False
         try:
             async for frame in socket:
                 if link.dropped:
                     break
-                if not await self._frame(link, frame):
+                if opened:
+                    answered = await self._frame(link, frame)
+                else:
+                    opened = True
+                    async with self._opening:
+                        answered = await self._frame(link, frame)
+                if not answered:
                     # Read on, unanswered, while closing: the abuser's frames still in flight
                     # would fill the receive queue, pause reading, and hold the closing
                     # handshake (and the link) until the close timeout.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import signal
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -32,6 +31,7 @@ from protocol.messages import (
 from protocol.mirror import RoomMirror
 from server.storage.embedded import EmbeddedRedis
 from tests.nodes.conftest import NODE_TTL, Service
+from tests.polling import eventually_async
 
 pytestmark = pytest.mark.asyncio
 T = TypeVar("T")
@@ -96,18 +96,6 @@ async def lobby_codes(client: RaceClient) -> set[str]:
     reply = await client.request(lambda i: ListRooms(id=i))
     assert isinstance(reply, Lobby)
     return {room.code for room in reply.rooms}
-
-
-async def eventually_async(probe: Callable[[], Awaitable[T]], check: Callable[[T], bool], timeout: float = 10.0) -> T:
-    """Call ``probe`` until ``check`` accepts what it returns; return that."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = await probe()
-        if check(value):
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out: last {value!r}")
-        await asyncio.sleep(0.2)
 
 
 async def test_quick_match_across_nodes(service: Service) -> None:

@@ -61,6 +61,7 @@ from server.competition.daily import DAILY_OPTIONS, DailyDeal, utc_date
 from server.config import Config
 from server.games import Antares, Deal
 from server.solver import Budget, Solved, solve
+from tests.polling import eventually_async
 from tests.server.conftest import PATIENCE, RawClient, RunningServer, ServerFactory, eventually
 
 pytestmark = pytest.mark.asyncio
@@ -286,9 +287,14 @@ async def test_watching_and_finishing_the_daily_keep_its_deal_secret(start_serve
             assert isinstance(replay, Error)
             assert replay.code == "daily-secret"
 
-        # Ann's finish is on today's board, ahead of Bob who gave up.
-        board = await ask(ann, lambda i: AskLeaderboard(id=i, variant="antares", board="daily"))
-        assert isinstance(board, Leaderboard)
+        # Ann's finish is on today's board, ahead of Bob who gave up (the board is written just
+        # after the race's own write, so it may take a moment).
+        async def daily_board() -> Leaderboard:
+            reply = await ask(ann, lambda i: AskLeaderboard(id=i, variant="antares", board="daily"))
+            assert isinstance(reply, Leaderboard)
+            return reply
+
+        board = await eventually_async(daily_board, lambda b: len(b.entries) == 2)
         assert board.date == today()
         assert [(e.rank, e.name, e.finished) for e in board.entries] == [(1, "Ann", True), (2, "Bob", False)]
         assert board.entries[0].value == result.time_ms
