@@ -31,7 +31,8 @@ def test_a_card_over_its_own_face_down_successor_is_lost() -> None:
     columns, stock = _encode(game)
     assert is_lost(columns, stock)
     naive = naive_search(game, 100_000)
-    assert naive is not None and not naive.won
+    assert naive is not None
+    assert not naive.won
 
 
 def test_a_position_one_move_from_a_win_is_not_lost() -> None:
