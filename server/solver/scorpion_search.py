@@ -86,7 +86,10 @@ def _moves(columns: Columns, stock: bytes) -> list[FastMove]:
         hidden = source[0] - FACE_DOWN_BASE
         if s != t and k > hidden:
             if not stock and (_is_king_run(target) or _RUNS[top // 13].endswith(source[k:])):
-                return [(s, k, t)]  # a safe move: see _is_king_run and _safe_moves
+                # Safe moves, played alone (see _is_king_run). A group that is a natural run down to its
+                # Ace is safe too: nothing can ever go onto an Ace, so no group holding the target card
+                # can land on it, and the rest of _is_king_run's argument holds as written.
+                return [(s, k, t)]
             (first if k == 1 or (hidden and k == hidden + 1) else builds).append((s, k, t))
     empty = [i for i in range(COLUMNS) if len(columns[i]) == 1]
     if empty:
