@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Sequence
 from typing import Final
 
 from server.games import Game, Move
@@ -24,6 +25,7 @@ from server.games.cards import suit_run
 from server.games.scorpion import COLUMNS, STOCK, STOCK_COLUMNS
 from server.solver.pruning import POLL_EVERY, spent
 from server.solver.results import Budget, Result, Solved, Stats, Unknown, Unwinnable
+from server.solver.scorpion_dead import is_lost
 
 FACE_DOWN_BASE: Final = 100
 _SEPARATOR: Final = b"\xff"
@@ -83,6 +85,11 @@ def _moves(columns: Columns, stock: bytes) -> list[FastMove]:
         source = columns[s]
         hidden = source[0] - FACE_DOWN_BASE
         if s != t and k > hidden:
+            if not stock and (_is_king_run(target) or _RUNS[top // 13].endswith(source[k:])):
+                # Safe moves, played alone (see _is_king_run). A group that is a natural run down to its
+                # Ace is safe too: nothing can ever go onto an Ace, so no group holding the target card
+                # can land on it, and the rest of _is_king_run's argument holds as written.
+                return [(s, k, t)]
             (first if k == 1 or (hidden and k == hidden + 1) else builds).append((s, k, t))
     empty = [i for i in range(COLUMNS) if len(columns[i]) == 1]
     if empty:
@@ -105,6 +112,27 @@ def _moves(columns: Columns, stock: bytes) -> list[FastMove]:
     if stock:
         later.append(_DEAL)
     return first + builds + later
+
+
+def _is_king_run(column: bytes) -> bool:
+    """Whether the face-up cards of ``column`` are a natural run from a King (any number
+    of face-down cards may lie under it).
+
+    Once the stock is dealt, the move of a card onto the end of such a run can be made
+    first and alone: it is a persistent set of one move, so a search that tries only it
+    still reaches a win whenever one exists (a won position has no move, and a persistent
+    set always holds a move of every path to such a position, which commutes to the
+    front). Persistent, because until the move is made: the run's last card stays the
+    top of its column (only the mover can go on it); the only card that can lead a group
+    holding it is the King (the rest of the run lies on successors, the cards under the
+    King are face down until the King has gone), and a King goes only into an empty
+    column, so the mover never shares a column with the run and the move stays legal;
+    and every other move commutes with it: it moves a group above the mover, or one
+    holding the mover, or the King's run into an empty column, or acts on other columns,
+    and the result is the same in either order (completed suits included).
+    """
+    lowest = column[0] - FACE_DOWN_BASE + 1
+    return len(column) > lowest and _RUNS[column[lowest] // 13].startswith(column[lowest:])
 
 
 def _play(columns: Columns, stock: bytes, move: FastMove) -> tuple[Columns, bytes]:
@@ -144,6 +172,8 @@ def depth_first_scorpion(game: Game, budget: Budget) -> Result:
 
     if all(len(column) == 1 for column in columns) and not stock:
         return Solved((), 0, stats())
+    if is_lost(columns, stock):
+        return Unwinnable(stats())
     while stack:
         columns, stock, moves = stack[-1]
         if not moves:
@@ -159,20 +189,45 @@ def depth_first_scorpion(game: Game, budget: Budget) -> Result:
             continue
         seen.add(key)
         nodes += 1
-        path.append(move)
         if not child_stock and all(len(column) == 1 for column in child):
-            line = _engine_line(positions, path)
+            line = _engine_line(positions, (*path, move))
             return Solved(line, len(line), stats())
         if nodes % POLL_EVERY == 0:
             reason = spent(budget, nodes, deadline, len(seen))
             if reason:
                 return Unknown(reason, stats())
+        check = _lost_check(columns, child, move)
+        if check is not None and is_lost(child, child_stock, check):
+            continue  # counted, never expanded: every position after a lost one is lost
+        path.append(move)
         positions.append((child, child_stock))
         stack.append((child, child_stock, _moves(child, child_stock)[::-1]))
     return Unwinnable(stats())
 
 
-def _engine_line(positions: list[tuple[Columns, bytes]], path: list[FastMove]) -> tuple[Move, ...]:
+def _lost_check(columns: Columns, child: Columns, move: FastMove) -> int | None:
+    """How to test the position ``move`` made from ``columns`` with :func:`is_lost`: None
+    for not at all, -1 for in full, a card for from that card.
+
+    The moves measured to make almost all of the lost positions a search meets (99%) are
+    checked: one that turns a card up (from that card, which is where a new set must
+    start), the stock deal, and one that uncovers a card whose predecessor lies under it
+    (in full). :func:`is_lost` costs a few nodes' time; a lost position left unchecked is
+    still found lost when the search exhausts it, or at a later check.
+    """
+    s, _, t = move
+    if s < 0:
+        return -1
+    source = child[s]
+    if source[0] != columns[s][0]:
+        return source[source[0] - FACE_DOWN_BASE + 1] if len(source) > 1 else -1
+    if child[t][0] != columns[t][0]:
+        return -1
+    top = source[-1]
+    return -1 if len(source) > 2 and top % 13 > 0 and source.find(top - 1, 1) > 0 else None
+
+
+def _engine_line(positions: list[tuple[Columns, bytes]], path: Sequence[FastMove]) -> tuple[Move, ...]:
     line = []
     for (columns, stock), (s, k, t) in zip(positions, path, strict=True):
         if s < 0:

@@ -58,7 +58,8 @@ def test_searching_from_a_game_in_progress_agrees_with_best_first(deal: int, pla
         if isinstance(ours, Solved):
             assert_wins(position, ours)
         elif isinstance(ours, Unwinnable):
-            assert ours.stats.nodes == theirs.stats.nodes
+            # Ours prunes lost positions and plays safe moves alone: it visits fewer positions.
+            assert ours.stats.nodes <= theirs.stats.nodes
     assert isinstance(depth_first_scorpion(game, BUDGET), Solved)
 
 
@@ -78,7 +79,7 @@ def test_both_searches_agree_after_random_play(deal: int, data: st.DataObject) -
         return
     assert type(ours) is type(theirs)
     if isinstance(ours, Unwinnable):
-        assert ours.stats.nodes == theirs.stats.nodes
+        assert ours.stats.nodes <= theirs.stats.nodes
     else:
         assert_wins(game, ours)
 
