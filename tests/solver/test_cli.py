@@ -205,8 +205,9 @@ def test_an_interrupted_survey_resumes_from_its_csv(tmp_path: Path) -> None:
         rows = list(csv.DictReader(stream))
     assert [row["deal"] for row in rows] == ["1", "2", "3", "4"]
     assert (rows[0]["nodes"], rows[2]["nodes"]) == ("100", "50")  # kept, not solved again
+    # Searched now (deal 4 is proved lost before any move is tried, so nodes may be 0).
+    assert {rows[1]["verdict"], rows[3]["verdict"]} <= {"solved", "unwinnable"}
     assert int(rows[1]["nodes"]) > 0
-    assert int(rows[3]["nodes"]) > 0
 
 
 def test_a_fresh_survey_ignores_its_csv(tmp_path: Path) -> None:

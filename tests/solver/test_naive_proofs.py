@@ -29,7 +29,7 @@ ANTARES_DEFAULT_DEALS = 20
 #: Exact positions the naive search may visit (it needs many more than the fast one).
 NAIVE_LIMIT = 50_000_000
 #: Exact positions the naive search may visit by default (larger spaces are left to NAIVE_PROOFS=all).
-DEFAULT_NAIVE_LIMIT = 50_000
+DEFAULT_NAIVE_LIMIT = 20_000
 
 
 def _selection() -> tuple[list[int], int | None]:

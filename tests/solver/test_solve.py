@@ -166,8 +166,7 @@ def test_scorpion_card_face_down_under_its_only_taker_is_unwinnable() -> None:
     game = scorpion(SEVEN_UNDER_SIX)
     assert game.legal_moves()
     result = solve_position(game, BUDGET)
-    assert isinstance(result, Unwinnable)
-    assert result.stats.nodes > 10  # many lines were tried, none wins
+    assert isinstance(result, Unwinnable)  # the lost-position test sees it at once
 
 
 def test_the_same_scorpion_position_with_that_card_face_up_is_solved() -> None:
