@@ -27,7 +27,7 @@ from server.live.nodes import Node
 from server.live.recording import RaceRecorder
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
-from server.net.edge import HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
+from server.net.edge import ACCEPT_BACKLOG, HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
 from server.net.forwarding import Router
 from server.net.http import HttpRoutes
 from server.ops.metrics import (
@@ -170,6 +170,10 @@ class RaceServer:
             # Requests are served one at a time: a few frames waiting is plenty, and it bounds
             # what one connection can make the server hold (max_queue x max_size).
             max_queue=RECEIVE_QUEUE,
+            # asyncio accepts up to `backlog` connections in one go, and sets each up before
+            # anything else runs: 32 keeps a burst from stalling live rooms (the kernel holds
+            # the rest; SYN cookies keep them coming).
+            backlog=ACCEPT_BACKLOG,
             process_request=HttpRoutes(self.readiness, config.allowed_origins),
         )
         node.address = f"{config.host}:{self.port}"

@@ -47,3 +47,17 @@ class Offences:
         self.times = [t for t in self.times if now - t < self.window]
         self.times.append(now)
         return len(self.times) > self.limit
+
+
+@dataclass(slots=True)
+class Pacer:
+    """Spaces events at least ``interval`` seconds apart: :meth:`delay` says how long the
+    caller must wait for its turn (0 when it may go at once) and books that turn."""
+
+    interval: float
+    _next: float = 0.0
+
+    def delay(self, now: float) -> float:
+        start = max(now, self._next)
+        self._next = start + self.interval
+        return start - now

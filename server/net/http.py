@@ -23,6 +23,7 @@ import email.utils
 import http
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -32,7 +33,13 @@ from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from server.connections.limits import Pacer
 from server.ops.metrics import CLOSES, REGISTRY
+
+#: Seconds between two websocket handshakes at most (about 1,000 new connections a second).
+HANDSHAKE_INTERVAL = 0.001
+#: A handshake that would wait longer than this is refused with 503 (clients retry).
+HANDSHAKE_QUEUE_SECONDS = 5.0
 
 logger = logging.getLogger("server.http")
 
@@ -141,10 +148,19 @@ class HttpRoutes:
         self.readiness = readiness
         self.allowed_origins = frozenset(allowed_origins)
         self.web_root = web_root
+        self._handshakes = Pacer(HANDSHAKE_INTERVAL)
 
     async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
         if is_websocket_upgrade(request):
             if origin_allowed(request, self.allowed_origins):
+                # A burst of new connections is let in one at a time, so live rooms' moves
+                # interleave with the handshakes instead of queueing behind all of them.
+                wait = self._handshakes.delay(time.monotonic())
+                if wait > HANDSHAKE_QUEUE_SECONDS:
+                    CLOSES.labels("busy").inc()
+                    return _text(http.HTTPStatus.SERVICE_UNAVAILABLE, "too many connections opening; retry shortly\n")
+                if wait > 0:
+                    await asyncio.sleep(wait)
                 return None
             CLOSES.labels("origin").inc()
             logger.info("refused a websocket from origin %r", request.headers.get("Origin"))
