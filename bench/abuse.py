@@ -35,7 +35,7 @@ from collections import Counter
 from bench.bots import Plan, WorkerResult, paced_pairs
 from bench.fleet import Fleet
 from bench.peers import Spectator, StalledSpectator, say_hello
-from bench.spawn import Target, exit_on_sigterm, parse_cpus, target
+from bench.spawn import Target, add_target_arguments, exit_on_sigterm, parse_cpus, target
 from bench.stats import median, ms, percentile, ratio
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import (
@@ -351,11 +351,7 @@ async def replay_flood(args: argparse.Namespace, server: Target) -> str:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--url", default="ws://127.0.0.1:8765", help="server (loopback only)")
-    common.add_argument("--spawn", action="store_true", help="start the server (embedded Redis) for the run")
-    common.add_argument("--server-pid", type=int, help="without --spawn: the server process to measure")
-    common.add_argument("--server-cpus", help="with --spawn: pin the server and its Redis, e.g. 0")
-    common.add_argument("--client-cpus", help="pin the probe's bots, e.g. 1")
+    add_target_arguments(common, "with --spawn: pin the server and its Redis, e.g. 0", "pin the probe's bots, e.g. 1")
     common.add_argument("--probe-rooms", type=int, default=4, help="the probe's two-racer rooms, default 4")
     common.add_argument("--probe-rate", type=float, default=100.0, help="the probe's moves a second in all")
     common.add_argument("--settle", type=float, default=2.0, help="seconds after the probe races before measuring")

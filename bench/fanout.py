@@ -35,7 +35,7 @@ from bench.bare_broadcast import Recording
 from bench.bots import paced_pairs
 from bench.fleet import Fleet
 from bench.peers import Spectator
-from bench.spawn import Target, exit_on_sigterm, parse_cpus, spawn_server, target
+from bench.spawn import Target, add_target_arguments, exit_on_sigterm, parse_cpus, spawn_server, target
 from bench.stats import ratio
 
 
@@ -171,11 +171,7 @@ async def fanout(args: argparse.Namespace, server: Target) -> str:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.fanout", description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default="ws://127.0.0.1:8765", help="server (loopback only)")
-    parser.add_argument("--spawn", action="store_true", help="start the server (embedded Redis) for the run")
-    parser.add_argument("--server-pid", type=int, help="without --spawn: the server process to measure")
-    parser.add_argument("--server-cpus", help="pin the server (and the bare broadcaster), e.g. 0")
-    parser.add_argument("--client-cpus", help="pin the bots, e.g. 1")
+    add_target_arguments(parser, "pin the server (and the bare broadcaster), e.g. 0", "pin the bots, e.g. 1")
     parser.add_argument("--rooms", type=int, default=10, help="two-racer rooms, default 10")
     parser.add_argument("--rate", type=float, default=100.0, help="moves a second in all, default 100")
     parser.add_argument(

@@ -272,6 +272,16 @@ class Target:
         return send_queue_bytes(urlsplit(self.url).port or 80) / 1e6
 
 
+def add_target_arguments(parser: argparse.ArgumentParser, server_cpus: str, client_cpus: str) -> None:
+    """The options :func:`target` reads: ``--url``, ``--spawn``, ``--server-pid``, ``--server-cpus``
+    (helped by ``server_cpus``) and ``--client-cpus`` (helped by ``client_cpus``)."""
+    parser.add_argument("--url", default="ws://127.0.0.1:8765", help="server (loopback only)")
+    parser.add_argument("--spawn", action="store_true", help="start the server (embedded Redis) for the run")
+    parser.add_argument("--server-pid", type=int, help="without --spawn: the server process to measure")
+    parser.add_argument("--server-cpus", help=server_cpus)
+    parser.add_argument("--client-cpus", help=client_cpus)
+
+
 @contextlib.contextmanager
 def target(args: argparse.Namespace) -> Iterator[Target]:
     """The race server to measure: started for the run (``args.spawn``, pinned to ``args.server_cpus``),
