@@ -14,6 +14,7 @@ import resource
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
+from typing import Final
 
 from websockets.asyncio.server import Server, serve
 
@@ -27,9 +28,10 @@ from server.live.nodes import Node
 from server.live.recording import RaceRecorder
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
-from server.net.edge import ACCEPT_BACKLOG, HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
+from server.net.edge import ACCEPT_BATCH, HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
 from server.net.forwarding import Router
-from server.net.http import HttpRoutes
+from server.net.http import HANDSHAKE_INTERVAL, HANDSHAKE_LINE, HttpRoutes
+from server.net.listener import OpeningLine
 from server.ops.metrics import (
     ROOM_LEASES,
     ROOMS_FENCED,
@@ -58,6 +60,15 @@ from server.supply.workers import solver_pool
 
 logger = logging.getLogger("server")
 
+
+#: The collector's thresholds. A young collection scans every young object still alive, so
+#: its pause grows with the threshold when objects outlive it (connections opening by the
+#: thousand): at 50,000 young collections paused the loop for 25-65 ms in a burst, at 5,000
+#: they take a few ms. Objects are promoted after two young collections, and a full collection
+#: waits for 1,000 middle ones (and CPython's own rule: the old generation grew by a quarter):
+#: it scans everything, so it paused the loop for 100+ ms under load at the defaults.
+GC_THRESHOLDS: Final = (5_000, 2, 1_000)
+
 #: Descriptors kept free for Redis, logs and the solver beside the connections.
 _SPARE_DESCRIPTORS = 256
 
@@ -77,6 +88,7 @@ class RaceServer:
         self.node: Node | None = None
         self.router: Router | None = None
         self.listener: Server | None = None
+        self._line: OpeningLine | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._executor: ProcessPoolExecutor | None = None
         self._daily: DailyDeals | None = None
@@ -161,6 +173,7 @@ class RaceServer:
         for monitor in self._monitors:
             monitor.start()
         edge = Edge(ctx, config, self.max_connections)
+        routes = HttpRoutes(self.readiness, config.allowed_origins)
         self.listener = await serve(
             edge.serve,
             config.host,
@@ -171,11 +184,15 @@ class RaceServer:
             # what one connection can make the server hold (max_queue x max_size).
             max_queue=RECEIVE_QUEUE,
             # asyncio accepts up to `backlog` connections in one go, and sets each up before
-            # anything else runs: 32 keeps a burst from stalling live rooms (the kernel holds
-            # the rest; SYN cookies keep them coming).
-            backlog=ACCEPT_BACKLOG,
-            process_request=HttpRoutes(self.readiness, config.allowed_origins),
+            # anything else runs: a short batch keeps a burst from stalling live rooms (the
+            # kernel holds the rest; SYN cookies keep them coming).
+            backlog=ACCEPT_BATCH,
+            process_request=routes,
         )
+        # Openings wait in the kernel and then as bare sockets, not as half-open connections
+        # (see server/net/listener.py); under uvloop, HttpRoutes paces the handshakes instead.
+        self._line = OpeningLine.take_over(self.listener.server, HANDSHAKE_INTERVAL, HANDSHAKE_LINE)
+        routes.pace_handshakes = self._line is None
         node.address = f"{config.host}:{self.port}"
         ttl = config.node_ttl
         self._tasks += [
@@ -244,6 +261,8 @@ class RaceServer:
     async def stop(self) -> None:
         """Close every connection with 1001 (going away), flush room writes, stop Redis."""
         self.readiness.start_draining()
+        if self._line is not None:
+            await self._line.stop()
         watch_rooms(None)
         loop_lag, gc_pauses = self._monitors
         await loop_lag.stop()
@@ -345,10 +364,9 @@ async def run(config: Config) -> None:
             loop.add_signal_handler(signum, on_signal, signum)
     async with RaceServer(config) as server:
         # What start-up allocated lives as long as the server: keep it out of every future
-        # collection, and collect less often (full collections paused the loop for 100+ ms
-        # under load; see bench/load.py).
+        # collection (see GC_THRESHOLDS for the rest).
         gc.freeze()
-        gc.set_threshold(50_000, 50, 100)
+        gc.set_threshold(*GC_THRESHOLDS)
         received = await stop
         logger.info("received %s: shutting down", signal.Signals(received).name)
         if received == signal.SIGTERM:

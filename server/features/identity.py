@@ -39,7 +39,10 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
             return
     admitted = await admit(ctx, link, new_player_id(), token)
     player, account = admitted.player, admitted.account
-    if await _connections(ctx, player) >= ctx.config.max_connections_per_player:
+    # A new guest's id was drawn just now: no other connection and no seat can be its yet,
+    # so a burst of newcomers costs Redis a count and two writes each, not five round trips.
+    returning = token is not None
+    if returning and await _connections(ctx, player) >= ctx.config.max_connections_per_player:
         link.error(ErrorCode.TOO_MANY_CONNECTIONS, "this player has too many connections open", message.id)
         return
     if ctx.node is not None:
@@ -56,7 +59,8 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
         id=message.id, player=player, name=name, resume=resume, protocol=PROTOCOL_VERSION, account=generation > 0
     )
     link.send(welcome)
-    await rejoin(ctx, link, message.id)
+    if returning:
+        await rejoin(ctx, link, message.id)
 
 
 async def rejoin(ctx: Context, link: ClientLink, request_id: int) -> None:

@@ -43,8 +43,9 @@ _COSTS: Final[dict[type, float]] = {AskReplay: 2.0, AskRaceLog: 2.0}
 #: of connections would otherwise put thousands of hellos ahead of every live room's moves in
 #: the event loop's queue; the rest wait their turn, costing a parked future each.
 OPENING_AT_ONCE: Final = 8
-#: Connections the listener accepts in one go (the listen backlog passed to asyncio).
-ACCEPT_BACKLOG: Final = 32
+#: Connections the listener accepts in one wake-up (the listen backlog passed to asyncio): each
+#: is set up before anything else runs, and a batch of 32 stalled live rooms for 8-30 ms.
+ACCEPT_BATCH: Final = 8
 
 
 class Edge:

@@ -1,0 +1,128 @@
+"""The accept loop: websocket openings wait in line and are let in one per interval, plain
+HTTP requests (health checks) skip the line, and a full line answers 503 at once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import ClassVar
+
+import pytest
+import uvloop
+
+from server.net.listener import OpeningLine, is_plain_request
+from tests.polling import eventually
+
+OPENING = b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+HEALTH = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+
+
+def test_a_whole_request_without_upgrade_is_plain() -> None:
+    assert is_plain_request(HEALTH)
+    assert not is_plain_request(OPENING)
+    assert not is_plain_request(OPENING.replace(b"websocket", b"WebSocket"))
+    assert not is_plain_request(b"")  # nothing sent yet: it waits like an opening
+    assert not is_plain_request(HEALTH[:20])  # a head cut short
+
+
+class Answering(asyncio.Protocol):
+    """Stands in for websockets: answers the first bytes it gets, and counts the connections."""
+
+    served: ClassVar[list[bytes]] = []
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        Answering.served.append(data)
+        self.transport.write(ANSWER)
+        self.transport.close()
+
+
+@contextlib.asynccontextmanager
+async def line_on_a_server(interval: float, capacity: int) -> AsyncIterator[tuple[OpeningLine, int]]:
+    Answering.served = []
+    server = await asyncio.get_running_loop().create_server(Answering, "127.0.0.1", 0)
+    line = OpeningLine.take_over(server, interval, capacity)
+    assert line is not None
+    try:
+        yield line, server.sockets[0].getsockname()[1]
+    finally:
+        await line.stop()
+        server.close()
+        await server.wait_closed()
+
+
+async def ask(port: int, request: bytes) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    await writer.drain()
+    return reader, writer
+
+
+async def closed(reader: asyncio.StreamReader) -> bool:
+    """True when the server closed the connection without answering (a reset, since the
+    request it never read was still in its buffer, or a plain end)."""
+    try:
+        return await reader.read() == b""
+    except ConnectionResetError:
+        return True
+
+
+@pytest.mark.asyncio
+async def test_openings_wait_their_turn_while_a_health_check_is_answered_at_once() -> None:
+    async with line_on_a_server(interval=30.0, capacity=10) as (line, port):
+        openings = [await ask(port, OPENING) for _ in range(4)]
+        # The first is let in at once; the others wait a turn 30 s away.
+        assert await openings[0][0].read() == ANSWER
+        await eventually(lambda: line.waiting == 3, what="three openings in line")
+        reader, _ = await ask(port, HEALTH)
+        assert await reader.read() == ANSWER
+        assert line.waiting == 3
+        assert Answering.served == [OPENING, HEALTH]
+
+
+@pytest.mark.asyncio
+async def test_openings_are_let_in_one_after_another() -> None:
+    async with line_on_a_server(interval=0.01, capacity=100) as (_, port):
+        openings = [await ask(port, OPENING) for _ in range(20)]
+        answers = await asyncio.gather(*(reader.read() for reader, _ in openings))
+        assert answers == [ANSWER] * 20
+
+
+@pytest.mark.asyncio
+async def test_a_full_line_answers_503_at_once() -> None:
+    async with line_on_a_server(interval=30.0, capacity=2) as (line, port):
+        first = await ask(port, OPENING)
+        assert await first[0].read() == ANSWER
+        for _ in range(2):
+            await ask(port, OPENING)
+        await eventually(lambda: line.waiting == 2, what="the line full")
+        reader, _ = await ask(port, OPENING)
+        answer = await reader.read()
+        assert answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
+        assert b"\r\nRetry-After: 5\r\n" in answer
+
+
+@pytest.mark.asyncio
+async def test_stopping_closes_the_connections_still_waiting() -> None:
+    async with line_on_a_server(interval=30.0, capacity=10) as (line, port):
+        await ask(port, OPENING)
+        waiting = [await ask(port, OPENING) for _ in range(2)]
+        await eventually(lambda: line.waiting == 2, what="two openings in line")
+        await line.stop()
+        assert [await closed(reader) for reader, _ in waiting] == [True, True]
+
+
+def test_under_uvloop_the_server_keeps_its_own_accept() -> None:
+    async def check() -> None:
+        server = await asyncio.get_running_loop().create_server(Answering, "127.0.0.1", 0)
+        try:
+            assert OpeningLine.take_over(server, 0.01, 10) is None
+        finally:
+            server.close()
+
+    uvloop.run(check())
