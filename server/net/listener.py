@@ -36,8 +36,9 @@ from server.ops.stopping import stop_tasks
 
 logger = logging.getLogger("server.listener")
 
-#: Connections taken off the kernel's queue in one wake-up, besides the first.
-ACCEPT_BATCH: Final = 64
+#: Connections taken off the kernel's queue in one wake-up, besides the first (more than
+#: asyncio's batch in :mod:`server.net.edge`: here nothing is set up on accepting).
+TAKEN_PER_WAKE: Final = 64
 #: Connections the kernel holds before they are accepted (capped by ``net.core.somaxconn``).
 LISTEN_QUEUE: Final = 1024
 #: What the line looks at of a connection's first bytes to tell a plain request from an opening.
@@ -56,10 +57,12 @@ Factory = Callable[[], asyncio.Protocol]
 
 
 def is_plain_request(first_bytes: bytes) -> bool:
-    """True when ``first_bytes`` hold a whole HTTP request head that asks for no websocket.
-    Anything else (nothing sent yet, a head cut short, an upgrade) waits in the line."""
+    """True when ``first_bytes`` hold a whole HTTP request head with no ``Upgrade`` header.
+    Anything else (nothing sent yet, a head cut short, any upgrade, however spelt) waits in
+    the line, so no spelling of the header lets an opening skip it."""
     head, ended, _ = first_bytes.partition(b"\r\n\r\n")
-    return bool(ended) and b"upgrade: websocket" not in head.lower()
+    lines = head.split(b"\r\n")[1:]
+    return bool(ended) and not any(line.split(b":", 1)[0].strip().lower() == b"upgrade" for line in lines)
 
 
 def _peek(connection: socket.socket) -> bytes | None:
@@ -118,7 +121,7 @@ class OpeningLine:
                     self._admit(connection)
                     # Then what else the kernel holds, up to a batch: taking a connection
                     # off its queue costs little now that nothing is set up.
-                    for _ in range(ACCEPT_BATCH):
+                    for _ in range(TAKEN_PER_WAKE):
                         connection, _ = listening.accept()
                         connection.setblocking(False)
                         self._admit(connection)

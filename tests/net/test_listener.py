@@ -23,6 +23,7 @@ def test_a_whole_request_without_upgrade_is_plain() -> None:
     assert is_plain_request(HEALTH)
     assert not is_plain_request(OPENING)
     assert not is_plain_request(OPENING.replace(b"websocket", b"WebSocket"))
+    assert not is_plain_request(OPENING.replace(b"Upgrade: websocket", b"UPGRADE:websocket"))
     assert not is_plain_request(b"")  # nothing sent yet: it waits like an opening
     assert not is_plain_request(HEALTH[:20])  # a head cut short
 
@@ -86,11 +87,13 @@ async def test_openings_wait_their_turn_while_a_health_check_is_answered_at_once
 
 
 @pytest.mark.asyncio
-async def test_openings_are_let_in_one_after_another() -> None:
+async def test_openings_are_let_in_one_after_another_in_the_order_they_came() -> None:
+    requests = [OPENING.replace(b"GET / ", b"GET /%d " % n) for n in range(20)]
     async with line_on_a_server(interval=0.01, capacity=100) as (_, port):
-        openings = [await ask(port, OPENING) for _ in range(20)]
+        openings = [await ask(port, request) for request in requests]
         answers = await asyncio.gather(*(reader.read() for reader, _ in openings))
         assert answers == [ANSWER] * 20
+        assert Answering.served == requests
 
 
 @pytest.mark.asyncio
