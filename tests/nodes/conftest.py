@@ -136,14 +136,19 @@ class Service:
                 node.process.wait()
 
 
-def _cluster_port() -> int:
-    """A free port that leaves room for its cluster bus port (port + 10000). Both stay below
-    Linux's ephemeral range (32768 and up), where an outgoing connection of another test could
-    take the bus port between this check and the node's start."""
-    while True:
+def _cluster_ports(count: int) -> list[int]:
+    """``count`` distinct free ports, each leaving room for its cluster bus port (port +
+    10000), none another's bus port. All stay below Linux's ephemeral range (32768 and up),
+    where an outgoing connection of another test could take a bus port between this check and
+    the node's start. (Another worker may still pick the same port meanwhile: the cluster is
+    then started again on others, see :func:`redis_cluster`.)"""
+    ports: list[int] = []
+    while len(ports) < count:
         port = random.randint(10_000, 22_000)
-        if all(_free(p) for p in (port, port + 10_000)):
-            return port
+        taken = {p + offset for p in ports for offset in (-10_000, 0, 10_000)}
+        if port not in taken and port + 10_000 not in taken and all(_free(p) for p in (port, port + 10_000)):
+            ports.append(port)
+    return ports
 
 
 def _free(port: int) -> bool:
@@ -163,70 +168,110 @@ def _cluster_binaries() -> tuple[str, str] | None:
     return None
 
 
+class _PortTaken(Exception):
+    """A cluster node could not have its port (another process took it after the check)."""
+
+
+#: Seconds any one redis-cli call may take (a hung call fails the fixture, never the run).
+_CLI_TIMEOUT = 20.0
+
+
+def _cli(cli: str, port: int, *args: str) -> bytes:
+    """What ``redis-cli -p port args`` printed; b"" if it failed or took too long."""
+    try:
+        done = subprocess.run([cli, "-p", str(port), *args], capture_output=True, timeout=_CLI_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return b""
+    return done.stdout.strip()
+
+
 @contextlib.contextmanager
 def redis_cluster(directory: Path, primaries: int = 3) -> Iterator[str]:
     """A local Redis Cluster of ``primaries`` primaries (no replicas); its ``redis+cluster://`` URL."""
     binaries = _cluster_binaries()
     if binaries is None:
         pytest.skip("no redis-server and redis-cli (or valkey-*) on PATH for a Redis Cluster")
-    server, cli = binaries
-    ports = [_cluster_port() for _ in range(primaries)]
-    processes = []
-    try:
-        for port in ports:
-            node_dir = directory / f"cluster-{port}"
-            node_dir.mkdir()
-            processes.append(
-                subprocess.Popen(
-                    [
-                        server,
-                        "--port",
-                        str(port),
-                        "--bind",
-                        "127.0.0.1",
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        "nodes.conf",
-                        "--dir",
-                        str(node_dir),
-                        "--appendonly",
-                        "yes",
-                        "--save",
-                        "",
-                        "--protected-mode",
-                        "no",
-                        "--daemonize",
-                        "no",
-                    ],
-                    stdout=(node_dir / "log").open("wb"),
-                    stderr=subprocess.STDOUT,
-                )
-            )
-        deadline = time.monotonic() + _START_TIMEOUT
-        for port in ports:
-            while subprocess.run([cli, "-p", str(port), "ping"], capture_output=True).stdout.strip() != b"PONG":
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"cluster node {port} did not start")
-                time.sleep(0.05)
-        addresses = [f"127.0.0.1:{port}" for port in ports]
-        subprocess.run([cli, "--cluster", "create", *addresses, "--cluster-yes"], check=True, capture_output=True)
-        while (
-            b"cluster_state:ok"
-            not in subprocess.run([cli, "-p", str(ports[0]), "cluster", "info"], capture_output=True).stdout
-        ):
-            if time.monotonic() > deadline:
-                raise AssertionError("the cluster did not become ready")
-            time.sleep(0.05)
-        yield f"redis+cluster://127.0.0.1:{ports[0]}"
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
+    for attempt in range(3):
+        processes: list[subprocess.Popen[bytes]] = []
+        try:
             try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+                url = _start_cluster(directory / f"try-{attempt}", primaries, *binaries, processes)
+            except _PortTaken:
+                continue
+            yield url
+            return
+        finally:
+            for process in processes:
+                process.terminate()
+            for process in processes:
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+    raise AssertionError("no free ports for a Redis Cluster in three tries")
+
+
+def _start_cluster(
+    directory: Path, primaries: int, server: str, cli: str, processes: list[subprocess.Popen[bytes]]
+) -> str:
+    """Start the nodes (appending them to ``processes``) and join them; the cluster's URL."""
+    ports = _cluster_ports(primaries)
+    node_dirs = [directory / f"cluster-{port}" for port in ports]
+    for port, node_dir in zip(ports, node_dirs, strict=True):
+        node_dir.mkdir(parents=True)
+        processes.append(
+            subprocess.Popen(
+                [
+                    server,
+                    "--port",
+                    str(port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--dir",
+                    str(node_dir),
+                    "--appendonly",
+                    "yes",
+                    "--save",
+                    "",
+                    "--protected-mode",
+                    "no",
+                    "--daemonize",
+                    "no",
+                ],
+                stdout=(node_dir / "log").open("wb"),
+                stderr=subprocess.STDOUT,
+            )
+        )
+    deadline = time.monotonic() + _START_TIMEOUT
+    for port, node_dir, process in zip(ports, node_dirs, processes, strict=True):
+        # Ours answers with its own directory: a PONG alone could come from another worker's
+        # node on a port this one failed to take.
+        while _cli(cli, port, "config", "get", "dir").split(b"\n")[-1:] != [str(node_dir).encode()]:
+            if process.poll() is not None:
+                raise _PortTaken(port)
+            if time.monotonic() > deadline:
+                raise AssertionError(f"cluster node {port} did not start: {(node_dir / 'log').read_text()[-2000:]}")
+            time.sleep(0.05)
+    addresses = [f"127.0.0.1:{port}" for port in ports]
+    try:
+        subprocess.run(
+            [cli, "--cluster", "create", *addresses, "--cluster-yes"],
+            check=True,
+            capture_output=True,
+            timeout=_START_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired as error:
+        raise AssertionError(f"redis-cli --cluster create hung: {error.stdout!r}") from error
+    while b"cluster_state:ok" not in _cli(cli, ports[0], "cluster", "info"):
+        if time.monotonic() > deadline:
+            raise AssertionError("the cluster did not become ready")
+        time.sleep(0.05)
+    return f"redis+cluster://127.0.0.1:{ports[0]}"
 
 
 @pytest_asyncio.fixture(params=["redis", "cluster"])
