@@ -51,6 +51,7 @@ from server.storage.connection import Storage
 from server.storage.deals import DealStore
 from server.storage.embedded import EmbeddedRedis
 from server.storage.match_line import MatchLineStore
+from server.storage.migration import migrate
 from server.storage.moderation import ModerationStore
 from server.storage.nodes import NodeStore
 from server.storage.players import PlayerStore
@@ -114,6 +115,8 @@ class RaceServer:
             logger.info("embedded Redis running, data in %s", config.data_dir)
         self.storage = storage = await Storage.connect(url, prefix=config.key_prefix)
         storage.observe = redis_latency_observer()
+        # Boards, statistics and ratings stored by an earlier version, in today's key layout.
+        await migrate(storage)
         self.readiness.ping = storage.ping
         players = PlayerStore(storage)
         secret = await players.server_secret()

@@ -9,6 +9,7 @@ them in one slot and a room's script never spans two. Room codes and player ids 
 key                                            type    holds
 =============================================  ======  ===============================================
 ``sr:secret``                                  string  32 random bytes that sign resume tokens
+``sr:layout``                                  string  the version of this key layout (storage/migration.py)
 ``sr:player:<id>``                             hash    ``name``: the player's display name
 ``sr:created:<id>:<hour>``                     string  rooms the player created in that UTC hour
 ``sr:room:{<code>}``                           string  the room record (msgspec, see rooms/record.py)

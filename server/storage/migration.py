@@ -1,0 +1,160 @@
+"""Keys stored by earlier versions, moved to today's layout at start-up.
+
+Rooms last hours; boards, statistics and ratings are kept for good, so their keys are carried
+over when their layout changes. Two changes since the first version:
+
+1. **Cluster hash tags.** ``<prefix>lb:<game>:...`` and ``<prefix>stats:<game>:...`` became
+   ``<prefix>lb:{<game>}:...`` and ``<prefix>stats:{<game>}:...``, and the rating board
+   ``<prefix>rating:<game>:board`` became ``<prefix>rating:{<game>}:board``, so that one
+   result's writes stay in one Cluster slot.
+2. **A key per rating.** The game's ratings hash (player -> ``"<rating> <rd> <volatility>"``),
+   ``<prefix>rating:<game>`` in the first version and ``<prefix>rating:{<game>}`` after it,
+   became one string per player, ``<prefix>rating:{<game>}:player:<id>``.
+
+Rooms stored by a version before the redesign (``<prefix>room:<code>``, another record
+format) are not carried over: a race in progress across that upgrade is lost, as the README says.
+
+Contract of :func:`migrate`: safe to run on every start, by several nodes at once, and to be
+cut short anywhere. A key is copied (DUMP and RESTORE, which work across Cluster slots) to a
+name that does not exist yet, and the old key is deleted once its copy is in place. Where the
+new name already holds other data (a version without this migration ran meanwhile), both keys
+are kept and a warning names them: nothing is overwritten, and nothing is merged by guess.
+Once no old key is left, ``<prefix>layout`` holds :data:`LAYOUT_VERSION` and later starts skip
+the scan.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Final
+
+from redis import exceptions as redis_errors
+
+from server.storage.connection import Storage
+from server.storage.ratings import player_keys, rating_key
+
+logger = logging.getLogger("server.storage.migration")
+
+#: The version of the key layout this server writes (see the module docstring).
+LAYOUT_VERSION: Final = 2
+#: Keys asked for per SCAN step.
+SCAN_COUNT: Final = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Renamed:
+    """Copy the key to ``new`` (same type, same content)."""
+
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class SplitRatings:
+    """An old ratings hash: each field becomes the player's own key in ``game``."""
+
+    game: str
+
+
+def planned(prefix: str, key: str) -> Renamed | SplitRatings | None:
+    """What becomes of ``key`` (a key under ``prefix``); None if it is already in today's layout."""
+    for kind in ("lb:", "stats:"):
+        if key.startswith(prefix + kind):
+            rest = key[len(prefix) + len(kind) :]
+            if rest.startswith("{"):
+                return None
+            game, _, tail = rest.partition(":")
+            return Renamed(f"{prefix}{kind}{{{game}}}:{tail}") if tail and game else None
+    if key.startswith(prefix + "rating:"):
+        rest = key[len(prefix) + len("rating:") :]
+        if rest.startswith("{") and rest.endswith("}") and rest.count("}") == 1:
+            return SplitRatings(rest[1:-1])  # the hash of the second layout
+        if rest.startswith("{"):
+            return None
+        game, _, tail = rest.partition(":")
+        if not tail:
+            return SplitRatings(game)  # the hash of the first layout
+        if tail == "board":
+            return Renamed(f"{rating_key(prefix, game)}:board")
+    return None
+
+
+@dataclass(slots=True)
+class Migration:
+    """What a run of :func:`migrate` did."""
+
+    moved: int = 0
+    ratings: int = 0
+    #: Old keys kept because their new name holds other data.
+    kept: list[str] = field(default_factory=list)
+    skipped: bool = False
+
+
+async def migrate(storage: Storage) -> Migration:
+    """Bring every old key under ``storage.prefix`` to today's layout (see the module
+    docstring for the guarantees). Raises StoreUnavailable if Redis fails meanwhile; a later
+    run picks up where this one stopped."""
+    redis, prefix = storage.redis, storage.prefix
+    done = Migration()
+    marker = f"{prefix}layout"
+    with storage.guard("migrate keys"):
+        stored = await redis.get(marker)
+        if stored is not None and int(stored) >= LAYOUT_VERSION:
+            done.skipped = True
+            return done
+        for pattern in ("lb:*", "stats:*", "rating:*"):
+            async for raw in redis.scan_iter(match=prefix + pattern, count=SCAN_COUNT):
+                key = raw.decode() if isinstance(raw, bytes) else str(raw)
+                plan = planned(prefix, key)
+                if isinstance(plan, Renamed):
+                    await _rename(storage, key, plan.new, done)
+                elif isinstance(plan, SplitRatings):
+                    await _split(storage, key, plan.game, done)
+        if not done.kept:
+            await redis.set(marker, LAYOUT_VERSION)
+    if done.moved or done.ratings:
+        logger.info("key layout: %d keys moved, %d ratings split out", done.moved, done.ratings)
+    for key in done.kept:
+        logger.warning("key layout: %s kept: its new name already holds other data", key)
+    return done
+
+
+async def _rename(storage: Storage, old: str, new: str, done: Migration) -> None:
+    redis = storage.redis
+    dump = await redis.dump(old)
+    if dump is None:
+        return  # another node moved it meanwhile
+    try:
+        await redis.restore(new, 0, dump)
+    except redis_errors.ResponseError as error:
+        if "BUSYKEY" not in str(error):
+            raise
+        # A copy from a run cut short (or another node's) is the same data: then it is done.
+        if await redis.dump(new) != dump:
+            done.kept.append(old)
+            return
+    await redis.delete(old)
+    done.moved += 1
+
+
+async def _split(storage: Storage, old: str, game: str, done: Migration) -> None:
+    redis = storage.redis
+    if await redis.type(old) not in (b"hash", "hash"):
+        return
+    fields = await redis.hgetall(old)
+    conflicting = False
+    for raw_player, value in fields.items():
+        player = raw_player.decode() if isinstance(raw_player, bytes) else str(raw_player)
+        try:
+            [key] = player_keys(storage.prefix, game, [player])
+        except ValueError:
+            conflicting = True  # an id no key can hold: left in the old hash
+            continue
+        if not await redis.set(key, value, nx=True) and await redis.get(key) != value:
+            conflicting = True
+        else:
+            done.ratings += 1
+    if conflicting:
+        done.kept.append(old)
+    else:
+        await redis.delete(old)
