@@ -30,6 +30,7 @@ pytestmark = pytest.mark.asyncio
 
 SECRET = b"test secret: daily deals"
 BUDGET_SECONDS = 2.0
+RECHECK_SECONDS = 60.0
 #: Scorpion deals the solver decides in milliseconds: the winnable ones, and ones it proves unwinnable.
 SCORPION_WINNABLE = ["33", "37", "49", "56", "57", "58"]
 SCORPION_UNWINNABLE = ["1", "4", "8", "9", "11", "12"]
@@ -306,7 +307,9 @@ async def test_pool_fills_in_a_worker_process_with_winnable_race_deals(store: St
     for deal in taken:
         assert deal is not None
         assert 10**16 <= int(deal) < 10**20  # drawn like any race deal
-        assert certified_winnable("antares", deal, BUDGET_SECONDS)
+        # Re-solved with room to spare: the search is deterministic, but a loaded machine
+        # slows it, and this asserts the verdict, not the speed.
+        assert certified_winnable("antares", deal, RECHECK_SECONDS)
 
 
 async def test_run_keeps_every_pool_at_target(store: Store, threads: ThreadPoolExecutor) -> None:
