@@ -96,12 +96,21 @@ async def play_random(client: RaceClient, code: str, replica: Game, rng: random.
     """Play a random legal move; return its canonical text once acknowledged (and mirror it in ``replica``)."""
     legal = await client.request(lambda i: AskLegalMoves(id=i, room=code))
     assert isinstance(legal, LegalMoves)
-    choice = rng.choice(legal.moves)
+    # A random move that leaves another to play (a random line can run into a dead end; the
+    # whole Antares position is public, so the replica can look one move ahead).
+    candidates = rng.sample(legal.moves, len(legal.moves))
+    choice = next((m for m in candidates if _leaves_a_move(replica, m)), candidates[0])
     ack = await client.request(lambda i: PlayMove(id=i, room=code, move=choice))
     assert isinstance(ack, Ack)
     assert ack.move is not None
     replica.apply(replica.parse_move(ack.move))
     return ack.move
+
+
+def _leaves_a_move(replica: Game, move: str) -> bool:
+    after = replica.copy(history=False)
+    after.apply(after.parse_move(move))
+    return bool(after.legal_moves())
 
 
 def replica_of(board: list[list[int | None]] | None) -> Game:
