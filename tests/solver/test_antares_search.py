@@ -20,6 +20,10 @@ from tests.solver.test_solve import assert_wins
 ONCE_HARD = (533, 597, 639, 723, 897, 932)
 #: Far more than any of them needs: a regression shows as Unknown ("nodes"), whatever the machine's load.
 ONCE_HARD_NODES = 30_000
+#: The 17 deals of 1-10,000 the three-scan search left unknown within 10 CPU seconds.
+ONCE_UNKNOWN = (701, 754, 1162, 1186, 1328, 1616, 1848, 2073, 2686, 5369, 5469, 6979, 8099, 8420, 8476, 9325, 9554)
+#: The five-scan search needs at most 106,000 positions on them.
+ONCE_UNKNOWN_NODES = 150_000
 
 
 def engine_move(game: Game, move: FastMove) -> Move:
@@ -64,6 +68,13 @@ def test_the_deals_that_once_took_a_minute_are_solved_in_a_few_thousand_position
     assert isinstance(result, Solved), result
     assert_wins(game, result)
     assert result.par <= result.found
+
+
+@pytest.mark.parametrize("deal", ONCE_UNKNOWN)
+def test_the_deals_the_three_scan_search_left_unknown_are_solved(deal: int) -> None:
+    result = solve(Antares, deal, None, Budget(seconds=120, nodes=ONCE_UNKNOWN_NODES), par_seconds=0)
+    assert isinstance(result, Solved), result
+    assert_wins(Antares.new(deal), result)
 
 
 @pytest.mark.parametrize("autoplay", list(Autoplay), ids=lambda a: a.value)
