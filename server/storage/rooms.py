@@ -36,9 +36,16 @@ from server.storage.keys import MAX_SEATS, Keys
 #: seconds), 5 the writer's lease (``<node>:<token>``, or "" for tools and tests that own the
 #: Redis alone), 6 entry count, then per entry its log key's index in KEYS and its text, and
 #: last the server time in Unix ms. The lease is checked FIRST: a writer that is not the
-#: owner writes nothing (-1).
+#: owner writes nothing (-1). A lease that merely expired (a writer starved between checking
+#: it and this commit) still counts while the epoch is its token: every lease granted since
+#: would have raised the epoch, so nobody else can have owned the room meanwhile.
 _COMMIT: Final = """
-if ARGV[5] ~= '' and redis.call('GET', KEYS[4]) ~= ARGV[5] then return -1 end
+if ARGV[5] ~= '' then
+  local held = redis.call('GET', KEYS[4])
+  if held ~= ARGV[5] and (held or redis.call('GET', KEYS[5]) ~= string.match(ARGV[5], ':(%d+)$')) then
+    return -1
+  end
+end
 local stored = tonumber(redis.call('GET', KEYS[2]) or '0')
 if stored ~= tonumber(ARGV[1]) then return 0 end
 for i = 0, tonumber(ARGV[6]) - 1 do

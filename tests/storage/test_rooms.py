@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 import pytest_asyncio
 from redis.asyncio import Redis
 
 from server.storage.connection import Storage
-from server.storage.rooms import Committed, Expiry, RoomStore, RoomWrite, VersionConflict
+from server.storage.keys import Keys
+from server.storage.nodes import NodeStore
+from server.storage.rooms import Committed, Expiry, Fenced, RoomStore, RoomWrite, VersionConflict
 
 pytestmark = pytest.mark.asyncio
 
@@ -130,3 +133,23 @@ async def test_codes_that_could_collide_or_change_slot_are_rejected(store: Stora
     for code in ("A:B", "A{B", "A}B", ""):
         with pytest.raises(ValueError, match="key part"):
             await rooms.commit(write(0, 1, code=code))
+
+
+async def test_a_lease_that_expired_unclaimed_still_writes_and_one_taken_over_never_does(store: Storage) -> None:
+    """A starved owner whose lease ran out before its commit arrived writes, since nobody
+    was granted the room meanwhile (the epoch is still its token); once another node has
+    claimed the room, the old lease writes nothing."""
+    rooms, nodes, keys = RoomStore(store), NodeStore(store), Keys(store.prefix)
+    await rooms.commit(write(0, 1, record=b"created"))
+    first = await nodes.claim("ROOM", "node-a", 60_000)
+    assert first.lease is not None
+    await rooms.commit(replace(write(1, 2, [(0, "QS>5")]), lease=first.lease))
+    await store.redis.delete(keys.room_owner("ROOM"))  # expired: nobody renewed it in time
+    assert await rooms.commit(replace(write(2, 3, [(0, "7H>c")]), lease=first.lease)) is Committed.STORED
+    second = await nodes.claim("ROOM", "node-b", 60_000)
+    assert second.lease is not None
+    await store.redis.delete(keys.room_owner("ROOM"))  # and node B's expired too
+    with pytest.raises(Fenced):
+        await rooms.commit(replace(write(3, 4, [(0, "8H>c")]), lease=first.lease))
+    assert await rooms.commit(replace(write(3, 4, [(1, "deal")]), lease=second.lease)) is Committed.STORED
+    assert await rooms.logs("ROOM", 1) == {0: ["QS>5", "7H>c"], 1: ["deal"]}
