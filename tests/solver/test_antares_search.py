@@ -115,9 +115,8 @@ def test_a_won_position_is_solved_with_no_move() -> None:
     ],
 )
 def test_budgets_stop_the_search(budget: Budget, reason: str) -> None:
-    result = search_antares(Antares.new(19, Options(autoplay=Autoplay.OFF)), budget)
-    if isinstance(result, Solved):
-        pytest.skip("solved within the budget")  # a fast machine may finish deal 19 in 0.05 s
+    # Deal 3913 is unknown after 10 CPU seconds: every one of these budgets stops it first.
+    result = search_antares(Antares.new(3913), budget)
     assert isinstance(result, Unknown)
     assert result.reason == reason
 
