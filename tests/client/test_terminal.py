@@ -36,7 +36,13 @@ async def tmux(*args: str) -> str:
     process = await asyncio.create_subprocess_exec(
         "tmux", "-L", SOCKET, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
-    out, err = await process.communicate()
+    try:
+        # A tmux command answers at once; a wedged tmux server fails the test, not the run.
+        out, err = await asyncio.wait_for(process.communicate(), 30)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise AssertionError(f"tmux {' '.join(args)} did not answer in 30 s") from None
     assert process.returncode == 0, err.decode()
     return out.decode()
 
