@@ -80,6 +80,10 @@ export class PlayInput {
 
   onDoubleClick(event) {
     if (!this.cb.enabled()) return;
+    // Two quick clicks on one spot whose first put a card down and whose second picked one
+    // up (a card dropped on a pile, then picked up again) are two moves, not a double click:
+    // a real double click on a card leaves nothing selected (its second click drops it).
+    if (this.selected) return;
     const card = event.target.closest(".card.up");
     if (!card) return;
     this.selected = null;
