@@ -70,6 +70,9 @@ class Keys:
     def secret(self) -> str:
         return f"{self.prefix}secret"
 
+    def layout(self) -> str:
+        return f"{self.prefix}layout"
+
     def player(self, player: str) -> str:
         return f"{self.prefix}player:{key_part(player)}"
 

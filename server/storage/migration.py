@@ -31,7 +31,8 @@ from typing import Final
 
 from redis import exceptions as redis_errors
 
-from server.storage.connection import Storage
+from server.storage.connection import Storage, as_text
+from server.storage.keys import Keys
 from server.storage.ratings import player_keys, rating_key
 
 logger = logging.getLogger("server.storage.migration")
@@ -96,7 +97,7 @@ async def migrate(storage: Storage) -> Migration:
     run picks up where this one stopped."""
     redis, prefix = storage.redis, storage.prefix
     done = Migration()
-    marker = f"{prefix}layout"
+    marker = Keys(prefix).layout()
     with storage.guard("migrate keys"):
         stored = await redis.get(marker)
         if stored is not None and int(stored) >= LAYOUT_VERSION:
@@ -104,7 +105,7 @@ async def migrate(storage: Storage) -> Migration:
             return done
         for pattern in ("lb:*", "stats:*", "rating:*"):
             async for raw in redis.scan_iter(match=prefix + pattern, count=SCAN_COUNT):
-                key = raw.decode() if isinstance(raw, bytes) else str(raw)
+                key = as_text(raw)
                 plan = planned(prefix, key)
                 if isinstance(plan, Renamed):
                     await _rename(storage, key, plan.new, done)
@@ -139,12 +140,12 @@ async def _rename(storage: Storage, old: str, new: str, done: Migration) -> None
 
 async def _split(storage: Storage, old: str, game: str, done: Migration) -> None:
     redis = storage.redis
-    if await redis.type(old) not in (b"hash", "hash"):
+    if as_text(await redis.type(old)) != "hash":
         return
     fields = await redis.hgetall(old)
     conflicting = False
     for raw_player, value in fields.items():
-        player = raw_player.decode() if isinstance(raw_player, bytes) else str(raw_player)
+        player = as_text(raw_player)
         try:
             [key] = player_keys(storage.prefix, game, [player])
         except ValueError:

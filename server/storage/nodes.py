@@ -52,13 +52,25 @@ redis.call('SET', KEYS[1], lease, 'PX', ARGV[3])
 return lease
 """
 
-#: KEYS: owner. ARGV: lease, ttl ms. 1 renewed, 2 taken again (it had expired and nobody
-#: took it meanwhile: the version check of the next commit catches any change), 0 lost.
+#: KEYS: lease key. ARGV: holder, ttl ms. 1 renewed, 2 taken again (it had expired and
+#: nobody held it), 0 held by another. For the singleton leases.
 _RENEW: Final = """
 local held = redis.call('GET', KEYS[1])
 if held == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
 if not held then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 2 end
 return 0
+"""
+
+#: KEYS: owner, epoch. ARGV: lease, ttl ms. 1 renewed, 2 taken again, 0 lost. An expired
+#: lease is taken again only while the epoch is still its token, as the commit script
+#: (server/storage/rooms.py) counts it: a lease granted since, even one given up again
+#: (a drain), raised the epoch, and then the room may have changed under another owner.
+_RENEW_ROOM: Final = """
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if held or redis.call('GET', KEYS[2]) ~= string.match(ARGV[1], ':(%d+)$') then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 2
 """
 
 #: KEYS: owner. ARGV: lease. Deletes the lease only if it is still this one.
@@ -196,7 +208,9 @@ class NodeStore:
             async with self._storage.redis.pipeline(transaction=False) as pipe:
                 for code in codes:
                     # EVAL, not EVALSHA: a Cluster pipeline cannot load a missing script.
-                    pipe.eval(_RENEW, 1, self.keys.room_owner(code), leases[code], ttl_ms)
+                    pipe.eval(
+                        _RENEW_ROOM, 2, self.keys.room_owner(code), self.keys.room_epoch(code), leases[code], ttl_ms
+                    )
                 results = await pipe.execute()
         return {code: int(result) > 0 for code, result in zip(codes, results, strict=True)}
 
