@@ -17,8 +17,6 @@ from server.solver.pruning import POLL_EVERY
 from tests.games.positions import antares, play, scorpion
 
 BUDGET = Budget(seconds=10)
-#: Deals the solver needs well over a few seconds for (none is decided within 4 s): Antares
-#: 701 is one the survey has not decided (seeds/winnability.md).
 #: Deals the budgets stop long before a verdict: Antares 3913 is unknown after 10 CPU seconds
 #: (seeds/winnability.md), so no machine is fast enough to solve it within the small budgets.
 HARD = {Antares: 3913, Scorpion: 27}
