@@ -1,6 +1,6 @@
 """One node against three, in one run: what forwarding costs, and how long a failover takes.
 
-    python -m bench.nodes [--rooms 12] [--rate 4] [--seconds 10] [--profile DIR]
+    python -m bench.nodes [--rooms 12] [--rate 4] [--seconds 10] [--profile DIR] [--tree DIR]
 
 Both runs use one private embedded Redis and real ``python -m server`` processes. Every
 room has two bot racers; each plays ``--rate`` moves a second (worked out from its own
@@ -66,8 +66,11 @@ class Node:
         return f"ws://127.0.0.1:{self.port}"
 
 
-async def start_nodes(count: int, redis_url: str, logs: Path, profile: Path | None = None) -> list[Node]:
-    """``profile``: run each node under cProfile, its statistics written there at its stop."""
+async def start_nodes(
+    count: int, redis_url: str, logs: Path, profile: Path | None = None, tree: Path = ROOT
+) -> list[Node]:
+    """``profile``: run each node under cProfile, its statistics written there at its stop;
+    ``tree``: the checkout whose server runs (another one measures an older version)."""
     nodes = []
     for index in range(count):
         port = free_port()
@@ -79,7 +82,7 @@ async def start_nodes(count: int, redis_url: str, logs: Path, profile: Path | No
             "--solver-workers", "0", "--node-ttl", str(NODE_TTL),
             "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"),
         ]  # fmt: skip
-        nodes.append(Node(subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), port, log_path))
+        nodes.append(Node(subprocess.Popen(command, cwd=tree, stdout=log, stderr=subprocess.STDOUT), port, log_path))
     for node in nodes:
         deadline = time.monotonic() + 30
         while True:
@@ -127,7 +130,9 @@ async def racer_loop(
     game = variant_class("antares")
     rng = random.Random(seat * 7919 + hash(code))
     version = 0
-    next_at = time.monotonic()
+    # Each racer at its own phase: all of them moving at the same instant would measure a
+    # queue of simultaneous moves, not what one move costs.
+    next_at = time.monotonic() + rng.random() / rate
     while time.monotonic() < until:
         mirror = await racer.wait_room(code, functools.partial(caught_up, version=version, seat=seat))
         board = mirror.board(seat)
@@ -187,7 +192,7 @@ class RunResult:
 
 
 async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, redis_pid: int, logs: Path) -> RunResult:
-    nodes = await start_nodes(count, redis.url, logs, args.profile)
+    nodes = await start_nodes(count, redis.url, logs, args.profile, args.tree)
     clients: list[RaceClient] = []
     try:
         stats = Latencies()
@@ -239,9 +244,20 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
 
 
 async def failover(nodes: list[Node], rooms: list[tuple[str, RaceClient, RaceClient, bool]]) -> float:
-    """SIGKILL the owner of the first room; seconds until its other racer's next ack."""
-    code, _, guest, _ = rooms[0]
+    """SIGKILL the first node, owner of every third room; seconds until the next ack of a
+    racer of one of its rooms on another node (one whose board still has a move: random
+    play sometimes leaves none), or nan when no racer there has a move left."""
     game = variant_class("antares")
+
+    def has_move(room: tuple[str, RaceClient, RaceClient, bool]) -> bool:
+        mirror = room[2].rooms.get(room[0])
+        board = mirror.board(1) if mirror is not None else None
+        return board is not None and bool(local_legal_moves(game, board))
+
+    playable = [room for k, room in enumerate(rooms) if k % len(nodes) == 0 and has_move(room)]
+    if not playable:
+        return float("nan")
+    code, _, guest, _ = playable[0]
     nodes[0].process.send_signal(signal.SIGKILL)
     killed = time.monotonic()
     while time.monotonic() - killed < 30:
@@ -311,6 +327,9 @@ def main(argv: list[str] | None = None) -> None:
         "--profile", type=Path, metavar="DIR", help="run the nodes under cProfile; their statistics go to DIR"
     )
     parser.add_argument("--verbose", action="store_true", help="say why each failover attempt failed")
+    parser.add_argument(
+        "--tree", type=Path, default=ROOT, help="the checkout whose server is measured (default: this one)"
+    )
     print(asyncio.run(main_async(parser.parse_args(argv))))
 
 

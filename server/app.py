@@ -12,6 +12,7 @@ import gc
 import logging
 import resource
 import signal
+import socket
 import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Final
@@ -32,6 +33,7 @@ from server.net.edge import ACCEPT_BATCH, HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
 from server.net.forwarding import Router
 from server.net.http import HANDSHAKE_INTERVAL, HANDSHAKE_LINE, HttpRoutes
 from server.net.listener import OpeningLine
+from server.net.peers import PeerLinks, link_key
 from server.ops.metrics import (
     ROOM_LEASES,
     ROOMS_FENCED,
@@ -167,9 +169,13 @@ class RaceServer:
         )
         router = self.router = Router(ctx, node, leases, timeout=config.node_ttl + 1.0)
         ctx.forwarder = router
+        # Requests for other nodes' rooms, and what they answer, go on direct links.
+        mail = router.mail
+        peers = mail.peers = PeerLinks(node.id, link_key(secret), node.peer_address, mail.received, mail.send_by_redis)
+        node.peer = f"{_advertised(config)}:{await peers.start(config.host, config.peer_port)}"
         registry.is_alive = node.alive
         await node.start()
-        self._tasks = [asyncio.create_task(router.listen())]
+        self._tasks = [asyncio.create_task(mail.listen())]
         restored = await registry.restore()
         self.readiness.restored = True
         watch_rooms(self._rooms_by_state)
@@ -317,6 +323,19 @@ class RaceServer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+
+def _advertised(config: Config) -> str:
+    """The host other nodes reach this one at: ADVERTISE_HOST, else HOST unless it means
+    every interface, else this machine's address (in a container, the container's)."""
+    if config.advertise_host:
+        return config.advertise_host
+    if config.host not in ("", "0.0.0.0", "::"):
+        return config.host
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
 
 
 def _connection_cap(wanted: int) -> int:

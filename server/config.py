@@ -80,6 +80,12 @@ def _origins(text: str) -> tuple[str, ...]:
 class Config:
     host: str = _setting("127.0.0.1", "address to listen on")
     port: int = _setting(8765, "port to listen on (0: any free port)", int, minimum=0)
+    peer_port: int = _setting(
+        0, "port other server processes of the service link to directly, on HOST (0: any free port)", int, minimum=0
+    )
+    advertise_host: str = _setting(
+        "", "the host other server processes reach this one at (default: HOST, or this machine's address)"
+    )
     redis_url: str | None = _setting(
         None,
         "Redis to use (redis://, rediss://, unix://, redis+cluster://); without it the server runs its own",

@@ -55,6 +55,8 @@ class Node:
         self.id = node_id or new_node_id()
         self.store = store
         self.address = address
+        #: Where other nodes open direct links to this one (server/net/peers.py), if anywhere.
+        self.peer: str | None = None
         self.ttl = ttl
         self._load = load
         self._public_rooms = public_rooms
@@ -71,7 +73,9 @@ class Node:
         logger.info("node %s up at %s", self.id, self.address)
 
     async def beat(self) -> None:
-        info = {"address": self.address, "load": self._load(), "at": int(time.time() * 1000)}
+        info: dict[str, object] = {"address": self.address, "load": self._load(), "at": int(time.time() * 1000)}
+        if self.peer is not None:
+            info["peer"] = self.peer
         await self.store.beat(self.id, info, _encoder.encode(self._public_rooms()), self.ttl_ms)
 
     async def keep_beating(self) -> None:
@@ -108,6 +112,13 @@ class Node:
             self._alive = await self.store.alive(others | self._alive)
             self._alive_at = now
         return (others & self._alive) | (nodes & {self.id})
+
+    async def peer_address(self, node: str) -> str | None:
+        """Where ``node`` takes direct links (``host:port``), as its heartbeat says; None
+        for a node that advertises none (or no longer beats)."""
+        info = await self.store.beat_of(node)
+        peer = None if info is None else info.get("peer")
+        return peer if isinstance(peer, str) else None
 
     def suspect(self, node: str) -> None:
         """``node`` did not answer: ask Redis whether it still beats next time."""

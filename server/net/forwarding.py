@@ -13,8 +13,10 @@ proxy (answers, events, snapshots) is published to the client's node, batched pe
 follow the room: the spectators' frames leave after the owner's delay, so the anti-copy
 rule stays on the owner), and that node writes it to the real connection.
 
-Messages on one node's inbox are ordered (one writer task sends them all, in order), so a client
-sees its answer and the room's events in the owner's order.
+Messages from one node to another (:mod:`server.net.node_mail`) go on a direct TCP link
+between the two (:mod:`server.net.peers`), or on the receiver's Redis inbox when it cannot
+be reached directly; never both at once, and in order either way, so a client sees its
+answer and the room's events in the owner's order.
 
 Faults: a node that dies stops beating; every node watching it (because it holds proxies
 of that node's clients, or because its clients follow rooms there) notices within the TTL.
@@ -28,14 +30,11 @@ clients the same way and tells the other nodes to close theirs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 import time
 from collections.abc import Coroutine
 from typing import Any, Final
-
-import msgspec
 
 from protocol.codec import MalformedFrame, decode_client, encode
 from protocol.errors import CloseCode, ErrorCode
@@ -48,7 +47,8 @@ from server.live.leases import RoomLeases
 from server.live.nodes import Node
 from server.live.runner import RoomRunner
 from server.net.dispatch import dispatch
-from server.net.inbox import DECODER, ENCODER, Done, Frames, Gone, Message, Request, Reroute, Resume
+from server.net.inbox import Done, Frames, Gone, Message, Request, Reroute, Resume
+from server.net.node_mail import NodeMail
 from server.ops.metrics import FORWARD_SECONDS, FORWARDED_RECEIVED, FORWARDED_SENT
 from server.ops.stopping import stop_tasks
 from server.storage.connection import StoreUnavailable
@@ -87,8 +87,9 @@ class Router:
         self._owners: dict[str, str] = {}  # room code -> the node last seen owning it
         self._pending: dict[int, asyncio.Future[Done]] = {}
         self._seq = itertools.count(1)
-        self._outbox: dict[str, list[Message]] = {}
-        self._writer: asyncio.Task[None] | None = None
+        #: What this node and the others send each other (direct links, Redis inboxes).
+        self.mail = NodeMail(node, self._on)
+        self._post = self.mail.post
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
 
@@ -96,6 +97,7 @@ class Router:
         """The server is stopping: requests waiting on other nodes fail at once, and no new
         one is forwarded (connections must close now, not after the forwarding timeout)."""
         self._stopping = True
+        self.mail.stopping = True
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(StoreUnavailable("storage unavailable: this server is shutting down"))
@@ -343,30 +345,6 @@ class Router:
         if link.socket is not None:
             self._background(link.socket.close(CloseCode.GOING_AWAY, f"{why}: reconnect with your resume token"))
 
-    # -- the inbox and the outboxes ------------------------------------------------------------
-
-    def _post(self, node: str, message: Message) -> None:
-        if node == self.node.id:
-            self._on(message)
-            return
-        self._outbox.setdefault(node, []).append(message)
-        if self._writer is None:
-            self._writer = asyncio.ensure_future(self._write())
-
-    async def _write(self) -> None:
-        """Send the outboxes: what piled up for every node during one event-loop turn (or
-        during the previous send) leaves in one round trip, a publish per node, in order."""
-        try:
-            while self._outbox:
-                outbox, self._outbox = self._outbox, {}
-                try:
-                    await self.node.store.send({node: ENCODER.encode(batch) for node, batch in outbox.items()})
-                except StoreUnavailable as error:
-                    lost = sum(len(batch) for batch in outbox.values())
-                    logger.warning("%d messages to nodes %s lost: %s", lost, ", ".join(outbox), error)
-        finally:
-            self._writer = None
-
     def _on(self, message: Message) -> None:
         match message:
             case Request():
@@ -402,38 +380,6 @@ class Router:
             self._peers_of.setdefault(link_id, set()).add(frames.sender)
         for link_id in gone:
             self._post(frames.sender, Gone(self.node.id, link_id))
-
-    async def listen(self) -> None:
-        """Read this node's inbox until the server stops (subscribing again after a Redis
-        outage). redis-py may turn a cancellation inside a read into a connection error, so
-        the loop also ends on :meth:`stop_forwarding`, not only on cancellation."""
-        while not self._stopping:
-            try:
-                subscription = await self.node.store.subscribe(self.node.id)
-            except StoreUnavailable as error:
-                logger.warning("inbox not subscribed: %s", error)
-                await asyncio.sleep(0.5)
-                continue
-            try:
-                while not self._stopping:
-                    data = await self.node.store.receive(subscription)
-                    if data is None:
-                        continue
-                    try:
-                        messages = DECODER.decode(data)
-                    except msgspec.DecodeError:
-                        logger.warning("unreadable message on the inbox")
-                        continue
-                    for message in messages:
-                        self._on(message)
-            except StoreUnavailable as error:
-                if self._stopping:
-                    return
-                logger.warning("inbox lost, subscribing again: %s", error)
-                await asyncio.sleep(0.2)
-            finally:
-                with contextlib.suppress(Exception):
-                    await subscription.aclose()
 
     async def watch(self) -> None:
         """Every quarter TTL: drop what depended on nodes that stopped beating."""
@@ -472,8 +418,6 @@ class Router:
         task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
-        """Send what is waiting in the outboxes (a second at most), then stop."""
-        writers = [] if self._writer is None else [self._writer]
-        if writers:
-            await asyncio.wait(writers, timeout=1.0)
-        await stop_tasks([*self._tasks, *writers])
+        """Send what is waiting for other nodes (a second at most), then stop."""
+        await self.mail.close()
+        await stop_tasks(list(self._tasks))

@@ -104,6 +104,13 @@ FORWARDED_RECEIVED = Counter(
     "Requests other nodes forwarded here (their clients' requests for rooms this node owns, seats given back).",
     registry=REGISTRY,
 )
+NODE_BATCHES_SENT = Counter(
+    "solitaire_node_batches_sent",
+    "Batches of messages sent to other nodes (requests, answers, room events), by road: direct (a link"
+    " between the two nodes) or redis (the other node's inbox, for a node that cannot be reached directly).",
+    ["road"],
+    registry=REGISTRY,
+)
 FORWARD_SECONDS = Histogram(
     "solitaire_forwarded_request_seconds",
     "Round trip of a forwarded request, from sending it to the owner's answer that it is done.",

@@ -11,7 +11,8 @@ room, where each player races, the lobby, and a channel per node.
   matcher, the deal supplies) runs on the node holding the lease.
 - **Seats** (``sr:seats:{player}``): the unfinished rooms a player races in, so a player
   resuming on any node gets every seat back, and the per-player room limit holds across nodes.
-- **Inboxes**: one pub/sub channel per node (sharded pub/sub on a Cluster).
+- **Inboxes**: one pub/sub channel per node (sharded pub/sub on a Cluster), for the messages
+  of a node that cannot be reached on a direct link (server/net/peers.py).
 """
 
 from __future__ import annotations
@@ -143,6 +144,15 @@ class NodeStore:
                     pipe.exists(self.keys.node(node))
                 found = await pipe.execute()
         return {node for node, exists in zip(wanted, found, strict=True) if exists}
+
+    async def beat_of(self, node: str) -> dict[str, Any] | None:
+        """What ``node``'s heartbeat says, or None when it has none."""
+        with self._storage.guard(f"read node {node}'s heartbeat"):
+            beat = await self._storage.redis.get(self.keys.node(node))
+        if beat is None:
+            return None
+        info = json.loads(beat)
+        return info if isinstance(info, dict) else None
 
     async def listed(self) -> dict[str, dict[str, Any]]:
         """Every live node, with what its heartbeat says; listed nodes without one are pruned."""

@@ -59,6 +59,10 @@ async def test_forwarding_ownership_and_failover_are_counted(service: Service) -
     assert owner["solitaire_forwarded_requests_received_total"] >= 4
     assert owner.get('solitaire_forwarded_requests_sent_total{outcome="ok"}', 0) == 0
     assert client_node["solitaire_forwarded_requests_received_total"] == 0
+    # Both ways on the direct link between the two nodes, none through Redis.
+    for samples in (owner, client_node):
+        assert samples['solitaire_node_batches_sent_total{road="direct"}'] >= 4
+        assert samples.get('solitaire_node_batches_sent_total{road="redis"}', 0) == 0
     for samples in (owner, client_node, idle):
         assert not any(name.startswith("solitaire_rooms_taken_over_total") for name in samples)
         assert samples["solitaire_rooms_fenced_total"] == 0
@@ -85,3 +89,21 @@ async def test_forwarding_ownership_and_failover_are_counted(service: Service) -
     assert woken["solitaire_room_leases_lost_total"] >= 1
     assert not any(name.startswith("solitaire_rooms_taken_over_total") for name in woken)
     await until(b, "solitaire_nodes_alive", 3)
+
+
+async def test_a_node_that_cannot_be_reached_directly_is_sent_to_through_redis(service: Service) -> None:
+    [reachable] = await service.start(1)
+    # 192.0.2.1 is a documentation address: nothing answers there, as behind a firewall.
+    [unreachable] = await service.start(1, "--advertise-host", "192.0.2.1")
+    ann = await service.connect(unreachable, "Ann")
+    bob = await service.connect(reachable, "Bob")
+    code = await open_race(ann, bob)  # the room runs on the unreachable node; Bob's requests go there
+    await race_started(code, ann, bob)
+    await play_one(bob, code)
+    await play_one(ann, code)
+
+    to_unreachable, to_reachable = await metrics(reachable), await metrics(unreachable)
+    assert to_unreachable['solitaire_node_batches_sent_total{road="redis"}'] >= 4
+    assert to_unreachable.get('solitaire_node_batches_sent_total{road="direct"}', 0) == 0
+    assert to_reachable['solitaire_node_batches_sent_total{road="direct"}'] >= 4
+    assert to_reachable.get('solitaire_node_batches_sent_total{road="redis"}', 0) == 0

@@ -1,0 +1,130 @@
+"""What the nodes of the service send each other, and how it travels (the forwarder's post).
+
+Messages (:mod:`server.net.inbox`) posted during one event-loop turn leave as one batch per
+receiving node: on the direct link to that node (:mod:`server.net.peers`), or on its Redis
+inbox (a pub/sub channel; sharded on a Cluster) when it cannot be reached directly. A node
+takes one road at a time, so its messages arrive in the order they were posted. Every node
+also reads its own inbox, for nodes that cannot reach it directly (or run an older version).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import Callable
+
+import msgspec
+
+from server.live.nodes import Node
+from server.net.inbox import DECODER, ENCODER, Message
+from server.net.peers import PeerLinks
+from server.ops.metrics import NODE_BATCHES_SENT
+from server.ops.stopping import stop_tasks
+from server.storage.connection import StoreUnavailable
+
+logger = logging.getLogger("server.nodes")
+
+
+class NodeMail:
+    """This node's post: :meth:`post` sends, ``on_message`` is called with what arrives."""
+
+    def __init__(self, node: Node, on_message: Callable[[Message], None]) -> None:
+        self.node = node
+        self.on_message = on_message
+        #: Direct links to the other nodes; without them (or to a node that has none) every
+        #: batch goes through Redis.
+        self.peers: PeerLinks | None = None
+        #: Set when the server stops: the inbox reader ends.
+        self.stopping = False
+        self._outbox: dict[str, list[Message]] = {}
+        self._redis_out: dict[str, list[bytes]] = {}
+        self._writer: asyncio.Task[None] | None = None
+
+    def post(self, node: str, message: Message) -> None:
+        """Send ``message`` to ``node`` (to this one: handled at once)."""
+        if node == self.node.id:
+            self.on_message(message)
+            return
+        if not self._outbox:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._outbox.setdefault(node, []).append(message)
+
+    def _flush(self) -> None:
+        """Send what piled up for every node during one event-loop turn: a batch per node,
+        on its direct link or, for a node without one, on its Redis inbox."""
+        outbox, self._outbox = self._outbox, {}
+        peers = self.peers
+        for node, batch in outbox.items():
+            data = ENCODER.encode(batch)
+            if peers is None or not peers.send(node, data):
+                self.send_by_redis(node, [data])
+
+    def send_by_redis(self, node: str, batches: list[bytes]) -> None:
+        """Publish ``batches`` on ``node``'s inbox, in order, after what waits for it already."""
+        NODE_BATCHES_SENT.labels("redis").inc(len(batches))
+        self._redis_out.setdefault(node, []).extend(batches)
+        if self._writer is None:
+            self._writer = asyncio.ensure_future(self._write())
+
+    async def _write(self) -> None:
+        """Publish what waits for the Redis inboxes: what piled up during the previous send
+        leaves in one round trip, a publish per batch, each node's in order."""
+        try:
+            while self._redis_out:
+                waiting, self._redis_out = self._redis_out, {}
+                for round_ in itertools.zip_longest(*waiting.values()):
+                    sends = {node: data for node, data in zip(waiting, round_, strict=True) if data is not None}
+                    try:
+                        await self.node.store.send(sends)
+                    except StoreUnavailable as error:
+                        logger.warning("messages to nodes %s lost: %s", ", ".join(sends), error)
+        finally:
+            self._writer = None
+
+    def received(self, data: bytes) -> None:
+        """A batch of messages from another node, off its direct link or this node's inbox."""
+        try:
+            messages = DECODER.decode(data)
+        except msgspec.DecodeError:
+            logger.warning("unreadable message from another node")
+            return
+        for message in messages:
+            self.on_message(message)
+
+    async def listen(self) -> None:
+        """Read this node's inbox until the server stops (subscribing again after a Redis
+        outage). redis-py may turn a cancellation inside a read into a connection error, so
+        the loop also ends on :attr:`stopping`, not only on cancellation."""
+        while not self.stopping:
+            try:
+                subscription = await self.node.store.subscribe(self.node.id)
+            except StoreUnavailable as error:
+                logger.warning("inbox not subscribed: %s", error)
+                await asyncio.sleep(0.5)
+                continue
+            try:
+                while not self.stopping:
+                    data = await self.node.store.receive(subscription)
+                    if data is not None:
+                        self.received(data)
+            except StoreUnavailable as error:
+                if self.stopping:
+                    return
+                logger.warning("inbox lost, subscribing again: %s", error)
+                await asyncio.sleep(0.2)
+            finally:
+                with contextlib.suppress(Exception):
+                    await subscription.aclose()
+
+    async def close(self) -> None:
+        """Send what is waiting (a second at most), then close the links."""
+        if self._outbox:
+            self._flush()
+        if self._writer is not None:
+            writer = self._writer
+            await asyncio.wait([writer], timeout=1.0)
+            await stop_tasks([writer])
+        if self.peers is not None:
+            await self.peers.close()
