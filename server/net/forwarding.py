@@ -400,6 +400,9 @@ class Router:
         if not dead:
             return
         logger.warning("nodes %s stopped beating", ", ".join(sorted(dead)))
+        if self.mail.peers is not None:
+            for node in dead:
+                self.mail.peers.forget(node)
         self._owners = {code: node for code, node in self._owners.items() if node not in dead}
         for link_id, nodes in list(self._peers_of.items()):
             if nodes & dead:

@@ -199,7 +199,14 @@ class PeerLinks:
         link: _Link | None = None
         try:
             async with asyncio.timeout(CONNECT_SECONDS):
-                address = await self._address_of(node)
+                try:
+                    address = await self._address_of(node)
+                except Exception as error:
+                    # Redis is out of reach (where the address is): so is the inbox, so the
+                    # batches are lost either way; the next one tries again.
+                    logger.warning("node %s's peer address not read: %s", node, error)
+                    self._forget(node, out)
+                    return
                 if address is None:
                     raise ConnectionError("it advertises no peer address")
                 host, _, port = address.rpartition(":")
@@ -241,6 +248,20 @@ class PeerLinks:
                 del self._out[node]
 
         return on_lost
+
+    def forget(self, node: str) -> None:
+        """``node`` stopped beating: close the link to it and forget it (node ids are never
+        reused, so nothing is sent to it again)."""
+        out = self._out.get(node)
+        if out is not None:
+            self._forget(node, out)
+
+    def _forget(self, node: str, out: _Outgoing) -> None:
+        if self._out.get(node) is out:
+            del self._out[node]
+        out.waiting = []
+        if out.link is not None:
+            out.link.close()
 
     # -- receiving ----------------------------------------------------------------------
 

@@ -29,9 +29,12 @@ class Peer:
     by_redis: list[tuple[str, list[bytes]]] = field(default_factory=list)
     links: PeerLinks | None = None
     port: int = 0
+    lookup_fails: bool = False
 
     async def start(self) -> Peer:
         async def address_of(node: str) -> str | None:
+            if self.lookup_fails:
+                raise ConnectionError("Redis is out of reach")
             return self.addresses.get(node)
 
         self.links = PeerLinks(
@@ -150,3 +153,27 @@ async def test_a_broken_link_is_opened_again_by_the_next_batch(pair: tuple[Peer,
     assert a.send("b", b"second")
     await eventually(lambda: b.delivered == [b"first", b"second"], what="the batch on a new link")
     assert a.by_redis == []
+
+
+@pytest.mark.asyncio
+async def test_a_failed_address_look_up_is_tried_again_by_the_next_batch(pair: tuple[Peer, Peer]) -> None:
+    a, b = pair
+    a.lookup_fails = True  # where addresses are kept (Redis) is out of reach: so is the inbox
+    assert a.send("b", b"lost with Redis")
+    await eventually(lambda: "b" not in a.links._out, what="the attempt given up")  # type: ignore[union-attr]
+    a.lookup_fails = False
+    assert a.send("b", b"after")
+    await eventually(lambda: b.delivered == [b"after"], what="the batch on the link")
+    assert a.by_redis == []  # the node is not given up for good: it was never unreachable
+
+
+@pytest.mark.asyncio
+async def test_a_node_that_stopped_beating_is_forgotten(pair: tuple[Peer, Peer]) -> None:
+    a, b = pair
+    assert a.send("b", b"hello")
+    await eventually(lambda: b.delivered == [b"hello"], what="the batch")
+    assert a.links is not None
+    assert b.links is not None
+    a.links.forget("b")
+    assert "b" not in a.links._out
+    await eventually(lambda: not b.links._in, what="the link closed")  # type: ignore[union-attr]
