@@ -74,7 +74,7 @@ figures = {}
 for name, run in (
     ("scorpion", lambda: depth_first_scorpion(Scorpion.new(int(sys.argv[1])),
                                               Budget(seconds=120, clock=time.process_time))),
-    ("antares", lambda: search_antares(Antares.new(3913, Options(autoplay=Autoplay.SAFE)),
+    ("antares", lambda: search_antares(Antares.new(6525, Options(autoplay=Autoplay.SAFE)),
                                        Budget(seconds=5, clock=time.process_time))),
 ):
     tracemalloc.start()
@@ -141,7 +141,7 @@ def main() -> None:
         memory = _run(ROOT, MEMORY, str(args.memory_deal))
         for variant, figures in memory.items():
             nodes, peak = figures["nodes"], figures["peak"]  # type: ignore[index]
-            what = f"deal {args.memory_deal}" if variant == "scorpion" else "deal 3913, 5 s"
+            what = f"deal {args.memory_deal}" if variant == "scorpion" else "deal 6525, 5 s"
             print(
                 f"memory: {variant} {what}, {nodes:,} positions, peak {peak / 2**20:.0f} MiB: "
                 f"{peak / nodes:.0f} bytes a position, {2**30 / (peak / nodes) / 1e6:.1f} million positions per GiB"
