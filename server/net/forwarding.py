@@ -89,7 +89,6 @@ class Router:
         self._seq = itertools.count(1)
         #: What this node and the others send each other (direct links, Redis inboxes).
         self.mail = NodeMail(node, self._on)
-        self._post = self.mail.post
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
 
@@ -188,7 +187,7 @@ class Router:
         self._local[link.id] = link
         future: asyncio.Future[Done] = asyncio.get_running_loop().create_future()
         self._pending[message.seq] = future
-        self._post(owner, message)
+        self.mail.post(owner, message)
         sent = time.perf_counter()
         try:
             done = await self._wait(owner, future)
@@ -245,7 +244,7 @@ class Router:
         """A local connection closed: the nodes holding its proxies drop them."""
         self._local.pop(link.id, None)
         for node in self._peers_of.pop(link.id, ()):
-            self._post(node, Gone(self.node.id, link.id))
+            self.mail.post(node, Gone(self.node.id, link.id))
 
     def remember(self, link: ClientLink) -> None:
         """``link`` may get frames from other nodes (it waits in the quick-match line)."""
@@ -272,7 +271,7 @@ class Router:
             if origin is not None:
                 by_node.setdefault(origin, []).append(link.id)
         for origin, ids in by_node.items():
-            self._post(origin, Frames(self.node.id, ids, frame))
+            self.mail.post(origin, Frames(self.node.id, ids, frame))
 
     async def _serve(self, request: Request) -> None:
         proxy = self.proxy(request.origin, request.link, request.player, request.name, request.bot)
@@ -295,7 +294,7 @@ class Router:
         except Exception:
             logger.exception("forwarded request from node %s failed", request.origin)
         finally:
-            self._post(request.origin, Done(request.seq, moved))
+            self.mail.post(request.origin, Done(request.seq, moved))
             self._tidy(proxy)
 
     async def _resume(self, resume: Resume) -> None:
@@ -311,7 +310,7 @@ class Router:
         except StoreUnavailable as error:
             logger.warning("room %s: seat of %s not given back: %s", resume.code, resume.name, error)
         finally:
-            self._post(resume.origin, Done(resume.seq, moved))
+            self.mail.post(resume.origin, Done(resume.seq, moved))
             self._tidy(proxy)
 
     def _tidy(self, proxy: ClientLink) -> None:
@@ -339,7 +338,7 @@ class Router:
             else:
                 self._close(link, f"room {runner.code} moved to another server")
         for origin, ids in by_node.items():
-            self._post(origin, Reroute(ids))
+            self.mail.post(origin, Reroute(ids))
 
     def _close(self, link: ClientLink, why: str) -> None:
         if link.socket is not None:
@@ -379,7 +378,7 @@ class Router:
             link.send_frame(frames.frame)
             self._peers_of.setdefault(link_id, set()).add(frames.sender)
         for link_id in gone:
-            self._post(frames.sender, Gone(self.node.id, link_id))
+            self.mail.post(frames.sender, Gone(self.node.id, link_id))
 
     async def watch(self) -> None:
         """Every quarter TTL: drop what depended on nodes that stopped beating."""
@@ -400,9 +399,7 @@ class Router:
         if not dead:
             return
         logger.warning("nodes %s stopped beating", ", ".join(sorted(dead)))
-        if self.mail.peers is not None:
-            for node in dead:
-                self.mail.peers.forget(node)
+        self.mail.forget(dead)
         self._owners = {code: node for code, node in self._owners.items() if node not in dead}
         for link_id, nodes in list(self._peers_of.items()):
             if nodes & dead:

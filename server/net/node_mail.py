@@ -83,6 +83,12 @@ class NodeMail:
         finally:
             self._writer = None
 
+    def forget(self, nodes: set[str]) -> None:
+        """These nodes stopped beating: their direct links close."""
+        if self.peers is not None:
+            for node in nodes:
+                self.peers.forget(node)
+
     def received(self, data: bytes) -> None:
         """A batch of messages from another node, off its direct link or this node's inbox."""
         try:

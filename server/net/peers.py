@@ -22,7 +22,7 @@ that stops reading is cut off once :data:`WRITE_LIMIT` bytes wait for it.
 
 Why TCP frames of our own and not a library: the link is a byte pipe between two processes
 of this server; websockets would add a handshake, masking and framing per message that buy
-nothing here, and the frame format is the six lines of :class:`_Link`.
+nothing here, and the frame format is a dozen lines of :class:`_Link`.
 """
 
 from __future__ import annotations
@@ -78,25 +78,15 @@ def _proof(key: bytes, challenge: bytes, sender: str, receiver: str) -> bytes:
 
 
 class _Link(asyncio.Protocol):
-    """One TCP connection, either way: frames in, ``on_frame`` called with each."""
+    """One TCP connection, either way: frames in (:meth:`frame_received`), frames out."""
 
-    def __init__(
-        self,
-        on_frame: Callable[[_Link, bytes], None],
-        on_lost: Callable[[_Link], None],
-        on_made: Callable[[_Link], None] | None = None,
-    ) -> None:
-        self.on_frame = on_frame
-        self.on_lost = on_lost
-        self.on_made = on_made
+    def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self._buffer = bytearray()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        if self.on_made is not None:
-            self.on_made(self)
 
     def data_received(self, data: bytes) -> None:
         buffer = self._buffer
@@ -111,11 +101,13 @@ class _Link(asyncio.Protocol):
                 return
             payload = bytes(buffer[_HEADER.size : end])
             del buffer[:end]
-            self.on_frame(self, payload)
+            self.frame_received(payload)
+
+    def frame_received(self, data: bytes) -> None:
+        raise NotImplementedError
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
-        self.on_lost(self)
 
     def send(self, data: bytes) -> bool:
         """Write one frame; False when the link is closed (or was cut for not reading)."""
@@ -134,13 +126,78 @@ class _Link(asyncio.Protocol):
             self.transport.close()
 
 
-class _Outgoing:
-    """The link to one peer: opening (messages wait), open, or given up (use Redis)."""
+class _Outgoing(_Link):
+    """A link this node opened: the peer speaks once, with its challenge."""
+
+    def __init__(self, on_lost: Callable[[_Outgoing], None]) -> None:
+        super().__init__()
+        self.challenge: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self._on_lost = on_lost
+
+    def frame_received(self, data: bytes) -> None:
+        if self.challenge.done() or len(data) != _CHALLENGE_BYTES:
+            self.close()  # anything but one challenge is a protocol error
+        else:
+            self.challenge.set_result(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if not self.challenge.done():
+            self.challenge.set_exception(ConnectionError("the peer closed the link"))
+        self._on_lost(self)
+
+
+class _Incoming(_Link):
+    """A link another node opened: a challenge out, a valid hello in, then its batches."""
+
+    def __init__(self, node_id: str, key: bytes, deliver: Callable[[bytes], None], open_: set[_Incoming]) -> None:
+        super().__init__()
+        self._node_id = node_id
+        self._key = key
+        self._deliver = deliver
+        self._open = open_  # the node's incoming links, closed when it stops
+        self._challenge = secrets.token_bytes(_CHALLENGE_BYTES)
+        self._known = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._open.add(self)
+        self.send(self._challenge)
+        asyncio.get_running_loop().call_later(HELLO_SECONDS, self._hello_due)
+
+    def _hello_due(self) -> None:
+        if not self._known:
+            self.close()
+
+    def frame_received(self, data: bytes) -> None:
+        if self._known:
+            self._deliver(data)
+            return
+        try:
+            hello: _Hello | None = _hellos.decode(data)
+        except msgspec.DecodeError:
+            hello = None
+        if (
+            hello is None
+            or hello.receiver != self._node_id
+            or not hmac.compare_digest(hello.proof, _proof(self._key, self._challenge, hello.sender, self._node_id))
+        ):
+            logger.warning("a peer link without a valid hello was closed")
+            self.close()
+            return
+        self._known = True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self._open.discard(self)
+
+
+class _Peer:
+    """This node's road to one other node: opening (batches wait), open, or Redis for good."""
 
     def __init__(self) -> None:
-        self.link: _Link | None = None
+        self.link: _Outgoing | None = None
         self.waiting: list[bytes] = []
-        self.challenge: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self.redis = False
 
 
@@ -163,15 +220,17 @@ class PeerLinks:
         self._address_of = address_of
         self._deliver = deliver
         self._by_redis = by_redis
-        self._out: dict[str, _Outgoing] = {}
-        self._in: set[_Link] = set()
+        self._out: dict[str, _Peer] = {}
+        self._in: set[_Incoming] = set()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self, host: str, port: int) -> int:
         """Listen for other nodes on ``host``:``port``; the port listened on."""
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(self._incoming, host, port)
+        self._server = await loop.create_server(
+            lambda: _Incoming(self.node_id, self._key, self._deliver, self._in), host, port
+        )
         return int(self._server.sockets[0].getsockname()[1])
 
     # -- sending ------------------------------------------------------------------------
@@ -181,7 +240,7 @@ class PeerLinks:
         ``node`` is written to on Redis (the caller sends it there)."""
         out = self._out.get(node)
         if out is None:
-            out = self._out[node] = _Outgoing()
+            out = self._out[node] = _Peer()
             self._background(self._open(node, out))
         if out.redis:
             return False
@@ -195,8 +254,8 @@ class PeerLinks:
         out.waiting.append(data)
         return True
 
-    async def _open(self, node: str, out: _Outgoing) -> None:
-        link: _Link | None = None
+    async def _open(self, node: str, out: _Peer) -> None:
+        link: _Outgoing | None = None
         try:
             async with asyncio.timeout(CONNECT_SECONDS):
                 try:
@@ -211,9 +270,10 @@ class PeerLinks:
                     raise ConnectionError("it advertises no peer address")
                 host, _, port = address.rpartition(":")
                 loop = asyncio.get_running_loop()
-                on_frame, on_lost = self._outgoing_frame(out), self._outgoing_lost(node, out)
-                _, link = await loop.create_connection(lambda: _Link(on_frame, on_lost), host.strip("[]"), int(port))
-                challenge = await out.challenge
+                _, link = await loop.create_connection(
+                    lambda: _Outgoing(lambda lost: self._lost(node, out, lost)), host.strip("[]"), int(port)
+                )
+                challenge = await link.challenge
         except (OSError, ValueError, TimeoutError) as error:
             if link is not None:
                 link.close()
@@ -223,6 +283,9 @@ class PeerLinks:
             if waiting:
                 self._by_redis(node, waiting)
             return
+        if self._out.get(node) is not out:
+            link.close()  # forgotten meanwhile (it stopped beating, or this node stops)
+            return
         link.send(_encoder.encode(_Hello(self.node_id, node, _proof(self._key, challenge, self.node_id, node))))
         for data in out.waiting:
             if link.send(data):
@@ -230,24 +293,10 @@ class PeerLinks:
         out.waiting = []
         out.link = link
 
-    def _outgoing_frame(self, out: _Outgoing) -> Callable[[_Link, bytes], None]:
-        def on_frame(link: _Link, data: bytes) -> None:
-            # The peer speaks once, with the challenge; anything more is a protocol error.
-            if out.challenge.done() or len(data) != _CHALLENGE_BYTES:
-                link.close()
-            else:
-                out.challenge.set_result(data)
-
-        return on_frame
-
-    def _outgoing_lost(self, node: str, out: _Outgoing) -> Callable[[_Link], None]:
-        def on_lost(link: _Link) -> None:
-            if not out.challenge.done():
-                out.challenge.set_exception(ConnectionError("the peer closed the link"))
-            if self._out.get(node) is out and out.link is link:
-                del self._out[node]
-
-        return on_lost
+    def _lost(self, node: str, out: _Peer, link: _Outgoing) -> None:
+        """An open link closed: the next batch opens a new one."""
+        if self._out.get(node) is out and out.link is link:
+            del self._out[node]
 
     def forget(self, node: str) -> None:
         """``node`` stopped beating: close the link to it and forget it (node ids are never
@@ -256,43 +305,12 @@ class PeerLinks:
         if out is not None:
             self._forget(node, out)
 
-    def _forget(self, node: str, out: _Outgoing) -> None:
+    def _forget(self, node: str, out: _Peer) -> None:
         if self._out.get(node) is out:
             del self._out[node]
         out.waiting = []
         if out.link is not None:
             out.link.close()
-
-    # -- receiving ----------------------------------------------------------------------
-
-    def _incoming(self) -> _Link:
-        challenge = secrets.token_bytes(_CHALLENGE_BYTES)
-        state: dict[str, bool] = {"known": False}
-
-        def on_frame(link: _Link, data: bytes) -> None:
-            if state["known"]:
-                self._deliver(data)
-                return
-            try:
-                hello = _hellos.decode(data)
-            except msgspec.DecodeError:
-                hello = None
-            expected = b"" if hello is None else _proof(self._key, challenge, hello.sender, self.node_id)
-            if hello is None or hello.receiver != self.node_id or not hmac.compare_digest(hello.proof, expected):
-                logger.warning("a peer link without a valid hello was closed")
-                link.close()
-                return
-            state["known"] = True
-
-        def on_lost(link: _Link) -> None:
-            self._in.discard(link)
-
-        def on_made(link: _Link) -> None:
-            self._in.add(link)
-            link.send(challenge)
-            asyncio.get_running_loop().call_later(HELLO_SECONDS, lambda: None if state["known"] else link.close())
-
-        return _Link(on_frame, on_lost, on_made)
 
     # -- stopping -----------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ Six scans of the same position space run interleaved, a slice of nodes at a time
 turns) left unknown within 10 s: its depth-first scan solved 15 of them within 5,000
 positions, and its best-first scan the other two within 1,000. Every scan added costs
 the deals the others solve a turn: of the portfolios tried on all 10,000 deals (this one;
-one with a fourth weighting in place of :data:`TIDY`; six scans with both), this one
+one with a fourth weighting in place of :data:`TIDY`; six full scans with both), this one
 leaves the fewest unknown (``seeds/winnability.md``).
 
 Autoplay is part of every move as the engine plays it (a compound move: the move and
