@@ -249,12 +249,12 @@ async def failover(nodes: list[Node], rooms: list[tuple[str, RaceClient, RaceCli
     play sometimes leaves none), or nan when no racer there has a move left."""
     game = variant_class("antares")
 
-    def has_move(room: tuple[str, RaceClient, RaceClient, bool]) -> bool:
-        mirror = room[2].rooms.get(room[0])
+    def guest_moves(guest: RaceClient, code: str) -> list[str]:
+        mirror = guest.rooms.get(code)
         board = mirror.board(1) if mirror is not None else None
-        return board is not None and bool(local_legal_moves(game, board))
+        return [] if board is None else local_legal_moves(game, board)
 
-    playable = [room for k, room in enumerate(rooms) if k % len(nodes) == 0 and has_move(room)]
+    playable = [room for k, room in enumerate(rooms) if k % len(nodes) == 0 and guest_moves(room[2], room[0])]
     if not playable:
         return float("nan")
     code, _, guest, _ = playable[0]
@@ -262,14 +262,11 @@ async def failover(nodes: list[Node], rooms: list[tuple[str, RaceClient, RaceCli
     killed = time.monotonic()
     while time.monotonic() - killed < 30:
         try:
-            mirror = guest.rooms.get(code)
-            board = mirror.board(1) if mirror is not None else None
-            if board is not None and guest.connected.is_set():
-                moves = local_legal_moves(game, board)
-                if moves:
-                    reply = await guest.request(functools.partial(play, room=code, move=moves[0]), timeout=3)
-                    if isinstance(reply, Ack):
-                        return time.monotonic() - killed
+            moves = guest_moves(guest, code) if guest.connected.is_set() else []
+            if moves:
+                reply = await guest.request(functools.partial(play, room=code, move=moves[0]), timeout=3)
+                if isinstance(reply, Ack):
+                    return time.monotonic() - killed
         except (ServerError, ConnectionError, TimeoutError) as error:
             if VERBOSE:
                 print(f"{time.monotonic() - killed:.2f}", type(error).__name__, error)
