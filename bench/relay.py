@@ -11,6 +11,9 @@ frame to the room, nothing else. By default the pipelines of the moves that arri
 one is on its way go to Redis together, as one (a group commit, as the server's store
 does: under load, hundreds of separate pipelines cost Redis and the relay more than the
 moves themselves); ``--pipeline-per-move`` sends each move's pipeline on its own.
+``--pipelined`` sends them instead on the server's own pipelined connection
+(:mod:`server.storage.pipelined`, the road of the server's room commits), so that the floor
+can also be measured without redis-py's cost.
 
 It answers just enough of the protocol for ``bench.load``'s bots (and spectators) to run
 against it: ``hello``, ``create_room``, ``join``, ``spectate``, ``ready``, ``legal_moves``
@@ -83,6 +86,7 @@ from protocol.messages import (
     Welcome,
 )
 from server.storage.embedded import EmbeddedRedis
+from server.storage.pipelined import PipelinedConnection
 
 logger = logging.getLogger("relay")
 
@@ -173,9 +177,10 @@ class RoomRefused(Exception):
 class Relay:
     """The relay's rooms and request handlers, over one Redis client."""
 
-    def __init__(self, redis: Redis, group_commit: bool = True) -> None:
+    def __init__(self, redis: Redis, group_commit: bool = True, line: PipelinedConnection | None = None) -> None:
         self.redis = redis
         self.group_commit = group_commit
+        self.line = line
         self.rooms: dict[str, RelayRoom] = {}
         self._queued: list[tuple[str, str, str, bytes, asyncio.Future[None]]] = []
         self._writer: asyncio.Task[None] | None = None
@@ -324,6 +329,9 @@ class Relay:
 
     async def _store(self, log: str, entry: str, channel: str, frame: bytes) -> None:
         """RPUSH ``entry`` and PUBLISH ``frame``, in one pipeline: this move's own, or the next group's."""
+        if self.line is not None:
+            await self.line.call_all([("RPUSH", log, entry), ("PUBLISH", channel, frame)])
+            return
         if not self.group_commit:
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.rpush(log, entry)
@@ -418,6 +426,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_false",
         help="send each move's pipeline on its own instead of grouping those in flight",
     )
+    parser.add_argument(
+        "--pipelined",
+        action="store_true",
+        help="send the moves on the server's pipelined connection instead of redis-py's pipelines",
+    )
     return parser.parse_args(argv)
 
 
@@ -443,8 +456,9 @@ async def serve_relay(args: argparse.Namespace) -> None:
         # a pooled connection (a blocking pool's waiters cost more than the moves), and no refusal
         # (redis-py's default pool caps at 100 and then raises "too many connections").
         redis = Redis.from_pool(ConnectionPool.from_url(url, max_connections=POOL_SIZE))
+        line = PipelinedConnection(url, reply_timeout=2.0, connect_timeout=5.0) if args.pipelined else None
         try:
-            relay = Relay(redis, args.group_commit)
+            relay = Relay(redis, args.group_commit, line)
             async with serve(relay.connection, args.host, args.port, compression=None, max_size=MAX_FRAME):
                 logger.warning("relay listening on ws://%s:%d, Redis %s", args.host, args.port, url)
                 # As the server does: keep start-up objects out of collections, collect rarely.
@@ -452,6 +466,8 @@ async def serve_relay(args: argparse.Namespace) -> None:
                 gc.set_threshold(50_000, 50, 100)
                 await stop
         finally:
+            if line is not None:
+                line.close()
             await redis.aclose()
             if embedded is not None:
                 await embedded.stop()

@@ -35,6 +35,10 @@ logger = logging.getLogger("server.results")
 
 _RETRY_FIRST, _RETRY_MAX = 0.5, 30.0
 _TRIES: Final = 12
+#: Finished races recorded at once; the others wait their turn. Recording is background work
+#: of a few round trips: unbounded, a burst of races ending (a saturated server) took every
+#: pooled Redis connection, and players' own requests timed out waiting for one.
+RECORDING_AT_ONCE: Final = 8
 
 
 def counts(room: Room) -> bool:
@@ -52,6 +56,7 @@ class RaceRecorder:
         self._moderation = ModerationStore(storage)
         self._deals = DealStore(storage)
         self._rooms = RoomStore(storage)
+        self._recording = asyncio.Semaphore(RECORDING_AT_ONCE)
 
     async def rate(self, room: Room, step: Step) -> None:
         """Add ratings to ``step``, which finishes ``room``'s race, if the race is rated: two or
@@ -94,7 +99,8 @@ class RaceRecorder:
         delay = _RETRY_FIRST
         for _ in range(_TRIES):
             try:
-                await self._record(room)
+                async with self._recording:
+                    await self._record(room)
                 return
             except StoreUnavailable as error:
                 logger.warning("room %s: results not recorded yet (%s); retrying in %.1f s", room.code, error, delay)

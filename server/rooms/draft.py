@@ -48,7 +48,7 @@ from server.rooms.commands import (
 from server.rooms.commands import Move as PlayMove
 from server.rooms.entries import Played, Resigned, Undone
 from server.rooms.errors import RoomError
-from server.rooms.lifecycle import COUNTDOWN_MS, Act, State, Trigger, check_command, next_state
+from server.rooms.lifecycle import COUNTDOWN_MS, STATE_OF, Act, State, Trigger, check_command, next_state
 from server.rooms.record import RoomRecord, SeatRecord, SeatStatus
 from server.rooms.step import Emission, EngineOp, Outcome
 from server.rooms.views import Seat, clock_of, progress_of, racer_view, results_of, reveal_of
@@ -86,7 +86,7 @@ class Draft:
 
     @property
     def state(self) -> State:
-        return State(self.record.state)
+        return STATE_OF[self.record.state]
 
     def seat_of(self, player: str) -> int | None:
         for number, seat in self.seats.items():

@@ -28,6 +28,11 @@ class State(enum.Enum):
     FINISHED = "finished"
 
 
+#: A record's state text to its State: a dict lookup, where State(text) goes through the enum
+#: machinery (a room reads its state several times per move).
+STATE_OF: Final[dict[str, State]] = {state.value: state for state in State}
+
+
 class Trigger(enum.Enum):
     ALL_READY = "all ready"
     CREATOR_START = "creator starts"

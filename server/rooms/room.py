@@ -26,7 +26,7 @@ from server.rooms.draft import Draft, racing_seat
 from server.rooms.entries import LogEntry, Played, Resigned, Undone
 from server.rooms.errors import RoomError as RoomError
 from server.rooms.hints import HINT_BUDGET, hints_for
-from server.rooms.lifecycle import Act, State, check_command
+from server.rooms.lifecycle import STATE_OF, Act, State, check_command
 from server.rooms.record import RoomRecord, copy_record
 from server.rooms.step import Emission, Outcome, Step
 from server.rooms.views import Seat, results_of, room_view, summary_of
@@ -154,7 +154,7 @@ class Room:
 
     @property
     def state(self) -> State:
-        return State(self.record.state)
+        return STATE_OF[self.record.state]
 
     @property
     def version(self) -> int:

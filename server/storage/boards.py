@@ -277,11 +277,8 @@ class Leaderboards:
 
     async def races_started(self, game: str, players: list[str]) -> None:
         """Count a race each of ``players`` started in ``game`` (one round trip, no transaction)."""
-        with self._unavailable(f"count a {game} race of {len(players)} player(s)"):
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for player in players:
-                    pipe.hincrby(self._stats_key(game, player), "races_started", 1)
-                await pipe.execute()
+        commands = [("HINCRBY", self._stats_key(game, player), "races_started", 1) for player in players]
+        await self._store.send_all(f"count a {game} race of {len(players)} player(s)", commands)
 
     async def race_result(self, game: str, player: str, finished: bool, won: bool, time_ms: int | None) -> None:
         """Count a race's result for ``player``: finished (in ``time_ms``, which then counts
@@ -289,13 +286,13 @@ class Leaderboards:
         stats = self._stats_key(game, player)
         if finished:
             _digits("time_ms", _required_time(time_ms), _TIME_WIDTH)
-        with self._unavailable(f"record {player}'s {game} race result"):
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.hincrby(stats, "races_finished", int(finished))
-                pipe.hincrby(stats, "races_won", int(won))
-                if finished:
-                    pipe.zadd(self._key("stats", game, "best-time"), {player: _required_time(time_ms)}, lt=True)
-                await pipe.execute()
+        commands: list[tuple[str | int, ...]] = [
+            ("HINCRBY", stats, "races_finished", int(finished)),
+            ("HINCRBY", stats, "races_won", int(won)),
+        ]
+        if finished:
+            commands.append(("ZADD", self._key("stats", game, "best-time"), "LT", _required_time(time_ms), player))
+        await self._store.send_all(f"record {player}'s {game} race result", commands, transaction=True)
 
     async def daily_result(self, game: str, player: str, date: str, finished: bool, time_ms: int | None) -> bool:
         """Count ``player``'s ranked daily attempt of ``date``: attempts, wins (a finished

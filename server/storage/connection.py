@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Self, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -29,6 +29,8 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+
+from server.storage.pipelined import Arg, PipelinedConnection, supports
 
 # Seconds before a connection attempt or a reply counts as "storage unavailable".
 CONNECT_TIMEOUT = 5.0
@@ -50,11 +52,22 @@ LatencyObserver = Callable[[str, float], None]
 class Storage:
     """A connected Redis and the key prefix; create it with :meth:`connect`, close it once."""
 
-    def __init__(self, client: Redis, prefix: str, where: str, cluster: RedisCluster | None = None) -> None:
+    def __init__(
+        self,
+        client: Redis,
+        prefix: str,
+        where: str,
+        cluster: RedisCluster | None = None,
+        line: PipelinedConnection | None = None,
+    ) -> None:
         """Use :meth:`connect`; this wraps an already configured client (``cluster``: the
-        same client when it is a :class:`RedisCluster`)."""
+        same client when it is a :class:`RedisCluster`; ``line``: a pipelined connection to
+        the same Redis, for room commits)."""
         self.redis = client
         self.cluster = cluster
+        #: The room commits' own connection (:mod:`server.storage.pipelined`); None on a
+        #: Cluster and over TLS, where they go through redis-py.
+        self.line = line
         self.prefix = prefix
         self._where = where
         self.observe: LatencyObserver | None = None
@@ -80,7 +93,8 @@ class Storage:
             socket_timeout=reply_timeout,
         )
         client = Redis.from_pool(pool)
-        storage = cls(client, prefix, without_credentials(url))
+        line = PipelinedConnection(url, reply_timeout, CONNECT_TIMEOUT) if supports(url) else None
+        storage = cls(client, prefix, without_credentials(url), line=line)
         try:
             await storage.ping()
         except StoreUnavailable:
@@ -108,12 +122,41 @@ class Storage:
         return storage
 
     async def close(self) -> None:
+        if self.line is not None:
+            self.line.close()
         await self.redis.aclose()
 
     async def ping(self) -> None:
         """Return once Redis answers; raise :class:`StoreUnavailable` otherwise."""
         with self.guard("reach the storage"):
             await self.redis.ping()
+
+    async def send_all(self, action: str, commands: Sequence[Sequence[Arg]], transaction: bool = False) -> list[object]:
+        """Send ``commands`` together, in order, in one round trip (with ``transaction``, as
+        one MULTI/EXEC), and return their replies. Raises :class:`StoreUnavailable` saying
+        ``action`` failed if Redis does not answer or refuses any of them.
+
+        On a plain Redis they go on the pipelined connection (:attr:`line`), as one piece, so
+        no other command comes between them; elsewhere (TLS, Cluster) through redis-py's
+        pipeline. Without ``transaction`` a failure may leave some done and others not.
+        """
+        with self.guard(action):
+            if self.line is not None:
+                if transaction:
+                    replies = await self.line.call_all([("MULTI",), *commands, ("EXEC",)])
+                    _raise_first_error(replies)
+                    executed = replies[-1]
+                    if not isinstance(executed, list):
+                        raise redis_errors.ResponseError(f"the transaction was not executed ({executed!r})")
+                    replies = executed
+                else:
+                    replies = await self.line.call_all(commands)
+                _raise_first_error(replies)
+                return replies
+            async with self.redis.pipeline(transaction=transaction) as pipe:
+                for command in commands:
+                    pipe.execute_command(*command)
+                return list(await pipe.execute())
 
     @contextlib.contextmanager
     def guard(self, action: str) -> Iterator[None]:
@@ -137,6 +180,12 @@ class Storage:
         failure = StoreUnavailable(f"storage unavailable: cannot {action}: {why}")
         failure.__cause__ = error
         return failure
+
+
+def _raise_first_error(replies: list[object]) -> None:
+    for reply in replies:
+        if isinstance(reply, redis_errors.ResponseError):
+            raise reply
 
 
 def cancelled_in_flight(error: Exception) -> None:

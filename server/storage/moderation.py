@@ -90,13 +90,11 @@ class ModerationStore:
         """Remember that each of ``players`` raced race ``race`` of room ``code``, in one
         round trip (each player's list on its own: their keys may be in different Cluster
         slots)."""
-        with self._storage.guard(f"list the race of {len(players)} player(s)"):
-            async with self._storage.redis.pipeline(transaction=False) as pipe:
-                for player in players:
-                    key = self._keys.races_of(player)
-                    pipe.lpush(key, f"{code} {race}")
-                    pipe.ltrim(key, 0, RECENT_RACES - 1)
-                await pipe.execute()
+        commands: list[tuple[str, ...]] = []
+        for player in players:
+            key = self._keys.races_of(player)
+            commands += [("LPUSH", key, f"{code} {race}"), ("LTRIM", key, "0", str(RECENT_RACES - 1))]
+        await self._storage.send_all(f"list the race of {len(players)} player(s)", commands)
 
     async def races(self, player: str, n: int = 20) -> list[tuple[str, int]]:
         """``player``'s ``n`` latest races as (room code, race number), newest first."""

@@ -251,15 +251,8 @@ class NodeStore:
         """:meth:`seat` for several players of room ``code`` at once (True: racing there now),
         in one round trip; each player's set is changed on its own (their keys may be in
         different Cluster slots), so a failure may leave some changed and not others."""
-        with self._storage.guard(f"note the seats of {len(changes)} player(s) in room {code}"):
-            async with self._storage.redis.pipeline(transaction=False) as pipe:
-                for player, racing in changes.items():
-                    key = self.keys.seats(player)
-                    if racing:
-                        pipe.sadd(key, code)
-                    else:
-                        pipe.srem(key, code)
-                await pipe.execute()
+        commands = [("SADD" if racing else "SREM", self.keys.seats(player), code) for player, racing in changes.items()]
+        await self._storage.send_all(f"note the seats of {len(changes)} player(s) in room {code}", commands)
 
     async def seats(self, player: str) -> list[str]:
         with self._storage.guard(f"list {player}'s rooms"):

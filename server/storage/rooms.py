@@ -23,10 +23,11 @@ import time
 from dataclasses import dataclass
 from typing import Final
 
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
 
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
 from server.storage.keys import MAX_SEATS, Keys
+from server.storage.pipelined import PipelinedConnection
 
 #: Keys: 1 record, 2 version, 3 race archive, 4 owner lease, 5 epoch, then for each seat
 #: appended to (every seat when finishing, to expire them all) its log key followed by its
@@ -157,21 +158,45 @@ class RoomStore:
         :class:`VersionConflict` if the version is not the base (whatever else it is), and
         :class:`StoreUnavailable` if Redis fails (the write may then have happened or not).
 
-        Group commit: every write queued while a batch is on its way goes in the next single
-        pipeline, so a busy server makes one round trip for many rooms' commands. Each write
-        is still its own script, checked and applied on its own.
+        On a plain Redis the script goes on the storage's pipelined connection
+        (:mod:`server.storage.pipelined`): it is sent at once, with the other writes of the
+        same event-loop turn, whatever else is on its way. Over TLS the writes go through
+        redis-py as a group commit: every write queued while a batch is on its way goes in
+        the next single pipeline. On a Cluster each goes to its slot's node on its own. Each
+        write is always its own script, checked and applied on its own.
         """
         keys, args = self._arguments(write)  # checks the keys before anything is queued
-        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._queued.append((write, keys, args, done))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._send_batches())
-        result = await asyncio.shield(done)
+        line = self._storage.line
+        if line is not None:
+            result = await self._commit_on(line, write, keys, args)
+        else:
+            done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+            self._queued.append((write, keys, args, done))
+            if self._writer is None or self._writer.done():
+                self._writer = asyncio.create_task(self._send_batches())
+            result = await asyncio.shield(done)
         if result == -1:
             raise Fenced(f"room {write.code}: this node's lease {write.lease} is not the owner's any more")
         if result == 0:
             raise VersionConflict(f"room {write.code} changed in storage under version {write.base}: reloading it")
         return Committed(result)
+
+    async def _commit_on(
+        self, line: PipelinedConnection, write: RoomWrite, keys: list[str], args: list[str | bytes | int]
+    ) -> int:
+        """The script's reply, sent on ``line``; loaded first if Redis lost it (a restart)."""
+        with self._storage.guard(f"store room {write.code}"):
+            reply = await line.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+            if isinstance(reply, ResponseError) and str(reply).startswith("NOSCRIPT"):
+                # It did not run: load the script, then send the write again.
+                loaded = await line.call("SCRIPT", "LOAD", _COMMIT)
+                if isinstance(loaded, ResponseError):
+                    raise loaded
+                reply = await line.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+        if isinstance(reply, int):
+            return reply
+        failed = reply if isinstance(reply, Exception) else TypeError(f"unexpected reply {reply!r}")
+        raise self._storage.failure(f"store room {write.code}", failed)
 
     def _arguments(self, write: RoomWrite) -> tuple[list[str], list[str | bytes | int]]:
         """The script's keys and arguments. Only the logs the write appends to are passed
@@ -303,12 +328,8 @@ class RoomStore:
 
     async def mark_active(self, code: str, active: bool) -> None:
         """Add the room to the rooms in progress (restored at start-up), or take it off."""
-        key = self._keys.active_rooms()
-        with self._storage.guard(f"list room {code} as {'active' if active else 'finished'}"):
-            if active:
-                await self._storage.redis.sadd(key, code)
-            else:
-                await self._storage.redis.srem(key, code)
+        action = f"list room {code} as {'active' if active else 'finished'}"
+        await self._storage.send_all(action, [("SADD" if active else "SREM", self._keys.active_rooms(), code)])
 
     async def active(self) -> list[str]:
         """Codes of the rooms in progress, sorted."""

@@ -64,9 +64,11 @@ def test_compare_prints_both_and_their_ratio() -> None:
 
 @pytest.mark.slow
 def test_ab_runs_two_checkouts_and_the_relay_in_turn() -> None:
-    # This checkout twice (one with a flag), as a baseline commit's worktree would be given.
+    # This checkout twice (one with a flag), as a baseline commit's worktree would be given;
+    # the relay on the server's pipelined connection.
     output = bench(
-        "bench.ab", "--relay", "--tree", "a=.", "--tree", "b=.", "--flags", "b=--grace 30", "--repeats", "1",
+        "bench.ab", "--relay", "--flags", "relay=--pipelined", "--tree", "a=.", "--tree", "b=.",
+        "--flags", "b=--grace 30", "--repeats", "1",
         *SMALL_LOAD, "--workers", "1", "--phases", "2",
     )  # fmt: skip
     assert "paced, no legal-moves ask: medians over 1 windows each" in output

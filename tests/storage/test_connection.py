@@ -78,5 +78,9 @@ async def test_storage_carries_on_after_the_embedded_redis_is_restarted(tmp_path
                 await asyncio.sleep(0.02)
             # The pooled connection died with the old server; the next command reconnects.
             assert await rooms.logs("ROOM", 1) == {0: ["deal"]}
+            # So does the commits' own connection, and the new server (its data restored from
+            # the append-only file, its scripts not) is given the commit script again.
+            await rooms.commit(RoomWrite("ROOM", 1, 1, 2, [(0, "QS>5")], None, 0))
+            assert await rooms.logs("ROOM", 1) == {0: ["deal", "QS>5"]}
         finally:
             await storage.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
@@ -16,6 +17,21 @@ from server.storage.nodes import NodeStore
 from server.storage.rooms import Committed, Expiry, Fenced, RoomStore, RoomWrite, VersionConflict
 
 pytestmark = pytest.mark.asyncio
+
+
+@pytest_asyncio.fixture(params=["pipelined", "redis-py"])
+async def store(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[Storage]:
+    """The shared fixture's storage, once with its pipelined connection (a plain Redis) and
+    once without it (as over TLS: commits go as group commits through redis-py)."""
+    connected = await Storage.connect(redis_url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
+    if request.param == "redis-py":
+        assert connected.line is not None
+        connected.line.close()
+        connected.line = None
+    try:
+        yield connected
+    finally:
+        await connected.close()
 
 
 @pytest_asyncio.fixture
