@@ -122,3 +122,11 @@ def test_fanout_against_the_bare_broadcast() -> None:
     )  # fmt: skip
     assert "bare us/delivery" in output
     assert len([line for line in output.splitlines() if "deliveries/s)" in line]) == 2
+
+
+@pytest.mark.slow
+def test_commits_compares_the_two_roads_of_a_room_commit() -> None:
+    output = bench("bench.commits", "--commits", "200", "--concurrency", "1,4")
+    assert "redis-py" in output
+    assert "pipelined" in output
+    assert len([line for line in output.splitlines() if line.rstrip().endswith("x")]) == 2
