@@ -4,6 +4,8 @@ Each event is encoded once per form (full, and redacted for racers still racing)
 same bytes go to every recipient of that form. Spectators get the full form after the
 room's spectator delay; a delayed mirror of the room (a :class:`RoomMirror`, fed the same
 frames) answers their snapshots, so a late spectator sees exactly what the others saw.
+Without a delay the spectators see the room as it is: the mirror is then not fed every
+event (a copy of the board per move) but taken afresh from the room when a snapshot needs it.
 """
 
 from __future__ import annotations
@@ -37,11 +39,20 @@ class Audience:
         self._delayed: deque[tuple[float, bytes, Update | Snapshot]] = deque()
         self._release: asyncio.TimerHandle | None = None
         self._on_delivery = on_delivery
+        #: The mirror missed events sent without a delay: take it from the room before use.
+        self._mirror_behind = False
 
     def reset_mirror(self, room: Room) -> None:
         """Start the spectators' mirror afresh from ``room`` (after a restore)."""
         self._delayed.clear()
         self._mirror = RoomMirror(_snapshot(room, None))
+        self._mirror_behind = False
+
+    def _catch_up(self, room: Room) -> None:
+        """Bring a mirror that missed undelayed events up to ``room`` (which they came from)."""
+        if self._mirror_behind:
+            self._mirror.reset(_snapshot(room, None))
+            self._mirror_behind = False
 
     def resynced(self, room: Room) -> None:
         """``room`` was reloaded from storage: each racer gets a snapshot of it now, the
@@ -53,6 +64,7 @@ class Audience:
         snapshot = _snapshot(room, None)
         if room.spectator_delay <= 0 and not self._delayed:
             self._mirror.reset(snapshot)
+            self._mirror_behind = False
             self._to_spectators(encode(snapshot))
         else:
             self._delayed.append((time.monotonic() + room.spectator_delay, encode(snapshot), snapshot))
@@ -107,6 +119,7 @@ class Audience:
         seat = link.rooms.get(self.code)
         if seat is not None:
             return _snapshot(room, seat, request_id)
+        self._catch_up(room)
         view = self._mirror.view()
         view = msgspec.structs.replace(view, clock=msgspec.structs.replace(view.clock, now=now_ms()))
         return Snapshot(room=self.code, version=self._mirror.version, view=view, id=request_id)
@@ -130,7 +143,7 @@ class Audience:
             send_to_all(links, redacted if hide and redacted is not None else full)
         delay = room.spectator_delay
         if delay <= 0 and not self._delayed:
-            self._mirror.apply(full_update)
+            self._mirror_behind = True  # the room itself is the spectators' view now
             self._to_spectators(full)
         else:
             self._delayed.append((time.monotonic() + delay, full, full_update))

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
-from server.storage.connection import Storage, as_text
+from server.storage.connection import Storage, as_int, as_text
 from server.storage.keys import Keys
 from server.storage.name_skeleton import name_skeleton
 
@@ -104,12 +104,9 @@ class AccountStore:
         """Each player's token generation, or None for a guest, read together."""
         if not players:
             return []
-        with self._storage.guard("read account generations"):
-            async with self._storage.redis.pipeline(transaction=False) as pipe:
-                for player in players:
-                    pipe.hget(self._keys.account(player), "generation")
-                replies = await pipe.execute()
-        return [None if reply is None else int(reply) for reply in replies]
+        commands = [("HGET", self._keys.account(player), "generation") for player in players]
+        replies = await self._storage.send_all("read account generations", commands)
+        return [None if reply is None else as_int(reply) for reply in replies]
 
     async def generation(self, player: str) -> int | None:
         return (await self.generations([player]))[0]

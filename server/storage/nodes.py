@@ -27,7 +27,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterPubSub
 
-from server.storage.connection import Storage, as_text, cancelled_in_flight
+from server.storage.connection import Storage, as_int, as_text, cancelled_in_flight
 from server.storage.keys import Keys
 
 #: KEYS: owner, epoch, record. ARGV: node, ttl ms, "1" if the room must exist.
@@ -214,15 +214,14 @@ class NodeStore:
         if not leases:
             return {}
         codes = sorted(leases)
-        with self._storage.guard(f"renew {len(codes)} room leases"):
-            async with self._storage.redis.pipeline(transaction=False) as pipe:
-                for code in codes:
-                    # EVAL, not EVALSHA: a Cluster pipeline cannot load a missing script.
-                    pipe.eval(
-                        _RENEW_ROOM, 2, self.keys.room_owner(code), self.keys.room_epoch(code), leases[code], ttl_ms
-                    )
-                results = await pipe.execute()
-        return {code: int(result) > 0 for code, result in zip(codes, results, strict=True)}
+        keys = self.keys
+        # EVAL, not EVALSHA: a Cluster pipeline cannot load a missing script.
+        commands = [
+            ("EVAL", _RENEW_ROOM, 2, keys.room_owner(code), keys.room_epoch(code), leases[code], ttl_ms)
+            for code in codes
+        ]
+        results = await self._storage.send_all(f"renew {len(codes)} room leases", commands)
+        return {code: as_int(result) > 0 for code, result in zip(codes, results, strict=True)}
 
     async def release(self, code: str, lease: str) -> None:
         with self._storage.guard(f"release room {code}"):
