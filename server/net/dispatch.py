@@ -118,7 +118,12 @@ async def dispatch(ctx: Context, link: ClientLink, message: ClientMessage) -> No
         return
     try:
         # A request for a room another node runs goes there (one dict look-up otherwise).
-        if ctx.forwarder is not None and await ctx.forwarder.forwarded(link, message):
+        forwarder = ctx.forwarder
+        if (
+            forwarder is not None
+            and not forwarder.served_here(link, message)
+            and await forwarder.forwarded(link, message)
+        ):
             return
         await route(ctx, link, message)
     except StoreUnavailable as error:
