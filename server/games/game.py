@@ -152,10 +152,9 @@ class Game(ABC):
     #: home by themselves (Scorpion).
     BUILDS_FOUNDATIONS: ClassVar[bool]
 
-    #: Pile numbers of the tableau piles (either kind), and of every pile but the foundations:
-    #: derived from ``PILES`` and ``FOUNDATION`` once per variant (:meth:`__init_subclass__`).
+    #: Pile numbers of the tableau piles (either kind): derived from ``PILES`` once per
+    #: variant (:meth:`__init_subclass__`).
     _TABLEAU: ClassVar[tuple[int, ...]] = ()
-    _NOT_HOME: ClassVar[tuple[int, ...]] = ()
     #: What follows the card in a move's text, by target pile: ``>h`` for a foundation.
     _TARGET_TEXTS: ClassVar[tuple[str, ...]] = ()
 
@@ -164,8 +163,6 @@ class Game(ABC):
         piles = getattr(cls, "PILES", ())
         tableau = (PileKind.SCORPION, PileKind.FREECELL)
         cls._TABLEAU = tuple(i for i, spec in enumerate(piles) if spec.kind in tableau)
-        foundations = range(getattr(cls, "FOUNDATION", 0), getattr(cls, "FOUNDATION", 0) + 4)
-        cls._NOT_HOME = tuple(i for i in range(len(piles)) if i not in foundations)
         cls._TARGET_TEXTS = tuple(">h" if spec.kind is PileKind.FOUNDATION else ">" + spec.name for spec in piles)
 
     def __init__(self, deal: Deal | None, options: Options, piles: list[list[Card]], hidden: list[int]) -> None:
@@ -178,6 +175,8 @@ class Game(ABC):
         self.hidden = hidden
         self._history: list[tuple[Move, list[Op]]] = []
         self._pile_numbers = {spec.name: i for i, spec in enumerate(self.PILES)}
+        # Moves never add or remove cards: the game is won when all of them are home.
+        self._cards = sum(map(len, piles))
 
     @classmethod
     def new(cls, deal: Deal | int | str, options: Options | None = None) -> Game:
@@ -355,8 +354,9 @@ class Game(ABC):
 
     def is_won(self) -> bool:
         """Won when every card is home: no card is left in the tableau, cells or stock."""
-        piles = self.piles
-        return all(not piles[i] for i in self._NOT_HOME)
+        piles, foundation = self.piles, self.FOUNDATION
+        home = len(piles[foundation]) + len(piles[foundation + 1]) + len(piles[foundation + 2])
+        return home + len(piles[foundation + 3]) == self._cards
 
     def is_stuck(self) -> bool:
         """True when the game is not won and no legal move remains."""
@@ -377,7 +377,7 @@ class Game(ABC):
             for lower, upper in itertools.pairwise(face):
                 if lower == upper + 1 and lower % 13:
                     ordered += 1
-        return Progress(home=home, ordered=ordered, moves=len(self._history), won=self.is_won())
+        return Progress(home=home, ordered=ordered, moves=len(self._history), won=home == self._cards)
 
     def _public_pile(self, pile: int) -> tuple[Card | None, ...]:
         cards = self.piles[pile]
