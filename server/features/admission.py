@@ -27,11 +27,8 @@ def client_address(ctx: Context, link: ClientLink) -> str:
     socket = link.socket
     if socket is None:  # a request relayed from another node, which checked its client
         return "unknown"
-    if ctx.config.trust_proxy:
-        request = socket.request
-        forwarded = request.headers.get("X-Forwarded-For") if request is not None else None
-        if forwarded:
-            return forwarded.split(",")[0].strip()[:64]
+    if ctx.config.trust_proxy and link.forwarded_for:
+        return link.forwarded_for.split(",")[0].strip()[:64]
     peer = socket.remote_address
     if isinstance(peer, tuple) and peer:
         return str(peer[0])
@@ -53,10 +50,8 @@ def require_secure_transport(ctx: Context, link: ClientLink) -> None:
     socket = link.socket
     if socket is None:
         raise RoomError(ErrorCode.INSECURE_TRANSPORT, "passwords are accepted only from the client's own connection")
-    if config.trust_proxy:
-        request = socket.request
-        if request is not None and request.headers.get("X-Forwarded-Proto", "").lower() == "https":
-            return
+    if config.trust_proxy and link.forwarded_proto.lower() == "https":
+        return
     peer = socket.remote_address
     if isinstance(peer, tuple) and peer and _loopback(str(peer[0])):
         return

@@ -71,6 +71,7 @@ class Edge:
             Offences(config.offence_limit, config.offence_window),
             write_cap=config.write_buffer_cap,
         )
+        link.forget_handshake()
         ctx.links.add(link)
         CONNECTIONS.inc()
         CONNECTIONS_OPENED.inc()

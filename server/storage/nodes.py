@@ -273,12 +273,9 @@ class NodeStore:
 
     async def connected(self, player: str, node: str, link: int, open_: bool) -> None:
         """Note (or forget) connection ``link`` of ``node`` as the player's."""
-        key, member = self.keys.connections(player), f"{node}/{link}"
-        with self._storage.guard(f"note {player}'s connection"):
-            if open_:
-                await self._storage.redis.sadd(key, member)
-            else:
-                await self._storage.redis.srem(key, member)
+        # On the pipelined road (no pool to wait for): thousands of clients may come or go at once.
+        command = ("SADD" if open_ else "SREM", self.keys.connections(player), f"{node}/{link}")
+        await self._storage.send_all(f"note {player}'s connection", [command])
 
     async def forget_connections(self, player: str, members: list[tuple[str, int]]) -> None:
         if members:
