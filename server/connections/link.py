@@ -106,7 +106,7 @@ class ClientLink:
         self.socket.protocol.send_binary(frame)
         if not self.flushing:
             self.flushing = True
-            asyncio.get_running_loop().call_soon(self.flush)
+            _flushes.add(self)
 
     def flush(self) -> None:
         """Write what was queued, in one piece (websockets' own sends flush it too, in order)."""
@@ -148,6 +148,32 @@ class ClientLink:
         closing.add_done_callback(_closing.discard)
         # The close frame sits behind the backlog: give the client a moment, then let go.
         asyncio.get_running_loop().call_later(_ABORT_AFTER, transport.abort)
+
+
+class _Flushes:
+    """The links with frames queued in this event-loop turn, each written once at its end by
+    one callback for them all (a callback a link cost as much as the write, for a room's
+    spectators)."""
+
+    def __init__(self) -> None:
+        self._links: list[ClientLink] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def add(self, link: ClientLink) -> None:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a first loop, or the last one stopped with links queued
+            self._links, self._loop = [], loop
+        if not self._links:
+            loop.call_soon(self._run)
+        self._links.append(link)
+
+    def _run(self) -> None:
+        links, self._links = self._links, []
+        for link in links:
+            link.flush()
+
+
+_flushes = _Flushes()
 
 
 def send_to_all(links: list[ClientLink], frame: bytes) -> None:
