@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Final, Protocol
@@ -30,6 +31,8 @@ from server.ops.metrics import CLOSES
 WRITE_BUFFER_CAP: Final = 1024 * 1024
 #: Seconds a slow consumer's close may take before its connection is dropped.
 _ABORT_AFTER: Final = 2.0
+
+logger = logging.getLogger("server.connections")
 
 _closing: set[asyncio.Future[None]] = set()  # slow consumers being closed (kept from the GC)
 _link_ids = itertools.count(1)
@@ -170,7 +173,10 @@ class _Flushes:
     def _run(self) -> None:
         links, self._links = self._links, []
         for link in links:
-            link.flush()
+            try:
+                link.flush()
+            except Exception:  # one broken connection must not leave the others' frames unsent
+                logger.exception("writing to a connection failed")
 
 
 _flushes = _Flushes()

@@ -62,11 +62,11 @@ class Storage:
     ) -> None:
         """Use :meth:`connect`; this wraps an already configured client (``cluster``: the
         same client when it is a :class:`RedisCluster`; ``line``: a pipelined connection to
-        the same Redis, for room commits)."""
+        the same Redis, for room commits and :meth:`send_all`)."""
         self.redis = client
         self.cluster = cluster
-        #: The room commits' own connection (:mod:`server.storage.pipelined`); None on a
-        #: Cluster and over TLS, where they go through redis-py.
+        #: The connection of room commits and :meth:`send_all` (:mod:`server.storage.pipelined`);
+        #: None on a Cluster and over TLS, where they go through redis-py.
         self.line = line
         self.prefix = prefix
         self._where = where
