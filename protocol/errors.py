@@ -70,6 +70,7 @@ class CloseCode(enum.IntEnum):
     GOING_AWAY = 1001
     POLICY_VIOLATION = 1008  # too many offences
     MESSAGE_TOO_BIG = 1009
+    INTERNAL_ERROR = 1011  # no pong to a keepalive ping in time
     TRY_AGAIN_LATER = 1013  # the server is full
     SLOW_CONSUMER = 4008  # the client did not read what it was sent
     LOGGED_OUT = 4001  # logout, or the account's tokens were revoked (password change, logout everywhere)

@@ -22,6 +22,8 @@ from websockets.asyncio.server import Server, serve
 from protocol.messages import Goodbye
 from server.clock import now_ms
 from server.config import Config
+from server.connections.compact import CompactConnection
+from server.connections.keepalive import Keepalive
 from server.features import moderation, quick_match
 from server.features.context import Context
 from server.live.leases import RoomLeases, while_holding
@@ -197,6 +199,9 @@ class RaceServer:
             # kernel holds the rest; SYN cookies keep them coming).
             backlog=ACCEPT_BATCH,
             process_request=routes,
+            # One task pings every connection (server/connections/keepalive.py), not one each.
+            ping_interval=None,
+            create_connection=CompactConnection,
         )
         # Openings wait in the kernel and then as bare sockets, not as half-open connections
         # (see server/net/listener.py); under uvloop, HttpRoutes paces the handshakes instead.
@@ -206,6 +211,7 @@ class RaceServer:
         ttl = config.node_ttl
         self._tasks += [
             asyncio.create_task(self._sweep()),
+            asyncio.create_task(Keepalive(ctx.links).run()),
             asyncio.create_task(moderation.carry_out(ctx)),
             asyncio.create_task(node.keep_beating()),
             asyncio.create_task(leases.keep(self._lost)),

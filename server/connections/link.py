@@ -29,8 +29,9 @@ from server.ops.metrics import CLOSES
 
 #: Bytes a connection may have waiting to be written before it counts as a slow consumer.
 WRITE_BUFFER_CAP: Final = 1024 * 1024
-#: Seconds a slow consumer's close may take before its connection is dropped.
-_ABORT_AFTER: Final = 2.0
+#: Seconds a connection closed by the server (a slow consumer, a keepalive timeout) has to
+#: finish the closing handshake before its connection is dropped.
+CLOSE_GRACE: Final = 2.0
 
 logger = logging.getLogger("server.connections")
 
@@ -143,14 +144,22 @@ class ClientLink:
         transport = self.socket.transport
         if transport is None or self.dropped or transport.get_write_buffer_size() <= self.write_cap:
             return
-        self.dropped = True
         CLOSES.labels("slow").inc()
-        reason = "too slow: frames were not read"
-        closing = asyncio.ensure_future(self.socket.close(CloseCode.SLOW_CONSUMER, reason))
+        self.close(CloseCode.SLOW_CONSUMER, "too slow: frames were not read")
+
+    def close(self, code: CloseCode, reason: str) -> None:
+        """Close the connection without waiting, for a peer that may never answer: nothing
+        more is sent to it, and it is dropped after :data:`CLOSE_GRACE` seconds whatever the
+        peer does."""
+        if self.socket is None or self.dropped:
+            return
+        self.dropped = True
+        closing = asyncio.ensure_future(self.socket.close(code, reason))
         _closing.add(closing)
         closing.add_done_callback(_closing.discard)
-        # The close frame sits behind the backlog: give the client a moment, then let go.
-        asyncio.get_running_loop().call_later(_ABORT_AFTER, transport.abort)
+        # The close frame may sit behind a backlog the client never reads: give it a
+        # moment, then let go.
+        asyncio.get_running_loop().call_later(CLOSE_GRACE, self.socket.transport.abort)
 
 
 class _Flushes:

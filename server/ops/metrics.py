@@ -55,7 +55,8 @@ MOVE_ACK_SECONDS = Histogram(
 )
 CLOSES = Counter(
     "solitaire_closes",
-    "Connections closed by the server for a reason: abuse (1008), full (1013), origin (403 at the handshake).",
+    "Connections closed by the server for a reason: abuse (1008), full (1013), slow (4008), keepalive (1011), "
+    "origin (403 at the handshake).",
     ["reason"],
     registry=REGISTRY,
 )
