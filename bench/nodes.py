@@ -178,6 +178,23 @@ async def redis_calls(url: str) -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
 
 
+async def batches_sent(nodes: list[Node]) -> int:
+    """Batches the nodes have sent each other so far (their ``solitaire_node_batches_sent``,
+    both roads): like Redis's command counts, a figure the machine's load does not blur."""
+    total = 0
+    for node in nodes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", node.port)
+        try:
+            writer.write(b"GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
+            text = (await reader.read()).decode()
+        finally:
+            writer.close()
+        for line in text.splitlines():
+            if line.startswith("solitaire_node_batches_sent_total{"):
+                total += int(float(line.rsplit(" ", 1)[1]))
+    return total
+
+
 @dataclass
 class RunResult:
     label: str
@@ -189,6 +206,7 @@ class RunResult:
     calls: dict[str, int] = field(default_factory=dict)  # Redis commands during the moves
     redis_cpu: float = 0.0  # Redis's share of ``cpu``
     failover: float | None = None
+    batches: int = 0  # batches the nodes sent each other during the moves
 
 
 async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, redis_pid: int, logs: Path) -> RunResult:
@@ -211,7 +229,7 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
         idle_before, idle_started = cpu_of(pids), time.monotonic()
         await asyncio.sleep(2.0)
         idle = (cpu_of(pids) - idle_before) / (time.monotonic() - idle_started)
-        calls_before = await redis_calls(redis.url)
+        calls_before, batches_before = await redis_calls(redis.url), await batches_sent(nodes)
         cpu_before, redis_before, started = cpu_of(pids), cpu_of([redis_pid]), time.monotonic()
         until = started + args.seconds
         loops = []
@@ -223,11 +241,13 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
         await asyncio.gather(*loops)
         seconds, cpu = time.monotonic() - started, cpu_of(pids) - cpu_before
         redis_cpu = cpu_of([redis_pid]) - redis_before
-        calls_after = await redis_calls(redis.url)
+        calls_after, batches_after = await redis_calls(redis.url), await batches_sent(nodes)
         calls = {name: n - calls_before.get(name, 0) for name, n in calls_after.items()}
         moves = len(stats.local) + len(stats.forwarded)
         label = f"{count} node{'s' if count > 1 else ''}"
-        result = RunResult(label, moves, seconds, cpu, stats, idle, calls, redis_cpu)
+        result = RunResult(
+            label, moves, seconds, cpu, stats, idle, calls, redis_cpu, batches=batches_after - batches_before
+        )
         if count > 1:
             result.failover = await failover(nodes, rooms)
         for code, owner, guest, _ in rooms:
@@ -294,6 +314,11 @@ def report(results: list[RunResult]) -> str:
             f" Redis commands per move {total / max(1, result.moves):.2f}: "
             + ", ".join(f"{name} {n / max(1, result.moves):.2f}" for n, name in commands[:6])
         )
+        if result.batches:
+            lines.append(
+                f"  batches between nodes: {result.batches / max(1, result.moves):.2f} a move,"
+                f" {result.batches / max(1, len(result.stats.forwarded)):.2f} a forwarded move"
+            )
         for label, values in (("local", result.stats.local), ("forwarded", result.stats.forwarded)):
             if values:
                 lines.append("  " + latency_line(f"{label} move->ack", sorted(values)))

@@ -1,7 +1,7 @@
 """What the nodes of the service send each other, and how it travels (the forwarder's post).
 
-Messages (:mod:`server.net.inbox`) posted during one event-loop turn and the next leave as
-one batch per receiving node: on the direct link to that node (:mod:`server.net.peers`), or on its Redis
+Messages (:mod:`server.net.inbox`) posted during one event-loop turn leave as one batch per
+receiving node: on the direct link to that node (:mod:`server.net.peers`), or on its Redis
 inbox (a pub/sub channel; sharded on a Cluster) when it cannot be reached directly. A node
 takes one road at a time, so its messages arrive in the order they were posted. Every node
 also reads its own inbox, for nodes that cannot reach it directly (or run an older version).
@@ -48,17 +48,11 @@ class NodeMail:
             self.on_message(message)
             return
         if not self._outbox:
-            asyncio.get_running_loop().call_soon(self._flush_next_turn)
+            asyncio.get_running_loop().call_soon(self._flush)
         self._outbox.setdefault(node, []).append(message)
 
-    def _flush_next_turn(self) -> None:
-        # One turn later than the first message: a forwarded request's Done is posted a turn
-        # after the frames it sent (its task wakes after them), and waiting for it sends both
-        # in one batch: one write here, one wake-up on the client's node, not two.
-        asyncio.get_running_loop().call_soon(self._flush)
-
     def _flush(self) -> None:
-        """Send what piled up for every node during two event-loop turns: a batch per node,
+        """Send what piled up for every node during one event-loop turn: a batch per node,
         on its direct link or, for a node without one, on its Redis inbox."""
         outbox, self._outbox = self._outbox, {}
         peers = self.peers

@@ -132,3 +132,12 @@ def test_commits_compares_the_two_roads_of_a_room_commit() -> None:
     assert "redis-py" in output
     assert "pipelined" in output
     assert len([line for line in output.splitlines() if line.rstrip().endswith("x")]) == 2
+
+
+@pytest.mark.slow
+def test_nodes_compares_three_nodes_with_one() -> None:
+    output = bench("bench.nodes", "--rooms", "3", "--seconds", "2")
+    assert "1 node:" in output
+    assert "3 nodes:" in output
+    assert "batches between nodes:" in output  # only three nodes send each other anything
+    assert "forwarded move->ack" in output
