@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from websockets.asyncio.server import ServerConnection
 
@@ -42,18 +42,15 @@ class CompactConnection(ServerConnection):
     """A :class:`~websockets.asyncio.server.ServerConnection` with its two idle deques swapped
     for lists (see the module's docstring)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        #: Both queues are lists (False: websockets' own, left alone).
-        self.compacted = False
-        self._waiters_swapped = type(self.drain_waiters) is collections.deque and not self.drain_waiters
-        if self._waiters_swapped:
-            self.drain_waiters = ShortQueue()  # type: ignore[assignment]
+    #: Both queues are lists (False: websockets' own, left alone).
+    compacted = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # websockets makes the receive queue here
         frames = getattr(getattr(self, "recv_messages", None), "frames", None)
-        queue = getattr(frames, "queue", None)
-        if type(queue) is collections.deque and not queue and self._waiters_swapped:
+        queue, waiters = getattr(frames, "queue", None), getattr(self, "drain_waiters", None)
+        # Both or neither, and only while they are still empty (nothing was read or written yet).
+        if type(queue) is collections.deque and type(waiters) is collections.deque and not queue and not waiters:
+            self.drain_waiters = ShortQueue()  # type: ignore[assignment]
             self.recv_messages.frames.queue = ShortQueue()  # type: ignore[assignment]
             self.compacted = True

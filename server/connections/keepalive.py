@@ -62,7 +62,7 @@ class Keepalive:
 
     def ping_turn(self, turn: int) -> None:
         """Ping every link whose turn ``turn`` is (0 to ``SLOTS - 1``) and has no ping in flight."""
-        for link in list(self.links):
+        for link in self.links:  # no copy: creating a task runs none of it, so the set holds still
             if link.id % SLOTS == turn and link.socket is not None and link not in self._pinging:
                 task = asyncio.create_task(self._ping(link))
                 self._pinging[link] = task

@@ -35,7 +35,7 @@ CLOSE_GRACE: Final = 2.0
 
 logger = logging.getLogger("server.connections")
 
-_closing: set[asyncio.Future[None]] = set()  # slow consumers being closed (kept from the GC)
+_closing: set[asyncio.Future[None]] = set()  # closes under way (see ClientLink.close), kept from the GC
 _link_ids = itertools.count(1)
 
 
