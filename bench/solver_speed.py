@@ -4,8 +4,9 @@ Run: ``python -m bench.solver_speed [--baseline 7d9b562] [--antares 1-30,533,597
 [--scorpion 1-30] [--budget 10]``. The baseline is a git commit (by default the last
 one before issue 15): its ``server/`` is extracted with ``git archive`` into a
 temporary directory, and the same measurement runs on it and on this tree, each in
-its own process on one core, one after the other, in this one run. Each deal is
-solved by ``solve()`` with no par shortening (search to the verdict only); the
+its own process on one core, one after the other, in this one run (for Scorpion
+also this tree's source without its mypyc build, ``SOLITAIRE_PURE_PYTHON=1``). Each
+deal is solved by ``solve()`` with no par shortening (search to the verdict only); the
 figures are totals over the deals: positions (nodes) per second of search, deals
 per second, and the median time to a verdict, all in CPU seconds of the solving
 process (steadier than wall-clock time on a shared machine). The budget is CPU time
@@ -26,6 +27,8 @@ import tarfile
 import tempfile
 from io import BytesIO
 from pathlib import Path
+
+from server.solver.compiled import COMPILED, PURE_PYTHON_VARIABLE, stale_builds
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The last commit before issue 15 ("far faster Antares search").
@@ -85,6 +88,11 @@ print(json.dumps(figures))
 """
 
 
+def is_compiled_here() -> list[bool]:
+    """Whether each module mypyc compiles has a build in this tree."""
+    return [any(ROOT.joinpath(path).parent.glob(Path(path).stem + ".*.so")) for path in COMPILED]
+
+
 def _deal_list(text: str) -> str:
     deals: list[int] = []
     for part in text.split(","):
@@ -99,8 +107,10 @@ def _extract(commit: str, into: Path) -> None:
         tar.extractall(into, filter="data")
 
 
-def _run(tree: Path, code: str, *args: str) -> dict[str, object]:
+def _run(tree: Path, code: str, *args: str, pure: bool = False) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    if pure:
+        env[PURE_PYTHON_VARIABLE] = "1"
     out = subprocess.run([sys.executable, "-c", code, *args], cwd=tree, env=env, check=True, capture_output=True)
     result: dict[str, object] = json.loads(out.stdout)
     return result
@@ -127,12 +137,20 @@ def main() -> None:
         baseline = Path(temporary)
         _extract(args.baseline, baseline)
         print(f"solver speed, {args.budget:g}s per deal, search to the verdict (no par), one core, CPU seconds")
+        stale = stale_builds()
+        here = zip(COMPILED, is_compiled_here(), strict=True)
+        built = [Path(path).stem for path, b in here if b and path not in stale]
+        print(f"this tree runs compiled (mypyc): {', '.join(built) or 'nothing'}")
         for variant, deals in (("antares", args.antares), ("scorpion", args.scorpion)):
             listed = _deal_list(deals)
             before = _run(baseline, MEASURE, variant, listed, str(args.budget))
             after = _run(ROOT, MEASURE, variant, listed, str(args.budget))
             print(f"{variant} deals {deals}")
             print(_line(f"baseline {args.baseline}", before))
+            if variant == "scorpion" and any(is_compiled_here()):
+                # The same search, its source run by the interpreter instead of mypyc's build.
+                pure = _run(ROOT, MEASURE, variant, listed, str(args.budget), pure=True)
+                print(_line("this tree, pure Python", pure))
             print(_line("this tree", after))
             speedup = (float(after["deals"]) / float(after["seconds"])) / (  # type: ignore[arg-type]
                 float(before["deals"]) / float(before["seconds"])  # type: ignore[arg-type]

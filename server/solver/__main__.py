@@ -34,7 +34,7 @@ from server.solver.histogram import plots_available, survey_png
 from server.solver.progress import Progress, format_seconds
 from server.solver.results import Budget, Result, Solved, Unknown, Unwinnable
 from server.solver.solve import solve
-from server.solver.statistics import DealRecord, summarize
+from server.solver.statistics import DealRecord, Verdict, summarize
 from server.solver.survey import csv_row, format_budget, parse_deals, read_csv, report, run_survey, write_csv
 
 #: Exit status of an interrupted command, as shells report a process ended by SIGINT.
@@ -117,6 +117,12 @@ def _parser() -> argparse.ArgumentParser:
         " the deals it holds are not solved again",
     )
     survey_command.add_argument("--fresh", action="store_true", help="with --csv: start over, ignore what it holds")
+    survey_command.add_argument(
+        "--retry-unknown",
+        action="store_true",
+        help="with --csv: solve again the deals it holds as unknown (after a solver change, or with a larger"
+        " budget); their new rows replace the old",
+    )
     survey_command.add_argument("--png", metavar="PATH", help="draw histograms of time and par to this PNG file")
     return parser
 
@@ -171,7 +177,17 @@ def main(argv: list[str] | None = None) -> int:
             return _solve(variant, args.deal, options, budget, sys.stdout, args.par)
         deals_text, deals = args.deals
         return _survey(
-            variant, deals_text, deals, options, budget, args.workers, args.csv, args.png, args.fresh, args.par
+            variant,
+            deals_text,
+            deals,
+            options,
+            budget,
+            args.workers,
+            args.csv,
+            args.png,
+            args.fresh,
+            args.par,
+            args.retry_unknown,
         )
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -234,6 +250,7 @@ def _survey(
     png_path: str | None,
     fresh: bool = False,
     par: float | None = None,
+    retry_unknown: bool = False,
 ) -> int:
     try:
         earlier = [] if fresh or csv_path is None else _earlier_records(csv_path)
@@ -244,7 +261,11 @@ def _survey(
         print("error: --png needs matplotlib: pip install -e '.[plots]'", file=sys.stderr)
         return 2
     wanted = set(deals)
-    resumed = {record.deal: record for record in earlier if record.deal in wanted}
+    resumed = {
+        record.deal: record
+        for record in earlier
+        if record.deal in wanted and not (retry_unknown and record.verdict is Verdict.UNKNOWN)
+    }
     todo = [deal for deal in deals if deal not in resumed]
     with ExitStack() as files:
         # Open the outputs first: a survey can run for hours, and should not fail at the end.

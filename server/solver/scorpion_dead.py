@@ -70,8 +70,9 @@ def is_lost(columns: tuple[bytes, ...], stock: bytes, start: int = -1) -> bool:
     exactly when that card never can. An enabler that is face down is replaced by that card.
     """
     # above[c]: the card directly on c (a face-down one replaced as said above); c itself
-    # when c is a top card or off the table.
-    above = bytes.maketrans(b"".join([c[1:-1] for c in columns]), b"".join([c[2:] for c in columns]))
+    # when c is a top card or off the table. (max(1, ...): compiled by mypyc, a bytes slice
+    # whose end lies before its start raises instead of giving b"".)
+    above = bytes.maketrans(b"".join([c[1 : max(1, len(c) - 1)] for c in columns]), b"".join([c[2:] for c in columns]))
     if any(c[0] > FACE_DOWN_BASE for c in columns):
         down = [c[0] - FACE_DOWN_BASE for c in columns]
         lowest_up = bytes.maketrans(

@@ -26,6 +26,7 @@ from server.games.scorpion import COLUMNS, STOCK, STOCK_COLUMNS
 from server.solver.pruning import POLL_EVERY, spent
 from server.solver.results import Budget, Result, Solved, Stats, Unknown, Unwinnable
 from server.solver.scorpion_dead import is_lost
+from server.solver.scorpion_stubborn import stubborn_moves
 
 FACE_DOWN_BASE: Final = 100
 _SEPARATOR: Final = b"\xff"
@@ -155,15 +156,31 @@ def _play(columns: Columns, stock: bytes, move: FastMove) -> tuple[Columns, byte
     return tuple(moved), stock
 
 
-def depth_first_scorpion(game: Game, budget: Budget) -> Result:
-    """Search from ``game``'s position (left unchanged) for a winning line of engine moves."""
+def _search_moves(columns: Columns, stock: bytes, stubborn: bool) -> list[FastMove]:
+    """The moves the search tries, the next one last: after the deal, a stubborn set's
+    (:mod:`server.solver.scorpion_stubborn`) unless ``stubborn`` is off."""
+    moves = _moves(columns, stock)
+    if stubborn and not stock and len(moves) > 1:
+        moves = stubborn_moves(columns, moves)
+    moves.reverse()
+    return moves
+
+
+def depth_first_scorpion(game: Game, budget: Budget, *, stubborn: bool = False) -> Result:
+    """Search from ``game``'s position (left unchanged) for a winning line of engine moves.
+
+    ``stubborn=True`` tries only a stubborn set's moves after the deal (partial-order
+    reduction, :mod:`server.solver.scorpion_stubborn`): the same verdicts from fewer
+    positions (about a quarter fewer on large spaces), but each costs more to expand than
+    the reduction saves, so it is off by default (``python -m bench.solver_speed`` compares).
+    """
     start = budget.clock()
     deadline = start + budget.seconds
     columns, stock = _encode(game)
     seen = {_key(columns, stock)}
     nodes = 0
     # Each frame: the position and its moves still to try, the next one last.
-    stack: list[tuple[Columns, bytes, list[FastMove]]] = [(columns, stock, _moves(columns, stock)[::-1])]
+    stack: list[tuple[Columns, bytes, list[FastMove]]] = [(columns, stock, _search_moves(columns, stock, stubborn))]
     path: list[FastMove] = []
     positions = [(columns, stock)]
 
@@ -201,7 +218,7 @@ def depth_first_scorpion(game: Game, budget: Budget) -> Result:
             continue  # counted, never expanded: every position after a lost one is lost
         path.append(move)
         positions.append((child, child_stock))
-        stack.append((child, child_stock, _moves(child, child_stock)[::-1]))
+        stack.append((child, child_stock, _search_moves(child, child_stock, stubborn)))
     return Unwinnable(stats())
 
 

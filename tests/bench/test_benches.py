@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.bots import local_legal_moves
+from bench.solver_speed import is_compiled_here
 from server.games import Antares, Game, Scorpion
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -141,3 +142,15 @@ def test_nodes_compares_three_nodes_with_one() -> None:
     assert "3 nodes:" in output
     assert "batches between nodes:" in output  # only three nodes send each other anything
     assert "forwarded move->ack" in output
+
+
+def test_solver_speed_compares_a_baseline_the_build_and_the_source() -> None:
+    output = bench(
+        "bench.solver_speed", "--baseline", "HEAD", "--antares", "1", "--scorpion", "2", "--budget", "2",
+        "--memory-deal", "2",
+    )  # fmt: skip
+    assert "baseline HEAD" in output
+    assert "deals/s ratio" in output
+    assert "positions per GiB" in output
+    if any(is_compiled_here()):
+        assert "this tree, pure Python" in output

@@ -220,6 +220,22 @@ def test_a_fresh_survey_ignores_its_csv(tmp_path: Path) -> None:
         assert [row["verdict"] for row in csv.DictReader(stream)] == ["unwinnable"]
 
 
+def test_retry_unknown_solves_the_unknown_deals_again(tmp_path: Path) -> None:
+    csv_path = tmp_path / "out.csv"
+    # Deal 2 was left unknown by a smaller budget; deal 3's verdict stands.
+    csv_path.write_text(
+        "deal,verdict,seconds,nodes,par,found,par_seconds\n2,unknown,0.1,500,,,\n3,unwinnable,0.25,50,,,\n",
+        encoding="utf-8",
+    )
+    result = run("survey", "scorpion", "2-3", "--workers", "1", "--csv", str(csv_path), "--retry-unknown")
+    assert result.returncode == 0, result.stderr
+    assert "resuming: 1 of 2 deals already in" in result.stderr
+    with csv_path.open(newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    assert [(row["deal"], row["verdict"]) for row in rows] == [("2", "unwinnable"), ("3", "unwinnable")]
+    assert rows[1]["nodes"] == "50"  # kept, not solved again
+
+
 def test_a_csv_that_is_not_a_survey_is_not_resumed(tmp_path: Path) -> None:
     csv_path = tmp_path / "out.csv"
     csv_path.write_text("name,score\nx,1\n")

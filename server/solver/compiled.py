@@ -1,0 +1,96 @@
+"""Which Scorpion modules run compiled: mypyc's build of them, or their Python source.
+
+``pip install`` compiles :data:`COMPILED` with mypyc (see ``setup.py``); Python then imports
+the extension in preference to the source beside it. An editable install keeps both in
+the tree, so an edited source would silently lose to its stale build. The build records a
+hash of each source it compiled (:data:`HASHES_FILE`); :func:`prefer_fresh`, called when
+:mod:`server.solver` is imported, loads the sources instead of the builds when one source
+has changed since (logged at INFO; ``tests/solver/test_compiled.py`` fails on a stale build,
+and ``bench.solver_speed`` prints what runs compiled). ``SOLITAIRE_PURE_PYTHON=1`` loads
+the sources (for comparing the two, or debugging), and at install time skips the build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Final
+
+#: The modules ``setup.py`` compiles, as paths from the project root; a module's imports
+#: among them come before it (a source loaded in place of a build imports the others).
+COMPILED: Final = (
+    "server/solver/scorpion_dead.py",
+    "server/solver/scorpion_stubborn.py",
+    "server/solver/scorpion_search.py",
+)
+#: Written by the build beside the modules: one ``path sha256`` line per compiled source.
+HASHES_FILE: Final = Path(__file__).with_name("compiled_sources.txt")
+PURE_PYTHON_VARIABLE: Final = "SOLITAIRE_PURE_PYTHON"
+_ROOT: Final = Path(__file__).resolve().parent.parent.parent
+_log = logging.getLogger(__name__)
+
+
+def source_hash(path: Path) -> str:
+    """The hash the build records for a source file."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def recorded_hashes(path: Path = HASHES_FILE) -> dict[str, str]:
+    """The hashes of the sources the last build compiled (empty when nothing was built here)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    return dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
+
+
+def module_name(path: str) -> str:
+    """``server/solver/scorpion_search.py`` -> ``server.solver.scorpion_search``."""
+    return path.removesuffix(".py").replace("/", ".")
+
+
+def is_compiled(name: str) -> bool:
+    """Whether the module ``name`` (imported) runs as a compiled extension."""
+    module = sys.modules.get(name)
+    return module is not None and str(getattr(module, "__file__", "")).endswith((".so", ".pyd"))
+
+
+def stale_builds(recorded: dict[str, str] | None = None, root: Path = _ROOT) -> list[str]:
+    """The compiled modules whose source differs from what their build compiled
+    (``recorded``: by default what the last build here recorded)."""
+    recorded = recorded_hashes() if recorded is None else recorded
+    stale: list[str] = []
+    for path in COMPILED:
+        source = root / path
+        if path in recorded and source.exists() and source_hash(source) != recorded[path]:
+            stale.append(path)
+    return stale
+
+
+def prefer_fresh() -> None:
+    """Load every compiled module from source, before anything imports it, when one of
+    their builds is stale or ``SOLITAIRE_PURE_PYTHON=1`` is set.
+
+    All or none: a compiled module calls the compiled modules it imports directly, through
+    their builds' own tables, so it cannot run beside their sources (it crashes)."""
+    pure = bool(os.environ.get(PURE_PYTHON_VARIABLE))
+    stale = [] if pure else stale_builds()
+    if not pure and not stale:
+        return
+    if stale:
+        _log.info("%s changed since compiled: running the sources (pip install -e . compiles them again)", stale)
+    for path in COMPILED:
+        name = module_name(path)
+        spec = importlib.util.find_spec(name)
+        if name in sys.modules or spec is None or not str(spec.origin).endswith((".so", ".pyd")):
+            continue  # already imported, or no build to pass over
+        source = importlib.util.spec_from_file_location(name, _ROOT / path)
+        assert source is not None
+        assert source.loader is not None
+        module = importlib.util.module_from_spec(source)
+        sys.modules[name] = module
+        source.loader.exec_module(module)

@@ -1,0 +1,77 @@
+"""Compiles the Scorpion search's inner loop with mypyc; everything else is in pyproject.toml.
+
+The search, its lost-position test and its stubborn sets are plain, typed Python; mypyc
+(part of mypy, pinned in ``[build-system]``) turns them into C extensions at install time,
+which run the same code more than twice as fast (``python -m bench.solver_speed`` measures
+both). Without a C compiler, or with ``SOLITAIRE_PURE_PYTHON=1``, the install goes on
+without them and the modules run as written. The build records a hash of each source it
+compiled, so that an edited source runs as written until the next install
+(``server/solver/compiled.py``).
+"""
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+# The same list as server.solver.compiled.COMPILED (importing the package here would need
+# its dependencies in the build environment).
+MODULES = [
+    "server/solver/scorpion_dead.py",
+    "server/solver/scorpion_stubborn.py",
+    "server/solver/scorpion_search.py",
+]
+ROOT = Path(__file__).parent
+HASHES = ROOT / "server" / "solver" / "compiled_sources.txt"
+FALLBACK = "the Scorpion search will run as pure Python, at less than half the speed"
+
+
+def remove_builds() -> None:
+    """Removes the extensions an earlier build left beside the sources: they would run in
+    their place, stale."""
+    for path in MODULES:
+        source = ROOT / path
+        for built in source.parent.glob(f"{source.stem}.*.so"):
+            built.unlink()
+        for built in source.parent.glob(f"{source.stem}__mypyc.*.so"):
+            built.unlink()
+
+
+class OptionalBuildExt(build_ext):
+    """Builds the extensions, or warns and leaves them out when compiling fails."""
+
+    built = False
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as error:  # a missing compiler or headers: the source still runs
+            print(f"warning: cannot compile the solver ({error}); {FALLBACK}", file=sys.stderr)
+            remove_builds()
+            return
+        OptionalBuildExt.built = True
+
+
+def extensions() -> list[object]:
+    if os.environ.get("SOLITAIRE_PURE_PYTHON"):
+        remove_builds()
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        print(f"warning: mypyc is not installed; {FALLBACK}", file=sys.stderr)
+        remove_builds()
+        return []
+    # One extension per module (separate=True) keeps every built file beside its source.
+    return list(mypycify(MODULES, opt_level="3", separate=True))
+
+
+# Hashed before the build reads them; recorded only once a build has succeeded.
+hashes = "".join(f"{path} {hashlib.sha256((ROOT / path).read_bytes()).hexdigest()}\n" for path in MODULES)
+HASHES.unlink(missing_ok=True)
+setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})
+if OptionalBuildExt.built:
+    HASHES.write_text(hashes, encoding="utf-8")

@@ -1,0 +1,74 @@
+"""The compiled Scorpion search: it runs what its source says, and a stale build gives way."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server.games import Scorpion
+from server.solver import Budget
+from server.solver.compiled import COMPILED, PURE_PYTHON_VARIABLE, is_compiled, module_name, source_hash, stale_builds
+from server.solver.scorpion_search import depth_first_scorpion
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+BUILT = any(ROOT.joinpath(path).with_suffix("").parent.glob(Path(path).stem + ".*.so") for path in COMPILED)
+#: Solved and unwinnable deals, small and large spaces, and the King and empty-column code.
+DEALS = [*range(1, 26), 33, 37]
+
+RUN = """
+import json, sys
+from server.games import Scorpion
+from server.solver import Budget
+from server.solver.compiled import COMPILED, is_compiled, module_name
+from server.solver.scorpion_search import depth_first_scorpion
+results = {}
+for deal in map(int, sys.argv[1].split(",")):
+    for stubborn in (False, True):
+        r = depth_first_scorpion(Scorpion.new(deal), Budget(seconds=60), stubborn=stubborn)
+        results[f"{deal} {stubborn}"] = [type(r).__name__, r.stats.nodes]
+print(json.dumps({"compiled": [is_compiled(module_name(p)) for p in COMPILED], "results": results}))
+"""
+
+
+def _run_pure(deals: list[int]) -> dict[str, object]:
+    env = {**os.environ, PURE_PYTHON_VARIABLE: "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", RUN, ",".join(map(str, deals))], cwd=ROOT, env=env, check=True, capture_output=True
+    )
+    result: dict[str, object] = json.loads(out.stdout)
+    return result
+
+
+@pytest.mark.skipif(not BUILT, reason="installed with SOLITAIRE_PURE_PYTHON=1: nothing compiled")
+def test_the_installed_build_runs_and_is_current() -> None:
+    assert stale_builds() == [], "the build is older than its source: run pip install -e . again"
+    assert all(is_compiled(module_name(path)) for path in COMPILED)
+
+
+@pytest.mark.slow
+def test_compiled_and_pure_python_searches_visit_the_same_positions() -> None:
+    """mypyc compiles the very source: every verdict and position count must match."""
+    pure = _run_pure(DEALS)
+    assert pure["compiled"] == [False] * len(COMPILED)
+    here = {}
+    for deal in DEALS:
+        for stubborn in (False, True):
+            result = depth_first_scorpion(Scorpion.new(deal), Budget(seconds=60), stubborn=stubborn)
+            here[f"{deal} {stubborn}"] = [type(result).__name__, result.stats.nodes]
+    assert here == pure["results"]
+
+
+def test_a_source_changed_since_its_build_is_stale(tmp_path: Path) -> None:
+    for path in COMPILED:
+        tmp_path.joinpath(path).parent.mkdir(parents=True, exist_ok=True)
+        tmp_path.joinpath(path).write_text("# built\n", encoding="utf-8")
+    recorded = {path: source_hash(tmp_path / path) for path in COMPILED}
+    assert stale_builds(recorded, tmp_path) == []
+    tmp_path.joinpath(COMPILED[0]).write_text("# edited\n", encoding="utf-8")
+    assert stale_builds(recorded, tmp_path) == [COMPILED[0]]
+    assert stale_builds({}, tmp_path) == []  # nothing recorded: nothing was built here
