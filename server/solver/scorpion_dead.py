@@ -54,6 +54,9 @@ FACE_DOWN_BASE: Final = 100
 _IDENTITY: Final = bytes(range(256))
 #: Column numbers in the column-of table (a card not on the table maps to itself).
 _COLUMN_IDS: Final = tuple(bytes((i,)) for i in range(7))
+#: Column numbers above every card, for a column-of table that tells cards off the table.
+_COLUMN_BASE: Final = 200
+_COLUMN_MARKS: Final = tuple(bytes((_COLUMN_BASE + i,)) for i in range(7))
 
 
 def is_lost(columns: tuple[bytes, ...], stock: bytes, start: int = -1) -> bool:
@@ -69,6 +72,16 @@ def is_lost(columns: tuple[bytes, ...], stock: bytes, start: int = -1) -> bool:
     one card at a time, up to the lowest face-up card of its column, so it can never depart
     exactly when that card never can. An enabler that is face down is replaced by that card.
     """
+    if start >= 0:
+        found = _lost_from(columns, stock, start)
+        if found is not None:
+            return found
+    return _lost_with_tables(columns, stock, start)
+
+
+def _lost_with_tables(columns: tuple[bytes, ...], stock: bytes, start: int) -> bool:
+    """:func:`is_lost`, from tables of the whole position: what each card lies under, the
+    lowest face-up card for each face-down one, and the columns' bottom cards."""
     # above[c]: the card directly on c (a face-down one replaced as said above); c itself
     # when c is a top card or off the table. (max(1, ...): compiled by mypyc, a bytes slice
     # whose end lies before its start raises instead of giving b"".)
@@ -111,6 +124,62 @@ def is_lost(columns: tuple[bytes, ...], stock: bytes, start: int = -1) -> bool:
                 needs = _enablers(column, i, lowest, above, stock, lowest_up, bottoms, kings_free)
                 if needs is not None:
                     enablers[column[i]] = needs
+    return _closed_set(enablers)
+
+
+def _lost_from(columns: tuple[bytes, ...], stock: bytes, start: int) -> bool | None:
+    """:func:`is_lost` from the face-up card ``start``, finding each card's set without the
+    whole position's tables (most such searches look at a few cards only); None when it
+    meets a King whose set needs them (the caller then builds them)."""
+    cards = b"".join([c[1:] for c in columns])
+    where = bytes.maketrans(cards, b"".join([_COLUMN_MARKS[i] * (len(c) - 1) for i, c in enumerate(columns)]))
+    kings_free = any(len(c) == 1 for c in columns)
+    enablers: dict[int, bytes] = {}
+    todo = [start]
+    looked = {start}
+    while todo:
+        x = todo.pop()
+        column = columns[where[x] - _COLUMN_BASE]
+        i = column.find(x, 1)
+        lowest = column[0] - FACE_DOWN_BASE + 1
+        if x % 13 == 12:
+            if not kings_free:
+                return None
+            continue  # free
+        if i > lowest and column[i - 1] == x + 1:
+            continue  # on its successor: no set (see _enablers)
+        on_successor = _above(columns, where, x + 1)
+        if on_successor != x + 1:
+            needs = bytes((on_successor,))
+        elif column.find(x + 1, i) > 0:
+            needs = _leaders(column, i + 1, len(column), lowest)
+        else:
+            continue
+        enablers[x] = needs
+        for e in needs:
+            if e not in looked:
+                looked.add(e)
+                todo.append(e)
+    return _closed_set(enablers)
+
+
+def _above(columns: tuple[bytes, ...], where: bytes, card: int) -> int:
+    """The card directly on ``card``, the lowest face-up card of its column for a face-down
+    one; ``card`` itself for a top card or one off the table (the ``above`` table's entry)."""
+    if where[card] < _COLUMN_BASE:
+        return card
+    column = columns[where[card] - _COLUMN_BASE]
+    j = column.find(card, 1)
+    if j == len(column) - 1:
+        return card
+    if j + 1 <= column[0] - FACE_DOWN_BASE:
+        return column[column[0] - FACE_DOWN_BASE + 1]
+    return column[j + 1]
+
+
+def _closed_set(enablers: dict[int, bytes]) -> bool:
+    """Whether some cards with sets have all their enablers among themselves (none of them
+    can ever depart), given each card's set."""
     if not enablers:
         return False
     # The largest closed set: free every card with an enabler outside it, then whatever waits on a freed card.
