@@ -8,8 +8,10 @@ a test asks for it, so that a rule test sees the effect of its own move only.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
+from hypothesis import strategies as st
 
 from server.games import Antares, Autoplay, Game, IllegalMove, Move, Options, Scorpion
 from server.games.position_text import parse_position, position_text
@@ -54,3 +56,14 @@ def reshuffle_unseen(game: Game, seed: int) -> Game:
     for (i, k), card in zip(slots, cards, strict=True):
         piles[i][k] = card
     return type(game)(game.deal, game.options, piles, list(game.hidden))
+
+
+def random_play(game: Game, data: st.DataObject, most: int) -> Iterator[Game]:
+    """Play up to ``most`` random legal moves on ``game`` (drawn from ``data``), yielding it
+    after each: random play mostly ruins a deal, which makes positions searches can exhaust."""
+    for _ in range(data.draw(st.integers(0, most), label="steps")):
+        moves = game.legal_moves()
+        if not moves:
+            return
+        game.push(moves[data.draw(st.integers(0, len(moves) - 1), label="move")])
+        yield game

@@ -11,7 +11,7 @@ from server.games import Scorpion
 from server.solver import Budget, Unwinnable
 from server.solver.scorpion_dead import FACE_DOWN_BASE, _lost_from, _lost_with_tables, is_lost
 from server.solver.scorpion_search import _encode, depth_first_scorpion
-from tests.games.positions import scorpion
+from tests.games.positions import random_play, scorpion
 from tests.solver.naive_search import naive_search
 
 #: Deals of 1-360 the search before the lost-position test left unknown at 10 s
@@ -62,12 +62,7 @@ def test_a_position_called_lost_has_no_win_for_the_naive_search(deal: int, data:
 @given(deal=st.integers(1, 10**6), data=st.data())
 def test_the_test_from_one_card_agrees_with_the_one_from_whole_tables(deal: int, data: st.DataObject) -> None:
     """The search's usual test (from a card just turned up) skips the position's tables."""
-    game = Scorpion.new(deal)
-    for _ in range(data.draw(st.integers(0, 60), label="steps")):
-        moves = game.legal_moves()
-        if not moves:
-            break
-        game.push(moves[data.draw(st.integers(0, len(moves) - 1), label="move")])
+    for game in random_play(Scorpion.new(deal), data, 60):
         columns, stock = _encode(game)
         for column in columns:
             for card in column[column[0] - FACE_DOWN_BASE + 1 :]:

@@ -11,7 +11,7 @@ from server.games import Scorpion
 from server.solver import Budget, Solved, Unknown, Unwinnable
 from server.solver.scorpion_search import _encode, _moves, _play, depth_first_scorpion
 from server.solver.scorpion_stubborn import stubborn_moves
-from tests.games.positions import scorpion
+from tests.games.positions import random_play, scorpion
 from tests.solver.naive_search import naive_search
 from tests.solver.test_scorpion_search import assert_wins
 
@@ -71,11 +71,8 @@ def test_after_random_play_the_reduced_search_agrees_with_the_naive_one(deal: in
     """The naive search shares no code with the fast one and prunes nothing but repeats."""
     game = Scorpion.new(deal)
     game.push(game.deal_move())
-    for _ in range(data.draw(st.integers(0, 60), label="steps")):
-        moves = game.legal_moves()
-        if not moves:
-            break
-        game.push(moves[data.draw(st.integers(0, len(moves) - 1), label="move")])
+    for _ in random_play(game, data, 60):
+        pass
     naive = naive_search(game, 30_000)
     if naive is None:
         return  # too big for the naive search
