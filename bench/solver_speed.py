@@ -28,7 +28,7 @@ import tempfile
 from io import BytesIO
 from pathlib import Path
 
-from server.solver.compiled import COMPILED, PURE_PYTHON_VARIABLE, stale_builds
+from server.solver.compiled import PURE_PYTHON_VARIABLE, built_here, stale_builds
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The last commit before issue 15 ("far faster Antares search").
@@ -88,11 +88,6 @@ print(json.dumps(figures))
 """
 
 
-def is_compiled_here() -> list[bool]:
-    """Whether each module mypyc compiles has a build in this tree."""
-    return [any(ROOT.joinpath(path).parent.glob(Path(path).stem + ".*.so")) for path in COMPILED]
-
-
 def _deal_list(text: str) -> str:
     deals: list[int] = []
     for part in text.split(","):
@@ -138,8 +133,7 @@ def main() -> None:
         _extract(args.baseline, baseline)
         print(f"solver speed, {args.budget:g}s per deal, search to the verdict (no par), one core, CPU seconds")
         stale = stale_builds()
-        here = zip(COMPILED, is_compiled_here(), strict=True)
-        built = [Path(path).stem for path, b in here if b and path not in stale]
+        built = [Path(path).stem for path in built_here() if path not in stale]
         print(f"this tree runs compiled (mypyc): {', '.join(built) or 'nothing'}")
         for variant, deals in (("antares", args.antares), ("scorpion", args.scorpion)):
             listed = _deal_list(deals)
@@ -147,7 +141,7 @@ def main() -> None:
             after = _run(ROOT, MEASURE, variant, listed, str(args.budget))
             print(f"{variant} deals {deals}")
             print(_line(f"baseline {args.baseline}", before))
-            if variant == "scorpion" and any(is_compiled_here()):
+            if variant == "scorpion" and built_here():
                 # The same search, its source run by the interpreter instead of mypyc's build.
                 pure = _run(ROOT, MEASURE, variant, listed, str(args.budget), pure=True)
                 print(_line("this tree, pure Python", pure))

@@ -59,6 +59,11 @@ def is_compiled(name: str) -> bool:
     return module is not None and str(getattr(module, "__file__", "")).endswith((".so", ".pyd"))
 
 
+def built_here(root: Path = _ROOT) -> list[str]:
+    """The compiled modules that have a build beside their source (an extension file)."""
+    return [path for path in COMPILED if any((root / path).parent.glob(Path(path).stem + ".*.so"))]
+
+
 def stale_builds(recorded: dict[str, str] | None = None, root: Path = _ROOT) -> list[str]:
     """The compiled modules whose source differs from what their build compiled
     (``recorded``: by default what the last build here recorded)."""

@@ -158,7 +158,7 @@ def _play(columns: Columns, stock: bytes, move: FastMove) -> tuple[Columns, byte
 
 def _search_moves(columns: Columns, stock: bytes, stubborn: bool) -> list[FastMove]:
     """The moves the search tries, the next one last: after the deal, a stubborn set's
-    (:mod:`server.solver.scorpion_stubborn`) unless ``stubborn`` is off."""
+    (:mod:`server.solver.scorpion_stubborn`) when ``stubborn`` is on."""
     moves = _moves(columns, stock)
     if stubborn and not stock and len(moves) > 1:
         moves = stubborn_moves(columns, moves)
@@ -172,7 +172,7 @@ def depth_first_scorpion(game: Game, budget: Budget, *, stubborn: bool = False) 
     ``stubborn=True`` tries only a stubborn set's moves after the deal (partial-order
     reduction, :mod:`server.solver.scorpion_stubborn`): the same verdicts from fewer
     positions (about a quarter fewer on large spaces), but each costs more to expand than
-    the reduction saves, so it is off by default (``python -m bench.solver_speed`` compares).
+    the reduction saves, so it is off by default (measured in seeds/winnability.md).
     """
     start = budget.clock()
     deadline = start + budget.seconds

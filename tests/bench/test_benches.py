@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from bench.bots import local_legal_moves
-from bench.solver_speed import is_compiled_here
 from server.games import Antares, Game, Scorpion
+from server.solver.compiled import built_here
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -152,5 +152,5 @@ def test_solver_speed_compares_a_baseline_the_build_and_the_source() -> None:
     assert "baseline HEAD" in output
     assert "deals/s ratio" in output
     assert "positions per GiB" in output
-    if any(is_compiled_here()):
+    if built_here():
         assert "this tree, pure Python" in output

@@ -12,11 +12,18 @@ import pytest
 
 from server.games import Scorpion
 from server.solver import Budget
-from server.solver.compiled import COMPILED, PURE_PYTHON_VARIABLE, is_compiled, module_name, source_hash, stale_builds
+from server.solver.compiled import (
+    COMPILED,
+    PURE_PYTHON_VARIABLE,
+    built_here,
+    is_compiled,
+    module_name,
+    source_hash,
+    stale_builds,
+)
 from server.solver.scorpion_search import depth_first_scorpion
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-BUILT = any(ROOT.joinpath(path).with_suffix("").parent.glob(Path(path).stem + ".*.so") for path in COMPILED)
 #: Solved and unwinnable deals, small and large spaces, and the King and empty-column code.
 DEALS = [*range(1, 26), 33, 37]
 
@@ -44,7 +51,7 @@ def _run_pure(deals: list[int]) -> dict[str, object]:
     return result
 
 
-@pytest.mark.skipif(not BUILT, reason="installed with SOLITAIRE_PURE_PYTHON=1: nothing compiled")
+@pytest.mark.skipif(not built_here(), reason="installed with SOLITAIRE_PURE_PYTHON=1: nothing compiled")
 def test_the_installed_build_runs_and_is_current() -> None:
     assert stale_builds() == [], "the build is older than its source: run pip install -e . again"
     assert all(is_compiled(module_name(path)) for path in COMPILED)
