@@ -5,7 +5,8 @@ Run: ``python -m bench.solver_speed [--baseline 7d9b562] [--antares 1-30,533,597
 one before issue 15): its ``server/`` is extracted with ``git archive`` into a
 temporary directory, and the same measurement runs on it and on this tree, each in
 its own process on one core, one after the other, in this one run (for Scorpion
-also this tree's source without its mypyc build, ``SOLITAIRE_PURE_PYTHON=1``). Each
+also this tree's Python search compiled by mypyc without the C core,
+``SOLITAIRE_NO_CORE=1``, and its source run as written, ``SOLITAIRE_PURE_PYTHON=1``). Each
 deal is solved by ``solve()`` with no par shortening (search to the verdict only); the
 figures are totals over the deals: positions (nodes) per second of search, deals
 per second, and the median time to a verdict, all in CPU seconds of the solving
@@ -28,7 +29,7 @@ import tempfile
 from io import BytesIO
 from pathlib import Path
 
-from server.solver.compiled import PURE_PYTHON_VARIABLE, built_here, stale_builds
+from server.solver.compiled import NO_CORE_VARIABLE, PURE_PYTHON_VARIABLE, built_here, native_core, stale_builds
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The last commit before issue 15 ("far faster Antares search").
@@ -102,10 +103,12 @@ def _extract(commit: str, into: Path) -> None:
         tar.extractall(into, filter="data")
 
 
-def _run(tree: Path, code: str, *args: str, pure: bool = False) -> dict[str, object]:
+def _run(tree: Path, code: str, *args: str, mode: str = "") -> dict[str, object]:
+    """Runs ``code`` on ``tree``; ``mode`` names an environment variable to set (a way of
+    running the search)."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    if pure:
-        env[PURE_PYTHON_VARIABLE] = "1"
+    if mode:
+        env[mode] = "1"
     out = subprocess.run([sys.executable, "-c", code, *args], cwd=tree, env=env, check=True, capture_output=True)
     result: dict[str, object] = json.loads(out.stdout)
     return result
@@ -115,7 +118,7 @@ def _line(name: str, figures: dict[str, object]) -> str:
     nodes, seconds, deals = float(figures["nodes"]), float(figures["seconds"]), float(figures["deals"])  # type: ignore[arg-type]
     median = float(figures["median"])  # type: ignore[arg-type]
     return (
-        f"  {name:<9}{nodes / seconds:>12,.0f} positions/s {deals / seconds:>9.2f} deals/s "
+        f"  {name:<28}{nodes / seconds:>12,.0f} positions/s {deals / seconds:>9.2f} deals/s "
         f"median {median * 1000:>8.1f} ms  {figures['verdicts']} (budget on the {figures['clock']} clock)"
     )
 
@@ -135,6 +138,8 @@ def main() -> None:
         stale = stale_builds()
         built = [Path(path).stem for path in built_here() if path not in stale]
         print(f"this tree runs compiled (mypyc): {', '.join(built) or 'nothing'}")
+        core = native_core() is not None
+        print(f"this tree's Scorpion search runs in its C core: {'yes' if core else 'no'}")
         for variant, deals in (("antares", args.antares), ("scorpion", args.scorpion)):
             listed = _deal_list(deals)
             before = _run(baseline, MEASURE, variant, listed, str(args.budget))
@@ -143,8 +148,11 @@ def main() -> None:
             print(_line(f"baseline {args.baseline}", before))
             if variant == "scorpion" and built_here():
                 # The same search, its source run by the interpreter instead of mypyc's build.
-                pure = _run(ROOT, MEASURE, variant, listed, str(args.budget), pure=True)
+                pure = _run(ROOT, MEASURE, variant, listed, str(args.budget), mode=PURE_PYTHON_VARIABLE)
                 print(_line("this tree, pure Python", pure))
+            if variant == "scorpion" and core:
+                mypyc = _run(ROOT, MEASURE, variant, listed, str(args.budget), mode=NO_CORE_VARIABLE)
+                print(_line("this tree, mypyc, no C core", mypyc))
             print(_line("this tree", after))
             speedup = (float(after["deals"]) / float(after["seconds"])) / (  # type: ignore[arg-type]
                 float(before["deals"]) / float(before["seconds"])  # type: ignore[arg-type]

@@ -1,4 +1,5 @@
-"""Which Scorpion modules run compiled: mypyc's build of them, or their Python source.
+"""Which Scorpion modules run compiled: mypyc's build of them, or their Python source; and
+whether the search's C core (``scorpion_core.c``) is built and current.
 
 ``pip install`` compiles :data:`COMPILED` with mypyc (see ``setup.py``); Python then imports
 the extension in preference to the source beside it. An editable install keeps both in
@@ -8,16 +9,21 @@ hash of each source it compiled (:data:`HASHES_FILE`); :func:`prefer_fresh`, cal
 has changed since (logged at INFO; ``tests/solver/test_compiled.py`` fails on a stale build,
 and ``bench.solver_speed`` prints what runs compiled). ``SOLITAIRE_PURE_PYTHON=1`` loads
 the sources (for comparing the two, or debugging), and at install time skips the build.
+
+The C core is looked at apart (:func:`native_core`): the search uses it when it is built
+from the C source as it is now, and otherwise runs its Python loop.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import logging
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Final
 
 #: The modules ``setup.py`` compiles, as paths from the project root; a module's imports
@@ -27,9 +33,19 @@ COMPILED: Final = (
     "server/solver/scorpion_stubborn.py",
     "server/solver/scorpion_search.py",
 )
+#: The search's C core, its files from the project root, and the module the build makes of it.
+CORE_SOURCES: Final = (
+    "server/solver/scorpion_core.c",
+    "server/solver/scorpion_core_lost.c",
+    "server/solver/scorpion_core_table.c",
+    "server/solver/scorpion_core.h",
+)
+CORE_MODULE: Final = "server.solver._scorpion_core"
 #: Written by the build beside the modules: one ``path sha256`` line per compiled source.
 HASHES_FILE: Final = Path(__file__).with_name("compiled_sources.txt")
 PURE_PYTHON_VARIABLE: Final = "SOLITAIRE_PURE_PYTHON"
+#: Set to 1, the search runs its Python loop (mypyc's build of it) and leaves the C core out.
+NO_CORE_VARIABLE: Final = "SOLITAIRE_NO_CORE"
 _ROOT: Final = Path(__file__).resolve().parent.parent.parent
 _log = logging.getLogger(__name__)
 
@@ -99,3 +115,25 @@ def prefer_fresh() -> None:
         module = importlib.util.module_from_spec(source)
         sys.modules[name] = module
         source.loader.exec_module(module)
+
+
+@functools.cache
+def native_core() -> ModuleType | None:
+    """The search's C core, or None when it is not built here, its build is older than
+    its C files (logged at INFO), or ``SOLITAIRE_PURE_PYTHON=1`` or
+    ``SOLITAIRE_NO_CORE=1`` is set."""
+    if os.environ.get(PURE_PYTHON_VARIABLE) or os.environ.get(NO_CORE_VARIABLE):
+        return None
+    recorded = recorded_hashes()
+    if any(path not in recorded for path in CORE_SOURCES):
+        return None  # not built here
+    changed = [
+        path for path in CORE_SOURCES if not (_ROOT / path).exists() or source_hash(_ROOT / path) != recorded[path]
+    ]
+    if changed:
+        _log.info("%s changed since compiled: the search runs its Python loop", changed)
+        return None
+    try:
+        return importlib.import_module(CORE_MODULE)
+    except ImportError:
+        return None

@@ -18,6 +18,7 @@ from server.solver.compiled import (
     built_here,
     is_compiled,
     module_name,
+    native_core,
     source_hash,
     stale_builds,
 )
@@ -55,6 +56,7 @@ def _run_pure(deals: list[int]) -> dict[str, object]:
 def test_the_installed_build_runs_and_is_current() -> None:
     assert stale_builds() == [], "the build is older than its source: run pip install -e . again"
     assert all(is_compiled(module_name(path)) for path in COMPILED)
+    assert native_core() is not None, "the C core is missing or older than scorpion_core.c: pip install -e ."
 
 
 @pytest.mark.slow

@@ -1,0 +1,83 @@
+/* The Scorpion search's C core: the types its parts share (see scorpion_core.c). */
+#ifndef SCORPION_CORE_H
+#define SCORPION_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCOL 7
+#define STOCK_COLUMNS 3
+#define MAXC 56
+#define FACE_DOWN_BASE 100
+#define NOWHERE 255
+#define NO_CHECK (-2)
+#define FULL_CHECK (-1)
+#define MAX_MOVES 48
+#define POLL_EVERY 2048
+
+typedef struct {
+    uint8_t n[NCOL];   /* cards in the column */
+    uint8_t hid[NCOL]; /* of which face down, at the bottom */
+    uint8_t ns;        /* cards in the stock */
+    uint8_t stock[3];
+    uint8_t c[NCOL][MAXC];
+} Pos;
+
+/* A move: the group from card index j of column s onto column t; the deal is s = -1. */
+typedef struct {
+    int8_t s;
+    uint8_t j;
+    int8_t t;
+} Mv;
+
+typedef struct {
+    uint8_t col[64];
+    uint8_t idx[64];
+} Loc;
+
+static inline void locate(const Pos *p, Loc *loc) {
+    memset(loc->col, NOWHERE, sizeof loc->col);
+    for (int i = 0; i < NCOL; i++)
+        for (int j = 0; j < p->n[i]; j++) {
+            loc->col[p->c[i][j]] = (uint8_t)i;
+            loc->idx[p->c[i][j]] = (uint8_t)j;
+        }
+}
+
+/* Copies 8 bytes at a time (columns have room to spare at their ends), which is faster than
+ * one memcpy of the whole struct: most of a column's room is empty. */
+static inline void copy_cards(uint8_t *to, const uint8_t *from, int n) {
+    for (int i = 0; i < n; i += 8) memcpy(to + i, from + i, 8);
+}
+
+/* The transposition table (scorpion_core_table.c): exact canonical keys in an arena, found
+ * through open addressing on a key's hash. (Tried and slower here: keys in the slots, one
+ * cache line each; eight-byte slots of offset and hash tag; huge pages.) */
+typedef struct {
+    uint64_t hash; /* 0: an empty slot */
+    uint64_t offset;
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    size_t capacity, count;
+    uint8_t *arena;
+    size_t used, size;
+} Table;
+
+/* The canonical key of a position into key (room for 72 bytes); its length. */
+int make_key(const Pos *p, uint8_t *key);
+int table_init(Table *t);
+void table_free(Table *t);
+/* Adds the key: 1 if it is new, 0 if it was there, -1 when memory ran out. */
+int table_add(Table *t, const uint8_t *key, int n);
+
+/* The lost-position test (scorpion_core_lost.c), scorpion_dead.is_lost: from the face-up
+ * card start, or over every card for FULL_CHECK. */
+int core_is_lost(const Pos *p, int start);
+
+#endif

@@ -1,0 +1,107 @@
+/* The Scorpion search's transposition table: each position's canonical key, stored exactly. */
+#include "scorpion_core.h"
+
+
+/* The canonical key (_key): columns with the same role in a fixed order, so positions that
+ * differ only in their numbering are one position. Every card is unique, so ordering the
+ * columns by their bottom card (empty ones last, all alike) is canonical; marker bytes
+ * (>= 100) delimit the columns. */
+int make_key(const Pos *p, uint8_t *key) {
+    int order[NCOL], rank[NCOL];
+    for (int i = 0; i < NCOL; i++) {
+        order[i] = i;
+        rank[i] = p->n[i] ? p->c[i][0] : 255;
+    }
+    int from = p->ns ? STOCK_COLUMNS : 0;
+    for (int a = from + 1; a < NCOL; a++) { /* insertion sort of the interchangeable columns */
+        int x = order[a], b = a - 1;
+        while (b >= from && rank[order[b]] > rank[x]) {
+            order[b + 1] = order[b];
+            b--;
+        }
+        order[b + 1] = x;
+    }
+    int n = 0;
+    key[n++] = p->ns;
+    for (int i = 0; i < NCOL; i++) {
+        int col = order[i];
+        key[n++] = (uint8_t)(FACE_DOWN_BASE + p->hid[col]);
+        copy_cards(&key[n], p->c[col], p->n[col]); /* key has room for the overrun */
+        n += p->n[col];
+    }
+    memcpy(&key[n], p->stock, p->ns);
+    return n + p->ns;
+}
+
+static uint64_t hash_key(const uint8_t *key, int n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, key + i, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+    }
+    uint64_t w = 0;
+    memcpy(&w, key + i, (size_t)(n - i));
+    h = (h ^ w) * 0x94D049BB133111EBULL;
+    h ^= h >> 29;
+    return h | 1; /* never 0, the empty slot */
+}
+
+int table_init(Table *t) {
+    memset(t, 0, sizeof *t);
+    t->capacity = 1 << 16;
+    t->slots = PyMem_RawCalloc(t->capacity, sizeof *t->slots);
+    t->size = 1 << 20;
+    t->arena = PyMem_RawMalloc(t->size);
+    return t->slots && t->arena;
+}
+
+void table_free(Table *t) {
+    PyMem_RawFree(t->slots);
+    PyMem_RawFree(t->arena);
+}
+
+static int table_grow(Table *t) {
+    size_t capacity = t->capacity * 2;
+    Slot *slots = PyMem_RawCalloc(capacity, sizeof *slots);
+    if (!slots) return 0;
+    for (size_t i = 0; i < t->capacity; i++) {
+        if (!t->slots[i].hash) continue;
+        size_t slot = t->slots[i].hash & (capacity - 1);
+        while (slots[slot].hash) slot = (slot + 1) & (capacity - 1);
+        slots[slot] = t->slots[i];
+    }
+    PyMem_RawFree(t->slots);
+    t->slots = slots;
+    t->capacity = capacity;
+    return 1;
+}
+
+int table_add(Table *t, const uint8_t *key, int n) {
+    uint64_t h = hash_key(key, n);
+    size_t slot = h & (t->capacity - 1);
+    while (t->slots[slot].hash) {
+        if (t->slots[slot].hash == h) {
+            const uint8_t *stored = t->arena + t->slots[slot].offset;
+            if (stored[0] == n && !memcmp(stored + 1, key, (size_t)n)) return 0;
+        }
+        slot = (slot + 1) & (t->capacity - 1);
+    }
+    if (t->used + (size_t)n + 1 > t->size) {
+        size_t size = t->size * 2;
+        uint8_t *arena = PyMem_RawRealloc(t->arena, size);
+        if (!arena) return -1;
+        t->arena = arena;
+        t->size = size;
+    }
+    t->slots[slot].hash = h;
+    t->slots[slot].offset = t->used;
+    t->arena[t->used] = (uint8_t)n;
+    memcpy(t->arena + t->used + 1, key, (size_t)n);
+    t->used += (size_t)n + 1;
+    t->count++;
+    if (t->count * 2 > t->capacity && !table_grow(t)) return -1;
+    return 1;
+}

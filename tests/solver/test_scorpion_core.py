@@ -1,0 +1,117 @@
+"""The search's C core (``scorpion_core.c``) is the Python search, only faster: the same
+verdicts, the same lines and the same position counts, and the same budgets."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from server.games import Game, Scorpion
+from server.solver import Budget, Result, Solved, Unknown
+from server.solver.compiled import PURE_PYTHON_VARIABLE, native_core
+from server.solver.pruning import POLL_EVERY
+from server.solver.scorpion_dead import FACE_DOWN_BASE, is_lost
+from server.solver.scorpion_search import _encode, depth_first_scorpion
+from tests.games.positions import random_play
+from tests.solver.test_scorpion_search import assert_wins
+
+CORE = native_core()
+pytestmark = pytest.mark.skipif(CORE is None, reason="the C core is not built here (no compiler, or pure Python)")
+ROOT = Path(__file__).resolve().parent.parent.parent
+BUDGET = Budget(seconds=60)
+
+
+def _both(game: Game, budget: Budget = BUDGET) -> tuple[Result, Result]:
+    return depth_first_scorpion(game, budget), depth_first_scorpion(game, budget, native=False)
+
+
+def _same(native: Result, python: Result) -> None:
+    assert type(native) is type(python)
+    assert native.stats.nodes == python.stats.nodes
+    if isinstance(native, Solved) and isinstance(python, Solved):
+        assert native.moves == python.moves
+    if isinstance(native, Unknown) and isinstance(python, Unknown):
+        assert native.reason == python.reason
+
+
+@pytest.mark.parametrize("deal", [*range(1, 31), 33, 37, 100, 617])
+def test_deals_get_the_python_searchs_verdict_line_and_position_count(deal: int) -> None:
+    native, python = _both(Scorpion.new(deal))
+    _same(native, python)
+    if isinstance(native, Solved):
+        assert_wins(Scorpion.new(deal), native)
+
+
+@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(deal=st.integers(1, 10**6), data=st.data())
+def test_positions_in_play_get_the_python_searchs_result(deal: int, data: st.DataObject) -> None:
+    """Mid-game positions, before and after the deal, with empty columns and suits home."""
+    game = Scorpion.new(deal)
+    for _ in random_play(game, data, 40):
+        pass
+    _same(*_both(game, Budget(seconds=60, nodes=20 * POLL_EVERY)))
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(deal=st.integers(1, 10**6), data=st.data())
+def test_the_lost_position_test_agrees_with_the_python_one(deal: int, data: st.DataObject) -> None:
+    assert CORE is not None
+    for game in random_play(Scorpion.new(deal), data, 60):
+        columns, stock = _encode(game)
+        assert CORE.is_lost(columns, stock) == is_lost(columns, stock)
+        for column in columns:
+            for card in column[column[0] - FACE_DOWN_BASE + 1 :]:
+                assert CORE.is_lost(columns, stock, card) == is_lost(columns, stock, card)
+
+
+def test_a_node_cap_stops_both_at_the_same_position() -> None:
+    budget = Budget(seconds=60, nodes=3 * POLL_EVERY)
+    native, python = _both(Scorpion.new(27), budget)
+    assert isinstance(native, Unknown)
+    assert native.reason == "nodes"
+    _same(native, python)
+
+
+def test_an_interrupt_stops_the_core() -> None:
+    result = depth_first_scorpion(Scorpion.new(27), Budget(seconds=60, interrupt=lambda: True))
+    assert isinstance(result, Unknown)
+    assert (result.reason, result.stats.nodes) == ("interrupted", POLL_EVERY)
+
+
+def test_an_error_in_the_budget_reaches_the_caller() -> None:
+    def broken() -> bool:
+        raise RuntimeError("interrupt failed")
+
+    with pytest.raises(RuntimeError, match="interrupt failed"):
+        depth_first_scorpion(Scorpion.new(27), Budget(seconds=60, interrupt=broken))
+
+
+@pytest.mark.parametrize(
+    ("columns", "stock"),
+    [
+        ((b"d",) * 6, b""),  # six columns
+        ((b"d\x01",) * 7, b"\x01\x02\x03\x04"),  # four stock cards
+        ((b"",) * 7, b""),  # no marker
+        ((b"\x05\x01",) * 7, b""),  # marker below the base
+        ((b"f\x01",) * 7, b""),  # two face down of one card
+        ((b"d\x40",) * 7, b""),  # no such card
+        ((b"d" + bytes(60),) * 7, b""),  # a column longer than the deck
+    ],
+)
+def test_malformed_positions_are_refused(columns: tuple[bytes, ...], stock: bytes) -> None:
+    assert CORE is not None
+    with pytest.raises(ValueError):
+        CORE.search(columns, stock, lambda searched, stored: "")
+
+
+def test_pure_python_mode_leaves_the_core_out() -> None:
+    env = {**os.environ, PURE_PYTHON_VARIABLE: "1"}
+    code = "from server.solver.compiled import native_core; print(native_core())"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == "None"
