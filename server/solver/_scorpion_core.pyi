@@ -6,6 +6,6 @@ from collections.abc import Callable
 EngineMove = tuple[int, int, int]
 
 def search(
-    columns: tuple[bytes, ...], stock: bytes, poll: Callable[[int, int], str], /
+    columns: tuple[bytes, ...], stock: bytes, poll: Callable[[int, int], str], sleep_sets: bool = True, /
 ) -> tuple[str, int, list[EngineMove] | None]: ...
 def is_lost(columns: tuple[bytes, ...], stock: bytes, start: int = -1, /) -> bool: ...

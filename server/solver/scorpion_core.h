@@ -54,8 +54,9 @@ static inline void copy_cards(uint8_t *to, const uint8_t *from, int n) {
     for (int i = 0; i < n; i += 8) memcpy(to + i, from + i, 8);
 }
 
-/* The transposition table (scorpion_core_table.c): exact canonical keys in an arena, found
- * through open addressing on a key's hash. (Tried and slower here: keys in the slots, one
+/* The transposition table (scorpion_core_table.c): exact canonical keys in an arena, each
+ * followed by its position's sleep set (eight bytes), found through open addressing on a
+ * key's hash. (Tried and slower here: keys in the slots, one
  * cache line each; eight-byte slots of offset and hash tag; huge pages.) */
 typedef struct {
     uint64_t hash; /* 0: an empty slot */
@@ -73,8 +74,17 @@ typedef struct {
 int make_key(const Pos *p, uint8_t *key);
 int table_init(Table *t);
 void table_free(Table *t);
-/* Adds the key: 1 if it is new, 0 if it was there, -1 when memory ran out. */
-int table_add(Table *t, const uint8_t *key, int n);
+/* Adds the key with the sleep set `sleep` (a new key only): 1 if it is new, 0 if it was
+ * there, -1 when memory ran out; *at is where the key's sleep set is kept in the arena. */
+int table_add(Table *t, const uint8_t *key, int n, uint64_t sleep, size_t *at);
+
+static inline uint64_t table_sleep(const Table *t, size_t at) {
+    uint64_t sleep;
+    memcpy(&sleep, t->arena + at, sizeof sleep);
+    return sleep;
+}
+
+static inline void table_set_sleep(Table *t, size_t at, uint64_t sleep) { memcpy(t->arena + at, &sleep, sizeof sleep); }
 
 /* The lost-position test (scorpion_core_lost.c), scorpion_dead.is_lost: from the face-up
  * card start, or over every card for FULL_CHECK. */

@@ -79,17 +79,20 @@ static int table_grow(Table *t) {
     return 1;
 }
 
-int table_add(Table *t, const uint8_t *key, int n) {
+int table_add(Table *t, const uint8_t *key, int n, uint64_t sleep, size_t *at) {
     uint64_t h = hash_key(key, n);
     size_t slot = h & (t->capacity - 1);
     while (t->slots[slot].hash) {
         if (t->slots[slot].hash == h) {
             const uint8_t *stored = t->arena + t->slots[slot].offset;
-            if (stored[0] == n && !memcmp(stored + 1, key, (size_t)n)) return 0;
+            if (stored[0] == n && !memcmp(stored + 1, key, (size_t)n)) {
+                *at = t->slots[slot].offset + 1 + (size_t)n;
+                return 0;
+            }
         }
         slot = (slot + 1) & (t->capacity - 1);
     }
-    if (t->used + (size_t)n + 1 > t->size) {
+    if (t->used + (size_t)n + 1 + sizeof sleep > t->size) {
         size_t size = t->size * 2;
         uint8_t *arena = PyMem_RawRealloc(t->arena, size);
         if (!arena) return -1;
@@ -100,8 +103,11 @@ int table_add(Table *t, const uint8_t *key, int n) {
     t->slots[slot].offset = t->used;
     t->arena[t->used] = (uint8_t)n;
     memcpy(t->arena + t->used + 1, key, (size_t)n);
-    t->used += (size_t)n + 1;
+    *at = t->used + 1 + (size_t)n;
+    memcpy(t->arena + *at, &sleep, sizeof sleep);
+    t->used += (size_t)n + 1 + sizeof sleep;
     t->count++;
-    if (t->count * 2 > t->capacity && !table_grow(t)) return -1;
+    /* Doubled at 70% full: linear probing stays short, and each doubling costs a rehash. */
+    if (t->count * 10 > t->capacity * 7 && !table_grow(t)) return -1;
     return 1;
 }

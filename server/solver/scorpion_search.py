@@ -167,12 +167,18 @@ def _search_moves(columns: Columns, stock: bytes, stubborn: bool) -> list[FastMo
     return moves
 
 
-def depth_first_scorpion(game: Game, budget: Budget, *, stubborn: bool = False, native: bool = True) -> Result:
+def depth_first_scorpion(
+    game: Game, budget: Budget, *, stubborn: bool = False, native: bool = True, sleep_sets: bool = True
+) -> Result:
     """Search from ``game``'s position (left unchanged) for a winning line of engine moves.
 
     The loop runs in the C core (``scorpion_core.c``, a port of this one) where it is built
-    and current, unless ``native=False``: the same moves in the same order, so the same
-    verdicts, lines and position counts, about eight times as fast.
+    and current, unless ``native=False``: the same moves in the same order, about eight
+    times as fast. The core also keeps sleep sets after the deal (a move already tried from
+    an earlier position, and independent of the moves since, is not tried again; proved in
+    ``scorpion_core.c``), which the Python loop does not: the same verdicts from about a
+    quarter fewer positions. With ``sleep_sets=False`` the core searches exactly as this loop
+    does: the same verdicts, lines and position counts.
 
     ``stubborn=True`` tries only a stubborn set's moves after the deal (partial-order
     reduction, :mod:`server.solver.scorpion_stubborn`): the same verdicts from fewer
@@ -202,7 +208,7 @@ def depth_first_scorpion(game: Game, budget: Budget, *, stubborn: bool = False, 
         def poll(searched: int, stored: int) -> str:
             return spent(budget, searched, deadline, stored)
 
-        outcome, nodes, found = core.search(columns, stock, poll)
+        outcome, nodes, found = core.search(columns, stock, poll, sleep_sets)
         if outcome == "solved":
             line = tuple(Move(source, count, target) for source, count, target in found)
             return Solved(line, len(line), stats())

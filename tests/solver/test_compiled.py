@@ -67,7 +67,7 @@ def test_compiled_and_pure_python_searches_visit_the_same_positions() -> None:
     here = {}
     for deal in DEALS:
         for stubborn in (False, True):
-            result = depth_first_scorpion(Scorpion.new(deal), Budget(seconds=60), stubborn=stubborn)
+            result = depth_first_scorpion(Scorpion.new(deal), Budget(seconds=60), stubborn=stubborn, native=False)
             here[f"{deal} {stubborn}"] = [type(result).__name__, result.stats.nodes]
     assert here == pure["results"]
 

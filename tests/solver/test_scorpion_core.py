@@ -1,5 +1,6 @@
-"""The search's C core (``scorpion_core.c``) is the Python search, only faster: the same
-verdicts, the same lines and the same position counts, and the same budgets."""
+"""The search's C core (``scorpion_core.c``) is the Python search, only faster: without sleep
+sets the same verdicts, lines and position counts, and the same budgets; with them (the
+default) the same verdicts from fewer positions."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from server.games import Game, Scorpion
-from server.solver import Budget, Result, Solved, Unknown
+from server.solver import Budget, Result, Solved, Unknown, Unwinnable
 from server.solver.compiled import PURE_PYTHON_VARIABLE, native_core
 from server.solver.pruning import POLL_EVERY
 from server.solver.scorpion_dead import FACE_DOWN_BASE, is_lost
@@ -28,7 +29,16 @@ BUDGET = Budget(seconds=60)
 
 
 def _both(game: Game, budget: Budget = BUDGET) -> tuple[Result, Result]:
-    return depth_first_scorpion(game, budget), depth_first_scorpion(game, budget, native=False)
+    """The core without sleep sets, and the Python loop."""
+    return depth_first_scorpion(game, budget, sleep_sets=False), depth_first_scorpion(game, budget, native=False)
+
+
+def _in_play(deal: int, data: st.DataObject) -> Game:
+    """The deal after up to 40 random moves."""
+    game = Scorpion.new(deal)
+    for _ in random_play(game, data, 40):
+        pass
+    return game
 
 
 def _same(native: Result, python: Result) -> None:
@@ -48,14 +58,39 @@ def test_deals_get_the_python_searchs_verdict_line_and_position_count(deal: int)
         assert_wins(Scorpion.new(deal), native)
 
 
+@pytest.mark.parametrize("deal", [*range(1, 31), 33, 37, 100, 617, 790])
+def test_sleep_sets_keep_every_verdict_from_fewer_positions(deal: int) -> None:
+    asleep = depth_first_scorpion(Scorpion.new(deal), BUDGET)
+    python = depth_first_scorpion(Scorpion.new(deal), BUDGET, native=False)
+    assert type(asleep) is type(python)
+    assert asleep.stats.nodes <= python.stats.nodes
+    if isinstance(asleep, Solved):
+        assert_wins(Scorpion.new(deal), asleep)
+
+
+def test_sleep_sets_cut_a_large_proof_by_a_quarter_or_more() -> None:
+    asleep = depth_first_scorpion(Scorpion.new(790), BUDGET)
+    awake = depth_first_scorpion(Scorpion.new(790), BUDGET, sleep_sets=False)
+    assert (type(asleep), type(awake)) == (Unwinnable, Unwinnable)
+    assert asleep.stats.nodes < 0.75 * awake.stats.nodes
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(deal=st.integers(1, 10**6), data=st.data())
+def test_sleep_sets_keep_the_verdict_of_positions_in_play(deal: int, data: st.DataObject) -> None:
+    game = _in_play(deal, data)
+    asleep = depth_first_scorpion(game, BUDGET)
+    python = depth_first_scorpion(game, BUDGET, native=False)
+    assert type(asleep) is type(python)
+    if isinstance(asleep, Solved):
+        assert_wins(game, asleep)
+
+
 @settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(deal=st.integers(1, 10**6), data=st.data())
 def test_positions_in_play_get_the_python_searchs_result(deal: int, data: st.DataObject) -> None:
     """Mid-game positions, before and after the deal, with empty columns and suits home."""
-    game = Scorpion.new(deal)
-    for _ in random_play(game, data, 40):
-        pass
-    _same(*_both(game, Budget(seconds=60, nodes=20 * POLL_EVERY)))
+    _same(*_both(_in_play(deal, data), Budget(seconds=60, nodes=20 * POLL_EVERY)))
 
 
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])

@@ -25,7 +25,7 @@ DEALS = [deal for deal in range(1, 61) if deal not in (27, 39, 44, 45, 60)]
 def test_the_reduced_search_gives_the_verdict_of_the_full_one(deal: int) -> None:
     game = Scorpion.new(deal)
     reduced = depth_first_scorpion(game, BUDGET, stubborn=True)
-    full = depth_first_scorpion(game, BUDGET, stubborn=False)
+    full = depth_first_scorpion(game, BUDGET, native=False)
     assert type(reduced) is type(full)
     assert not isinstance(full, Unknown)
     if isinstance(reduced, Solved):
