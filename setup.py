@@ -2,7 +2,7 @@
 else is in pyproject.toml.
 
 ``server/solver/scorpion_core.c`` is the search's loop in C (``server.solver._scorpion_core``,
-about eight times the mypyc build's speed); the Python search stays the reference it is
+about seven times the mypyc build's speed); the Python search stays the reference it is
 tested against, and what runs where the core is not built.
 
 The search, its lost-position test and its stubborn sets are plain, typed Python; mypyc

@@ -80,12 +80,15 @@ def built_here(root: Path = _ROOT) -> list[str]:
     return [path for path in COMPILED if any((root / path).parent.glob(Path(path).stem + ".*.so"))]
 
 
-def stale_builds(recorded: dict[str, str] | None = None, root: Path = _ROOT) -> list[str]:
-    """The compiled modules whose source differs from what their build compiled
-    (``recorded``: by default what the last build here recorded)."""
+def stale_builds(
+    recorded: dict[str, str] | None = None, root: Path = _ROOT, paths: tuple[str, ...] = COMPILED
+) -> list[str]:
+    """The built ``paths`` (by default the mypyc modules; :data:`CORE_SOURCES` for the C
+    core) whose source differs from what their build compiled (``recorded``: by default
+    what the last build here recorded)."""
     recorded = recorded_hashes() if recorded is None else recorded
     stale: list[str] = []
-    for path in COMPILED:
+    for path in paths:
         source = root / path
         if path in recorded and source.exists() and source_hash(source) != recorded[path]:
             stale.append(path)
@@ -127,9 +130,7 @@ def native_core() -> ModuleType | None:
     recorded = recorded_hashes()
     if any(path not in recorded for path in CORE_SOURCES):
         return None  # not built here
-    changed = [
-        path for path in CORE_SOURCES if not (_ROOT / path).exists() or source_hash(_ROOT / path) != recorded[path]
-    ]
+    changed = stale_builds(recorded, paths=CORE_SOURCES)
     if changed:
         _log.info("%s changed since compiled: the search runs its Python loop", changed)
         return None

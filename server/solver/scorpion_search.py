@@ -173,7 +173,7 @@ def depth_first_scorpion(
     """Search from ``game``'s position (left unchanged) for a winning line of engine moves.
 
     The loop runs in the C core (``scorpion_core.c``, a port of this one) where it is built
-    and current, unless ``native=False``: the same moves in the same order, about eight
+    and current, unless ``native=False``: the same moves in the same order, about seven
     times as fast. The core also keeps sleep sets after the deal (a move already tried from
     an earlier position, and independent of the moves since, is not tried again; proved in
     ``scorpion_core.c``), which the Python loop does not: the same verdicts from about a

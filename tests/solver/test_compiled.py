@@ -14,6 +14,7 @@ from server.games import Scorpion
 from server.solver import Budget
 from server.solver.compiled import (
     COMPILED,
+    CORE_SOURCES,
     PURE_PYTHON_VARIABLE,
     built_here,
     is_compiled,
@@ -81,3 +82,13 @@ def test_a_source_changed_since_its_build_is_stale(tmp_path: Path) -> None:
     tmp_path.joinpath(COMPILED[0]).write_text("# edited\n", encoding="utf-8")
     assert stale_builds(recorded, tmp_path) == [COMPILED[0]]
     assert stale_builds({}, tmp_path) == []  # nothing recorded: nothing was built here
+
+
+def test_a_c_file_changed_since_the_core_was_built_is_stale(tmp_path: Path) -> None:
+    for path in CORE_SOURCES:
+        tmp_path.joinpath(path).parent.mkdir(parents=True, exist_ok=True)
+        tmp_path.joinpath(path).write_text("/* built */\n", encoding="utf-8")
+    recorded = {path: source_hash(tmp_path / path) for path in CORE_SOURCES}
+    assert stale_builds(recorded, tmp_path, CORE_SOURCES) == []
+    tmp_path.joinpath(CORE_SOURCES[-1]).write_text("/* edited */\n", encoding="utf-8")
+    assert stale_builds(recorded, tmp_path, CORE_SOURCES) == [CORE_SOURCES[-1]]
