@@ -1,18 +1,21 @@
 """One node against three, in one run: what forwarding costs, and how long a failover takes.
 
-    python -m bench.nodes [--rooms 12] [--rate 4] [--seconds 10] [--profile DIR] [--tree DIR]
+    python -m bench.nodes [--rooms 12] [--rate 4] [--seconds 10] [--pairs 1] [--profile DIR] [--tree DIR]
 
 Both runs use one private embedded Redis and real ``python -m server`` processes. Every
 room has two bot racers; each plays ``--rate`` moves a second (worked out from its own
 board, so the server answers only moves). With one node, both racers are on it. With three,
 rooms are created on every node in turn (owners spread out) and the second racer of each
 room connects to the next node: half the racers are on a node that does not own their room,
-so each of their moves is forwarded (inbox publish, run on the owner, answer published back).
+so each of their moves is forwarded (sent to the owner on the nodes' direct link, run there,
+the answer sent back).
 
 Printed: moves/s, p50/p99 move->ack for local and forwarded moves, the server CPU per move
-(every node process plus Redis, from /proc), and for three nodes the failover time: SIGKILL of
-a room's owner -> the next acknowledged move of its racer on another node (which reconnects
-with its resume token and is seated on the room's new owner).
+(every node process plus Redis, the scheduler's nanosecond count, less each run's idle cost),
+and for three nodes the failover time: SIGKILL of a room's owner -> the next acknowledged move
+of its racer on another node (which reconnects with its resume token and is seated on the
+room's new owner; the probe room's own, where nobody has moved). ``--pairs N`` alternates N
+one-node and three-node runs and ends with the medians of their ratios.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import functools
 import os
 import random
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,7 +38,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from bench.bots import local_legal_moves
-from bench.spawn import ProcSample, free_port
+from bench.spawn import free_port, precise_cpu
 from bench.stats import latency_line, ms
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions
@@ -46,6 +50,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The lease TTL of the runs: a dead owner's rooms move within about this long.
 NODE_TTL = 2.0
 VERBOSE = "--verbose" in sys.argv  # why each failover attempt failed
+#: Seconds of the idle sample (rooms open, nobody moving) taken before each run's moves.
+IDLE_SECONDS = 3.0
 
 
 @dataclass
@@ -164,7 +170,9 @@ async def open_room(owner: RaceClient, guest: RaceClient) -> str:
 
 
 def cpu_of(pids: list[int]) -> float:
-    return sum(ProcSample.read(pid).cpu for pid in pids)
+    """CPU seconds these processes have run, to the nanosecond: /proc/<pid>/stat's 10 ms ticks
+    would blur the two-second idle sample by up to 20 ms/s, a third of a millisecond a move."""
+    return sum(precise_cpu(pid) for pid in pids)
 
 
 async def redis_calls(url: str) -> dict[str, int]:
@@ -221,13 +229,21 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
             guest = await RaceClient.connect(guest_node.url, f"guest{k}", reconnect=count > 1)
             clients += [owner, guest]
             rooms.append((await open_room(owner, guest), owner, guest, owner_node is not guest_node))
-        for code, owner, guest, _ in rooms:
+        probe: tuple[str, RaceClient, RaceClient, bool] | None = None
+        if count > 1:
+            # The failover probe's own room, on the first node with its guest on the second:
+            # nobody moves in it until the kill, so its guest surely has a move then.
+            owner = await RaceClient.connect(nodes[0].url, "probe-owner", reconnect=False)
+            guest = await RaceClient.connect(nodes[1].url, "probe-guest", reconnect=True)
+            clients += [owner, guest]
+            probe = (await open_room(owner, guest), owner, guest, True)
+        for code, owner, guest, _ in rooms + ([probe] if probe else []):
             for seat, racer in enumerate((owner, guest)):
                 await racer.wait_room(code, functools.partial(caught_up, version=0, seat=seat))
         pids = [node.process.pid for node in nodes] + [redis_pid]
         # The idle cost (heartbeats, lease renewals, sweeps, the matcher), to tell it apart.
         idle_before, idle_started = cpu_of(pids), time.monotonic()
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(IDLE_SECONDS)
         idle = (cpu_of(pids) - idle_before) / (time.monotonic() - idle_started)
         calls_before, batches_before = await redis_calls(redis.url), await batches_sent(nodes)
         cpu_before, redis_before, started = cpu_of(pids), cpu_of([redis_pid]), time.monotonic()
@@ -248,8 +264,8 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
         result = RunResult(
             label, moves, seconds, cpu, stats, idle, calls, redis_cpu, batches=batches_after - batches_before
         )
-        if count > 1:
-            result.failover = await failover(nodes, rooms)
+        if probe is not None:
+            result.failover = await failover(nodes[0], probe[0], probe[2])
         for code, owner, guest, _ in rooms:
             for racer in (owner, guest):
                 if racer.connected.is_set():
@@ -263,26 +279,21 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
         stop_nodes(nodes)
 
 
-async def failover(nodes: list[Node], rooms: list[tuple[str, RaceClient, RaceClient, bool]]) -> float:
-    """SIGKILL the first node, owner of every third room; seconds until the next ack of a
-    racer of one of its rooms on another node (one whose board still has a move: random
-    play sometimes leaves none), or nan when no racer there has a move left."""
+async def failover(owner: Node, code: str, guest: RaceClient) -> float:
+    """SIGKILL ``owner``, the node running room ``code``; seconds until the next ack of the
+    room's racer ``guest`` on another node (nan when none comes within 30 s)."""
     game = variant_class("antares")
 
-    def guest_moves(guest: RaceClient, code: str) -> list[str]:
+    def guest_moves() -> list[str]:
         mirror = guest.rooms.get(code)
         board = mirror.board(1) if mirror is not None else None
         return [] if board is None else local_legal_moves(game, board)
 
-    playable = [room for k, room in enumerate(rooms) if k % len(nodes) == 0 and guest_moves(room[2], room[0])]
-    if not playable:
-        return float("nan")
-    code, _, guest, _ = playable[0]
-    nodes[0].process.send_signal(signal.SIGKILL)
+    owner.process.send_signal(signal.SIGKILL)
     killed = time.monotonic()
     while time.monotonic() - killed < 30:
         try:
-            moves = guest_moves(guest, code) if guest.connected.is_set() else []
+            moves = guest_moves() if guest.connected.is_set() else []
             if moves:
                 reply = await guest.request(functools.partial(play, room=code, move=moves[0]), timeout=3)
                 if isinstance(reply, Ack):
@@ -294,18 +305,20 @@ async def failover(nodes: list[Node], rooms: list[tuple[str, RaceClient, RaceCli
     return float("nan")
 
 
-def report(results: list[RunResult]) -> str:
-    def net_per_move(result: RunResult) -> float:
-        return max(0.0, result.cpu - result.idle * result.seconds) / max(1, result.moves)
+def net_per_move(result: RunResult) -> float:
+    """CPU seconds a move, less what the processes spend idle (heartbeats, renewals, sweeps)."""
+    return max(0.0, result.cpu - result.idle * result.seconds) / max(1, result.moves)
 
-    base = results[0]
+
+def report_pair(one: RunResult, three: RunResult) -> str:
+    """One node's run and three nodes' run, as measured one after the other."""
     lines = []
-    for result in results:
+    for result in (one, three):
         per_move, net = result.cpu / max(1, result.moves), net_per_move(result)
         lines.append(
             f"{result.label}: {result.moves / result.seconds:.0f} moves/s, server CPU {per_move * 1e3:.3f} ms/move,"
             f" {net * 1e3:.3f} ms/move without the idle {result.idle * 1e3:.0f} ms/s"
-            f" ({net / max(1e-9, net_per_move(base)):.2f}x one node), refused {result.stats.refused}"
+            f" ({net / max(1e-9, net_per_move(one)):.2f}x one node), refused {result.stats.refused}"
         )
         commands = sorted(((n, name) for name, n in result.calls.items() if n), reverse=True)
         total = sum(n for n, _ in commands)
@@ -327,6 +340,27 @@ def report(results: list[RunResult]) -> str:
     return "\n".join(lines)
 
 
+def report(pairs: list[tuple[RunResult, RunResult]]) -> str:
+    """Every pair, then (for several) the medians over the pairs: the machine's speed drifts
+    between runs, so each ratio compares runs made one right after the other."""
+    lines = [f"-- pair {k + 1} --\n{report_pair(one, three)}" for k, (one, three) in enumerate(pairs)]
+    if len(pairs) > 1:
+        ratios = [net_per_move(three) / max(1e-9, net_per_move(one)) for one, three in pairs]
+        added = [
+            statistics.median(three.stats.forwarded) - statistics.median(one.stats.local)
+            for one, three in pairs
+            if three.stats.forwarded and one.stats.local
+        ]
+        failovers = [three.failover for _, three in pairs if three.failover is not None]
+        lines.append(
+            f"-- median of {len(pairs)} pairs: three nodes' CPU a move {statistics.median(ratios):.2f}x one node's"
+            f" (each pair: {', '.join(f'{r:.2f}' for r in ratios)});"
+            f" a forwarded move's p50 {statistics.median(added) * 1e3:+.2f} ms against one node's local p50;"
+            f" failover {statistics.median(failovers):.2f} s"
+        )
+    return "\n".join(lines)
+
+
 async def main_async(args: argparse.Namespace) -> str:
     with tempfile.TemporaryDirectory(prefix="bench-nodes-") as directory:
         logs = Path(directory)
@@ -334,10 +368,13 @@ async def main_async(args: argparse.Namespace) -> str:
         await redis.start()
         try:
             redis_pid = int((logs / "redis" / "redis.pid").read_text())
-            results = [await one_run(1, args, redis, redis_pid, logs), await one_run(3, args, redis, redis_pid, logs)]
+            pairs = []
+            for _ in range(args.pairs):
+                one = await one_run(1, args, redis, redis_pid, logs)
+                pairs.append((one, await one_run(3, args, redis, redis_pid, logs)))
         finally:
             await redis.stop()
-    return report(results)
+    return report(pairs)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -345,6 +382,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rooms", type=int, default=12, help="rooms of two racers (default 12)")
     parser.add_argument("--rate", type=float, default=4.0, help="moves a second per racer (default 4)")
     parser.add_argument("--seconds", type=float, default=10.0, help="seconds of play per run (default 10)")
+    parser.add_argument(
+        "--pairs", type=int, default=1, help="one-node and three-node runs, alternated, with their medians (default 1)"
+    )
     parser.add_argument(
         "--profile", type=Path, metavar="DIR", help="run the nodes under cProfile; their statistics go to DIR"
     )

@@ -7,6 +7,8 @@ Marked slow: each starts a server (or two) of its own.
 
 from __future__ import annotations
 
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -136,12 +138,16 @@ def test_commits_compares_the_two_roads_of_a_room_commit() -> None:
 
 
 @pytest.mark.slow
-def test_nodes_compares_three_nodes_with_one() -> None:
-    output = bench("bench.nodes", "--rooms", "3", "--seconds", "2")
-    assert "1 node:" in output
-    assert "3 nodes:" in output
+def test_nodes_compares_three_nodes_with_one_in_alternated_pairs() -> None:
+    output = bench("bench.nodes", "--rooms", "3", "--seconds", "1", "--pairs", "2")
+    assert output.count("1 node:") == output.count("3 nodes:") == 2
     assert "batches between nodes:" in output  # only three nodes send each other anything
     assert "forwarded move->ack" in output
+    # The probe room has moves left whatever the bots did, so every failover is timed.
+    failovers = re.findall(r"next ack on another node\): (\S+) ms", output)
+    assert len(failovers) == 2
+    assert all(math.isfinite(float(value)) for value in failovers)
+    assert "-- median of 2 pairs: three nodes' CPU a move" in output
 
 
 def test_solver_speed_compares_a_baseline_the_build_and_the_source() -> None:
