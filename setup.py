@@ -68,6 +68,12 @@ class OptionalBuildExt(build_ext):
             remove_builds()
             return
         OptionalBuildExt.built = True
+        if not self.inplace:
+            # A wheel (the Docker image's, say) carries the record too, or its builds would
+            # count as not built and the search would run as plain Python.
+            record = Path(self.build_lib) / HASHES.relative_to(ROOT)
+            record.parent.mkdir(parents=True, exist_ok=True)
+            record.write_text(hashes, encoding="utf-8")
 
 
 def extensions() -> list[object]:

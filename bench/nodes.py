@@ -38,7 +38,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from bench.bots import local_legal_moves
-from bench.spawn import free_port, precise_cpu
+from bench.spawn import CLOCK_TICKS, free_port, precise_cpu
 from bench.stats import latency_line, ms
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions
@@ -175,6 +175,20 @@ def cpu_of(pids: list[int]) -> float:
     return sum(precise_cpu(pid) for pid in pids)
 
 
+def kernel_and_wakeups(pids: list[int]) -> tuple[float, int]:
+    """System CPU seconds (10 ms ticks) and wake-ups (voluntary context switches: each time a
+    process slept and was woken, on a socket or a timer) of these processes so far."""
+    system, wakeups = 0.0, 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as stat:
+            system += int(stat.read().rsplit(")", 1)[1].split()[12]) / CLOCK_TICKS  # stime
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    wakeups += int(line.split()[1])
+    return system, wakeups
+
+
 async def redis_calls(url: str) -> dict[str, int]:
     """Commands Redis has run so far, by name (INFO commandstats): a count the machine's load
     does not blur, unlike CPU time."""
@@ -213,6 +227,9 @@ class RunResult:
     idle: float = 0.0  # CPU seconds per second with the rooms open and nobody moving
     calls: dict[str, int] = field(default_factory=dict)  # Redis commands during the moves
     redis_cpu: float = 0.0  # Redis's share of ``cpu``
+    node_system: float = 0.0  # the nodes' CPU in the kernel during the moves
+    node_wakeups: int = 0  # the nodes' wake-ups during the moves
+    idle_wakeups: float = 0.0  # the nodes' wake-ups per second with nobody moving
     failover: float | None = None
     batches: int = 0  # batches the nodes sent each other during the moves
 
@@ -243,9 +260,13 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
         pids = [node.process.pid for node in nodes] + [redis_pid]
         # The idle cost (heartbeats, lease renewals, sweeps, the matcher), to tell it apart.
         idle_before, idle_started = cpu_of(pids), time.monotonic()
+        idle_wakeups_before = kernel_and_wakeups(pids[:-1])[1]
         await asyncio.sleep(IDLE_SECONDS)
-        idle = (cpu_of(pids) - idle_before) / (time.monotonic() - idle_started)
+        idle_seconds = time.monotonic() - idle_started
+        idle = (cpu_of(pids) - idle_before) / idle_seconds
+        idle_wakeups = (kernel_and_wakeups(pids[:-1])[1] - idle_wakeups_before) / idle_seconds
         calls_before, batches_before = await redis_calls(redis.url), await batches_sent(nodes)
+        system_before, wakeups_before = kernel_and_wakeups(pids[:-1])
         cpu_before, redis_before, started = cpu_of(pids), cpu_of([redis_pid]), time.monotonic()
         until = started + args.seconds
         loops = []
@@ -257,13 +278,16 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
         await asyncio.gather(*loops)
         seconds, cpu = time.monotonic() - started, cpu_of(pids) - cpu_before
         redis_cpu = cpu_of([redis_pid]) - redis_before
+        system_after, wakeups_after = kernel_and_wakeups(pids[:-1])
         calls_after, batches_after = await redis_calls(redis.url), await batches_sent(nodes)
         calls = {name: n - calls_before.get(name, 0) for name, n in calls_after.items()}
         moves = len(stats.local) + len(stats.forwarded)
         label = f"{count} node{'s' if count > 1 else ''}"
         result = RunResult(
-            label, moves, seconds, cpu, stats, idle, calls, redis_cpu, batches=batches_after - batches_before
-        )
+            label, moves, seconds, cpu, stats, idle, calls, redis_cpu, node_system=system_after - system_before,
+            node_wakeups=wakeups_after - wakeups_before, idle_wakeups=idle_wakeups,
+            batches=batches_after - batches_before,
+        )  # fmt: skip
         if probe is not None:
             result.failover = await failover(nodes[0], probe[0], probe[2])
         for code, owner, guest, _ in rooms:
@@ -323,7 +347,10 @@ def report_pair(one: RunResult, three: RunResult) -> str:
         commands = sorted(((n, name) for name, n in result.calls.items() if n), reverse=True)
         total = sum(n for n, _ in commands)
         lines.append(
-            f"  of which Redis {result.redis_cpu / max(1, result.moves) * 1e3:.3f} ms/move;"
+            f"  of which Redis {result.redis_cpu / max(1, result.moves) * 1e3:.3f} ms/move, the nodes' kernel"
+            f" {result.node_system / max(1, result.moves) * 1e3:.3f} ms/move; node wake-ups a move"
+            f" {result.node_wakeups / max(1, result.moves):.2f}, without the idle {result.idle_wakeups:.0f}/s"
+            f" {max(0.0, result.node_wakeups - result.idle_wakeups * result.seconds) / max(1, result.moves):.2f};"
             f" Redis commands per move {total / max(1, result.moves):.2f}: "
             + ", ".join(f"{name} {n / max(1, result.moves):.2f}" for n, name in commands[:6])
         )

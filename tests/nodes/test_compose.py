@@ -1,0 +1,169 @@
+"""The deployment files (docker-compose.yml, Dockerfile), checked as far as this machine can:
+it has Docker's client but no engine, so nothing here starts a container.
+
+- The compose file is a valid Compose Specification file: parsed by ``compose-spec`` (the
+  Rust ``compose_spec`` crate's validating parser) after Compose's own ``${NAME:-default}``
+  substitution, with no variable set.
+- Every setting it gives the servers is one the server takes, with a valid value, and the files
+  and volumes it names exist.
+- The image's build stage works: the wheel is built (``pip wheel``, as the Dockerfile runs it)
+  from exactly the files its ``COPY`` lines send, less what ``.dockerignore`` leaves out, and it
+  carries the compiled Scorpion search and the web client's files.
+
+What runs in the containers is tested as processes elsewhere: three nodes behind the shipped
+HAProxy config in ``test_balancer.py``, the servers themselves in ``test_service.py``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from compose_spec import PyCompose
+
+from server.config import parse_args
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = ROOT / "docker-compose.yml"
+DOCKERFILE = ROOT / "Dockerfile"
+
+
+def substituted(text: str, environ: dict[str, str] | None = None) -> str:
+    """``text`` with Compose's ``${NAME:-default}`` and ``${NAME}`` replaced from ``environ``."""
+    environ = environ or {}
+
+    def value(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(3)
+        return environ.get(name) or (default if default is not None else "")
+
+    return re.sub(r"\$\{(\w+)(:-([^}]*))?\}", value, text)
+
+
+def compose(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """The compose file as Compose reads it (ValueError: it is not a valid one)."""
+    parsed: dict[str, Any] = PyCompose.from_yaml(substituted(COMPOSE.read_text(), environ)).to_dict()
+    return parsed
+
+
+def test_the_compose_file_is_valid_compose() -> None:
+    services = compose()["services"]
+    assert set(services) == {"redis", "server", "balancer"}
+    assert services["server"]["deploy"]["replicas"] == 3
+    assert services["server"]["depends_on"]["redis"]["condition"] == "service_healthy"
+    # Behind the balancer: the servers publish no port of their own.
+    assert "ports" not in services["server"]
+    assert services["balancer"]["ports"] == ["8765:8765"]
+
+
+def test_the_parser_refuses_what_compose_would() -> None:
+    """The check has teeth: a misspelt key, a wrong type or an unknown condition fails."""
+    text = substituted(COMPOSE.read_text())
+    for broken in (
+        text.replace("stop_grace_period:", "stop_grace_perod:"),
+        text.replace("replicas: 3", "replicas: three"),
+        text.replace("condition: service_healthy", "condition: healthy"),
+    ):
+        with pytest.raises(ValueError, match="services"):
+            PyCompose.from_yaml(broken)
+
+
+def test_its_settings_are_the_servers_and_valid() -> None:
+    """Each variable the servers get is a setting (a typo would be ignored by the server and
+    silently run the default), and together they parse: the replicas would start."""
+    environment = {name: str(value) for name, value in compose()["services"]["server"]["environment"].items()}
+    config = parse_args([], environment)
+    for name in environment:
+        assert hasattr(config, name.lower()), f"{name} is not a server setting"
+    assert config.host == "0.0.0.0"
+    assert config.peer_port == 8766
+    assert config.redis_url is not None
+    assert config.redis_url.startswith("redis://redis:6379")
+    # A cluster instead, as the comment beside REDIS_URL says.
+    cluster = compose({"REDIS_URL": "redis+cluster://redis-1:6379"})["services"]["server"]["environment"]
+    assert parse_args([], {"REDIS_URL": cluster["REDIS_URL"]}).redis_url == "redis+cluster://redis-1:6379"
+
+
+def test_the_files_and_volumes_it_names_exist() -> None:
+    services = compose()["services"]
+    declared = set(compose().get("volumes") or {})
+    for service in services.values():
+        for volume in service.get("volumes", []):
+            source = str(volume).split(":")[0]
+            if source.startswith("."):
+                assert (ROOT / source).is_file(), source
+            else:
+                assert source in declared, f"volume {source} is not declared"
+    assert services["server"]["build"] == "." or services["server"]["build"]["context"] == "."
+    assert DOCKERFILE.is_file()
+
+
+def _build_stage_copies() -> list[str]:
+    """The paths the Dockerfile's build stage copies from the context."""
+    sources: list[str] = []
+    for line in DOCKERFILE.read_text().split("\nFROM ")[1].splitlines():
+        words = line.split()
+        if words[:1] == ["COPY"] and not any(word.startswith("--from") for word in words):
+            sources += words[1:-1]
+    return sources
+
+
+def _ignored(relative: str, patterns: list[str]) -> bool:
+    """Whether ``.dockerignore``'s ``patterns`` leave ``relative`` out of the build context
+    (the forms it uses: a name or glob matching the path or any of its parts)."""
+    parts = Path(relative).parts
+    return any(
+        fnmatch.fnmatch(relative, glob) or any(fnmatch.fnmatch(part, glob) for part in parts)
+        for glob in (pattern.removeprefix("**/") for pattern in patterns)
+    )
+
+
+@pytest.mark.slow
+def test_the_image_build_stage_makes_a_wheel_with_the_compiled_search(tmp_path: Path) -> None:
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler (the image's build stage has one; apt-get install gcc)")
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    context = tmp_path / "context"
+    sources = _build_stage_copies()
+    assert {"pyproject.toml", "setup.py", "server", "protocol", "client"} <= set(sources)
+    for source in sources:
+        path = ROOT / source
+        files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+        for file in files:
+            relative = str(file.relative_to(ROOT))
+            if not _ignored(relative, patterns):
+                (context / relative).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(file, context / relative)
+    wheels = tmp_path / "wheels"
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("SOLITAIRE_")}
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(wheels), str(context)],
+        capture_output=True, text=True, env=environ, timeout=600,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    (wheel,) = wheels.glob("solitaire_race-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(re.fullmatch(r"server/solver/_scorpion_core\..*\.so", name) for name in names)
+    assert any(re.fullmatch(r"server/solver/scorpion_search\..*\.so", name) for name in names)
+    assert "server/solver/compiled_sources.txt" in names
+    assert "client/web/index.html" in names
+    # Installed from the wheel alone (as the image's second stage does), the search runs compiled.
+    unpacked = tmp_path / "installed"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    probe = "import server, server.solver.compiled as c; print(server.__file__, c.native_core() is not None)"
+    check = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True, text=True, cwd=tmp_path, env={**environ, "PYTHONPATH": str(unpacked)}, timeout=60,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stderr
+    where, compiled = check.stdout.split()
+    assert where.startswith(str(unpacked))
+    assert compiled == "True"
