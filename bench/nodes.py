@@ -175,13 +175,14 @@ async def open_room(owner: RaceClient, guest: RaceClient) -> str:
 
 def cpu_of(pids: list[int]) -> float:
     """CPU seconds these processes have run, to the nanosecond: /proc/<pid>/stat's 10 ms ticks
-    would blur the two-second idle sample by up to 20 ms/s, a third of a millisecond a move."""
+    would blur the few-second idle sample by up to 20 ms/s, a third of a millisecond a move."""
     return sum(precise_cpu(pid) for pid in pids)
 
 
 def kernel_and_wakeups(pids: list[int]) -> tuple[float, int]:
-    """System CPU seconds (10 ms ticks) and wake-ups (voluntary context switches: each time a
-    process slept and was woken, on a socket or a timer) of these processes so far."""
+    """System CPU seconds (10 ms ticks) and wake-ups (voluntary context switches of the main
+    thread, the event loop's: each time it slept and was woken, by a socket or a timer) of
+    these processes so far."""
     system, wakeups = 0.0, 0
     for pid in pids:
         with open(f"/proc/{pid}/stat") as stat:

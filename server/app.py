@@ -399,3 +399,11 @@ async def run(config: Config) -> None:
         logger.info("received %s: shutting down", signal.Signals(received).name)
         if received == signal.SIGTERM:
             await drain(server.readiness, config.drain)
+    await stop_leftovers()
+
+
+async def stop_leftovers() -> None:
+    """Stop every task of the loop but this one, for certain: asyncio's runner cancels what is
+    left once at exit, and a task that swallowed that one cancellation (server/ops/stopping.py)
+    would keep the process from exiting."""
+    await stop_tasks(task for task in asyncio.all_tasks() if task is not asyncio.current_task())

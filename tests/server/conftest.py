@@ -51,7 +51,7 @@ from protocol.messages import (
     Welcome,
 )
 from protocol.mirror import RoomMirror
-from server.app import RaceServer
+from server.app import RaceServer, stop_leftovers
 from server.config import Config
 from server.features.context import Context
 from server.rooms.room import DealPicker, random_deal
@@ -205,6 +205,9 @@ async def start_server(redis_url: str) -> ServerFactory:
 async def server(start_server: ServerFactory) -> AsyncIterator[RunningServer]:
     async with start_server() as running:
         yield running
+    # As `python -m server` does at exit: pytest-asyncio cancels what is left only once, and
+    # a task that swallowed it held a teardown for the whole test timeout (seen in CI).
+    await stop_leftovers()
 
 
 def fixed_deal(deal: str) -> DealPicker:
