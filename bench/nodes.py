@@ -38,7 +38,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from bench.bots import local_legal_moves
-from bench.spawn import CLOCK_TICKS, free_port, precise_cpu
+from bench.spawn import ProcSample, free_port, precise_cpu
 from bench.stats import latency_line, ms
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions
@@ -183,15 +183,8 @@ def kernel_and_wakeups(pids: list[int]) -> tuple[float, int]:
     """System CPU seconds (10 ms ticks) and wake-ups (voluntary context switches of the main
     thread, the event loop's: each time it slept and was woken, by a socket or a timer) of
     these processes so far."""
-    system, wakeups = 0.0, 0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat") as stat:
-            system += int(stat.read().rsplit(")", 1)[1].split()[12]) / CLOCK_TICKS  # stime
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("voluntary_ctxt_switches:"):
-                    wakeups += int(line.split()[1])
-    return system, wakeups
+    samples = [ProcSample.read(pid) for pid in pids]
+    return sum(sample.system for sample in samples), sum(sample.wakeups for sample in samples)
 
 
 async def redis_calls(url: str) -> dict[str, int]:
@@ -343,7 +336,9 @@ def report_pair(one: RunResult, three: RunResult) -> str:
     """One node's run and three nodes' run, as measured one after the other."""
     lines = []
     for result in (one, three):
-        per_move, net = result.cpu / max(1, result.moves), net_per_move(result)
+        moves = max(1, result.moves)
+        per_move, net = result.cpu / moves, net_per_move(result)
+        wakeups = max(0.0, result.node_wakeups - result.idle_wakeups * result.seconds) / moves
         lines.append(
             f"{result.label}: {result.moves / result.seconds:.0f} moves/s, server CPU {per_move * 1e3:.3f} ms/move,"
             f" {net * 1e3:.3f} ms/move without the idle {result.idle * 1e3:.0f} ms/s"
@@ -352,16 +347,15 @@ def report_pair(one: RunResult, three: RunResult) -> str:
         commands = sorted(((n, name) for name, n in result.calls.items() if n), reverse=True)
         total = sum(n for n, _ in commands)
         lines.append(
-            f"  of which Redis {result.redis_cpu / max(1, result.moves) * 1e3:.3f} ms/move, the nodes' kernel"
-            f" {result.node_system / max(1, result.moves) * 1e3:.3f} ms/move; node wake-ups a move"
-            f" {result.node_wakeups / max(1, result.moves):.2f}, without the idle {result.idle_wakeups:.0f}/s"
-            f" {max(0.0, result.node_wakeups - result.idle_wakeups * result.seconds) / max(1, result.moves):.2f};"
-            f" Redis commands per move {total / max(1, result.moves):.2f}: "
-            + ", ".join(f"{name} {n / max(1, result.moves):.2f}" for n, name in commands[:6])
+            f"  of which Redis {result.redis_cpu / moves * 1e3:.3f} ms/move, the nodes' kernel"
+            f" {result.node_system / moves * 1e3:.3f} ms/move; node wake-ups a move"
+            f" {result.node_wakeups / moves:.2f}, without the idle {result.idle_wakeups:.0f}/s {wakeups:.2f};"
+            f" Redis commands per move {total / moves:.2f}: "
+            + ", ".join(f"{name} {n / moves:.2f}" for n, name in commands[:6])
         )
         if result.batches:
             lines.append(
-                f"  batches between nodes: {result.batches / max(1, result.moves):.2f} a move,"
+                f"  batches between nodes: {result.batches / moves:.2f} a move,"
                 f" {result.batches / max(1, len(result.stats.forwarded)):.2f} a forwarded move"
             )
         for label, values in (("local", result.stats.local), ("forwarded", result.stats.forwarded)):

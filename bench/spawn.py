@@ -73,6 +73,8 @@ class ProcSample:
     cpu: float  # seconds of user + system time
     rss_kb: int
     hwm_kb: int  # peak RSS so far
+    system: float = 0.0  # seconds of system time (part of ``cpu``)
+    wakeups: int = 0  # voluntary context switches of the main thread: each sleep it woke from
 
     @classmethod
     def read(cls, pid: int) -> ProcSample:
@@ -85,7 +87,10 @@ class ProcSample:
             for line in text:
                 key, _, value = line.partition(":")
                 status[key] = value.split()
-        return cls(pid, cpu, int(status["VmRSS"][0]), int(status["VmHWM"][0]))
+        return cls(
+            pid, cpu, int(status["VmRSS"][0]), int(status["VmHWM"][0]), int(fields[12]) / CLOCK_TICKS,
+            int(status["voluntary_ctxt_switches"][0]),
+        )  # fmt: skip
 
 
 def precise_cpu(pid: int) -> float:

@@ -92,8 +92,9 @@ def test_its_settings_are_the_servers_and_valid() -> None:
 
 
 def test_the_files_and_volumes_it_names_exist() -> None:
-    services = compose()["services"]
-    declared = set(compose().get("volumes") or {})
+    parsed = compose()
+    services = parsed["services"]
+    declared = set(parsed.get("volumes") or {})
     for service in services.values():
         for volume in service.get("volumes", []):
             source = str(volume).split(":")[0]
