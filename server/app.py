@@ -46,7 +46,7 @@ from server.ops.metrics import (
     watch_rooms,
 )
 from server.ops.readiness import Readiness, drain
-from server.ops.stopping import stop_tasks
+from server.ops.stopping import stop_requested, stop_tasks
 from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
 from server.storage.accounts import AccountStore
@@ -247,6 +247,7 @@ class RaceServer:
         """Take over, every half TTL, the rooms in progress nobody runs (their node died)."""
         while True:
             await asyncio.sleep(self.config.node_ttl / 2)
+            stop_requested()
             if self.ctx is not None:
                 await self.ctx.rooms.sweep_orphans()
 
@@ -261,6 +262,7 @@ class RaceServer:
         """Form quick-match races every quarter of a second."""
         while True:
             await asyncio.sleep(0.25)
+            stop_requested()  # a cancellation swallowed inside match() still stops the loop
             if self.ctx is not None:
                 try:
                     await quick_match.match(self.ctx)

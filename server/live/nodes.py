@@ -22,6 +22,7 @@ import msgspec
 
 from protocol.messages import RoomSummary
 from server.ops.metrics import NODES_ALIVE
+from server.ops.stopping import stop_requested
 from server.storage.connection import StoreUnavailable
 from server.storage.nodes import NodeStore
 
@@ -83,6 +84,7 @@ class Node:
         live nodes once per TTL (for the operator: ``solitaire_nodes_alive``)."""
         for beats in itertools.count(1):
             await asyncio.sleep(self.ttl / 4)
+            stop_requested()
             try:
                 await self.beat()
                 if beats % 4 == 1:

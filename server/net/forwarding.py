@@ -50,7 +50,7 @@ from server.net.dispatch import dispatch
 from server.net.inbox import Done, Frames, Gone, Message, Request, Reroute, Resume
 from server.net.node_mail import NodeMail
 from server.ops.metrics import FORWARD_SECONDS, FORWARDED_RECEIVED, FORWARDED_SENT
-from server.ops.stopping import stop_tasks
+from server.ops.stopping import stop_requested, stop_tasks
 from server.storage.connection import StoreUnavailable
 
 logger = logging.getLogger("server.nodes")
@@ -392,6 +392,7 @@ class Router:
         """Every quarter TTL: drop what depended on nodes that stopped beating."""
         while True:
             await asyncio.sleep(self.leases.ttl / 4)
+            stop_requested()
             try:
                 await self._check_peers()
             except StoreUnavailable as error:

@@ -16,7 +16,7 @@ from typing import Final
 import msgspec
 from redis import exceptions as redis_errors
 
-from server.storage.connection import Storage, as_text
+from server.storage.connection import Storage, as_text, cancelled_in_flight
 from server.storage.keys import Keys
 
 logger = logging.getLogger("server.moderation")
@@ -118,6 +118,7 @@ class ModerationStore:
                         if isinstance(event, dict):
                             yield {str(k): str(v) for k, v in event.items()}
             except (redis_errors.RedisError, OSError, ValueError) as error:
+                cancelled_in_flight(error)
                 logger.warning("moderation channel lost (%s); subscribing again", error)
                 await asyncio.sleep(poll)
             finally:

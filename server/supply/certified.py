@@ -35,7 +35,7 @@ from server.competition.daily import (
 )
 from server.games import VARIANTS
 from server.ops.metrics import POOL_DEPTH, SOLVER_QUEUE
-from server.ops.stopping import stop_tasks
+from server.ops.stopping import stop_requested, stop_tasks
 from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
 from server.solver import solve
@@ -99,6 +99,7 @@ class DailyDeals:
         the next round; cancel the task to stop.
         """
         while True:
+            stop_requested()  # _logged catches what a swallowed cancellation turns into
             today = utc_date(clock())
             for date in (today, next_date(today)):
                 for game in VARIANTS:
@@ -184,6 +185,8 @@ class WinnablePool:
         """Forever: keep every game's pool at ``target``, checking after each :meth:`take` and
         every ``interval_seconds``. Failures are logged and retried; cancel the task to stop."""
         while True:
+            # asyncio.wait_for (3.11) can swallow a cancellation that meets its timeout.
+            stop_requested()
             self._taken.clear()
             await asyncio.gather(*(_logged(partial(self.fill, game), f"filling the {game} pool") for game in VARIANTS))
             with contextlib.suppress(TimeoutError):
