@@ -1,6 +1,7 @@
 """One node against three, in one run: what forwarding costs, and how long a failover takes.
 
     python -m bench.nodes [--rooms 12] [--rate 4] [--seconds 10] [--pairs 1] [--profile DIR] [--tree DIR]
+                          [--syscalls]
 
 Both runs use one private embedded Redis and real ``python -m server`` processes. Every
 room has two bot racers; each plays ``--rate`` moves a second (worked out from its own
@@ -15,7 +16,9 @@ Printed: moves/s, p50/p99 move->ack for local and forwarded moves, the server CP
 and for three nodes the failover time: SIGKILL of a room's owner -> the next acknowledged move
 of its racer on another node (which reconnects with its resume token and is seated on the
 room's new owner; the probe room's own, where nobody has moved). ``--pairs N`` alternates N
-one-node and three-node runs and ends with the medians of their ratios.
+one-node and three-node runs and ends with the medians of their ratios. ``--syscalls`` counts
+the nodes' system calls a move during the moves (``strace -c``; it slows every call, so read
+that run's counts, not its times).
 """
 
 from __future__ import annotations
@@ -35,10 +38,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from redis.asyncio import Redis
-
 from bench.bots import local_legal_moves
-from bench.spawn import ProcSample, free_port, precise_cpu
+from bench.node_costs import batches_sent, cpu_of, kernel_and_wakeups, redis_calls, start_strace, stop_strace
+from bench.spawn import free_port, precise_cpu
 from bench.stats import latency_line, ms
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions
@@ -134,8 +136,38 @@ def resign(request_id: int, room: str) -> Resign:
     return Resign(id=request_id, room=room)
 
 
+@dataclass
+class Turn:
+    """A service's bots move only while ``on`` is set (bench.nodes_side_by_side takes turns);
+    ``drained`` is set whenever none of their moves waits for its ack."""
+
+    on: asyncio.Event = field(default_factory=asyncio.Event)
+    drained: asyncio.Event = field(default_factory=asyncio.Event)
+    in_flight: int = 0
+    over: bool = False  # set (with ``on``) to end the racers' loops
+
+    def __post_init__(self) -> None:
+        self.drained.set()
+
+    def started(self) -> None:
+        self.in_flight += 1
+        self.drained.clear()
+
+    def ended(self) -> None:
+        self.in_flight -= 1
+        if not self.in_flight:
+            self.drained.set()
+
+
 async def racer_loop(
-    racer: RaceClient, code: str, seat: int, rate: float, until: float, into: list[float], stats: Latencies
+    racer: RaceClient,
+    code: str,
+    seat: int,
+    rate: float,
+    until: float,
+    into: list[float],
+    stats: Latencies,
+    turn: Turn | None = None,
 ) -> None:
     game = variant_class("antares")
     rng = random.Random(seat * 7919 + hash(code))
@@ -143,7 +175,7 @@ async def racer_loop(
     # Each racer at its own phase: all of them moving at the same instant would measure a
     # queue of simultaneous moves, not what one move costs.
     next_at = time.monotonic() + rng.random() / rate
-    while time.monotonic() < until:
+    while time.monotonic() < until and not (turn is not None and turn.over):
         mirror = await racer.wait_room(code, functools.partial(caught_up, version=version, seat=seat))
         board = mirror.board(seat)
         assert board is not None
@@ -152,12 +184,23 @@ async def racer_loop(
             return
         await asyncio.sleep(max(0.0, next_at - time.monotonic()))
         next_at += 1.0 / rate
+        if turn is not None:
+            if turn.over:
+                return
+            if not turn.on.is_set():
+                await turn.on.wait()
+                next_at = time.monotonic() + rng.random() / rate  # a new turn: each at its own phase again
+                continue
+            turn.started()
         started = time.perf_counter()
         try:
             reply = await racer.request(functools.partial(play, room=code, move=rng.choice(moves)))
         except ServerError:
             stats.refused += 1
             continue
+        finally:
+            if turn is not None:
+                turn.ended()
         into.append(time.perf_counter() - started)
         if isinstance(reply, Ack) and reply.version is not None:
             version = reply.version
@@ -171,48 +214,6 @@ async def open_room(owner: RaceClient, guest: RaceClient) -> str:
     for racer in (owner, guest):
         await racer.request(lambda i: Ready(id=i, room=created.room))
     return created.room
-
-
-def cpu_of(pids: list[int]) -> float:
-    """CPU seconds these processes have run, to the nanosecond: /proc/<pid>/stat's 10 ms ticks
-    would blur the few-second idle sample by up to 20 ms/s, a third of a millisecond a move."""
-    return sum(precise_cpu(pid) for pid in pids)
-
-
-def kernel_and_wakeups(pids: list[int]) -> tuple[float, int]:
-    """System CPU seconds (10 ms ticks) and wake-ups (voluntary context switches of the main
-    thread, the event loop's: each time it slept and was woken, by a socket or a timer) of
-    these processes so far."""
-    samples = [ProcSample.read(pid) for pid in pids]
-    return sum(sample.system for sample in samples), sum(sample.wakeups for sample in samples)
-
-
-async def redis_calls(url: str) -> dict[str, int]:
-    """Commands Redis has run so far, by name (INFO commandstats): a count the machine's load
-    does not blur, unlike CPU time."""
-    client = Redis.from_url(url)
-    try:
-        stats = await client.info("commandstats")
-    finally:
-        await client.aclose()
-    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
-
-
-async def batches_sent(nodes: list[Node]) -> int:
-    """Batches the nodes have sent each other so far (their ``solitaire_node_batches_sent``,
-    both roads): like Redis's command counts, a figure the machine's load does not blur."""
-    total = 0
-    for node in nodes:
-        reader, writer = await asyncio.open_connection("127.0.0.1", node.port)
-        try:
-            writer.write(b"GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
-            text = (await reader.read()).decode()
-        finally:
-            writer.close()
-        for line in text.splitlines():
-            if line.startswith("solitaire_node_batches_sent_total{"):
-                total += int(float(line.rsplit(" ", 1)[1]))
-    return total
 
 
 @dataclass
@@ -230,6 +231,44 @@ class RunResult:
     idle_wakeups: float = 0.0  # the nodes' wake-ups per second with nobody moving
     failover: float | None = None
     batches: int = 0  # batches the nodes sent each other during the moves
+    syscalls: dict[str, int] = field(default_factory=dict)  # the nodes' system calls during the moves
+
+
+Room = tuple[str, RaceClient, RaceClient, bool]  # code, owner's racer, guest racer, guest on another node
+
+
+async def open_rooms(nodes: list[Node], count: int, clients: list[RaceClient]) -> tuple[list[Room], Room | None]:
+    """``count`` rooms of two racers, each created on the next node and joined from the one
+    after (the clients go in ``clients``, to be closed by the caller), every racer's board
+    shown; and with several nodes the failover probe's room, where nobody moves."""
+    rooms = []
+    for k in range(count):
+        owner_node, guest_node = nodes[k % len(nodes)], nodes[(k + 1) % len(nodes)]
+        owner = await RaceClient.connect(owner_node.url, f"own{k}", reconnect=False)
+        guest = await RaceClient.connect(guest_node.url, f"guest{k}", reconnect=len(nodes) > 1)
+        clients += [owner, guest]
+        rooms.append((await open_room(owner, guest), owner, guest, owner_node is not guest_node))
+    probe: Room | None = None
+    if len(nodes) > 1:
+        # The failover probe's own room, on the first node with its guest on the second:
+        # nobody moves in it until the kill, so its guest surely has a move then.
+        owner = await RaceClient.connect(nodes[0].url, "probe-owner", reconnect=False)
+        guest = await RaceClient.connect(nodes[1].url, "probe-guest", reconnect=True)
+        clients += [owner, guest]
+        probe = (await open_room(owner, guest), owner, guest, True)
+    for code, owner, guest, _ in rooms + ([probe] if probe else []):
+        for seat, racer in enumerate((owner, guest)):
+            await racer.wait_room(code, functools.partial(caught_up, version=0, seat=seat))
+    return rooms, probe
+
+
+async def resign_all(rooms: list[Room]) -> None:
+    """End every race (a room left racing would be restored by the next node on its Redis)."""
+    for code, owner, guest, _ in rooms:
+        for racer in (owner, guest):
+            if racer.connected.is_set():
+                with contextlib.suppress(ServerError, ConnectionError, TimeoutError):
+                    await racer.request(functools.partial(resign, room=code), timeout=3)
 
 
 async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, redis_pid: int, logs: Path) -> RunResult:
@@ -237,24 +276,7 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
     clients: list[RaceClient] = []
     try:
         stats = Latencies()
-        rooms = []
-        for k in range(args.rooms):
-            owner_node, guest_node = nodes[k % count], nodes[(k + 1) % count]
-            owner = await RaceClient.connect(owner_node.url, f"own{k}", reconnect=False)
-            guest = await RaceClient.connect(guest_node.url, f"guest{k}", reconnect=count > 1)
-            clients += [owner, guest]
-            rooms.append((await open_room(owner, guest), owner, guest, owner_node is not guest_node))
-        probe: tuple[str, RaceClient, RaceClient, bool] | None = None
-        if count > 1:
-            # The failover probe's own room, on the first node with its guest on the second:
-            # nobody moves in it until the kill, so its guest surely has a move then.
-            owner = await RaceClient.connect(nodes[0].url, "probe-owner", reconnect=False)
-            guest = await RaceClient.connect(nodes[1].url, "probe-guest", reconnect=True)
-            clients += [owner, guest]
-            probe = (await open_room(owner, guest), owner, guest, True)
-        for code, owner, guest, _ in rooms + ([probe] if probe else []):
-            for seat, racer in enumerate((owner, guest)):
-                await racer.wait_room(code, functools.partial(caught_up, version=0, seat=seat))
+        rooms, probe = await open_rooms(nodes, args.rooms, clients)
         pids = [node.process.pid for node in nodes] + [redis_pid]
         # The idle cost (heartbeats, lease renewals, sweeps, the matcher), to tell it apart.
         idle_before, idle_started = cpu_of(pids), time.monotonic()
@@ -263,8 +285,9 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
         idle_seconds = time.monotonic() - idle_started
         idle = (cpu_of(pids) - idle_before) / idle_seconds
         idle_wakeups = (kernel_and_wakeups(pids[:-1])[1] - idle_wakeups_before) / idle_seconds
-        calls_before, batches_before = await redis_calls(redis.url), await batches_sent(nodes)
+        calls_before, batches_before = await redis_calls(redis.url), await batches_sent([node.port for node in nodes])
         system_before, wakeups_before = kernel_and_wakeups(pids[:-1])
+        tracer = start_strace(pids[:-1], logs / f"strace-{count}.txt") if args.syscalls else None
         cpu_before, redis_before, started = cpu_of(pids), cpu_of([redis_pid]), time.monotonic()
         until = started + args.seconds
         loops = []
@@ -276,23 +299,20 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
         await asyncio.gather(*loops)
         seconds, cpu = time.monotonic() - started, cpu_of(pids) - cpu_before
         redis_cpu = cpu_of([redis_pid]) - redis_before
+        syscalls = stop_strace(tracer, logs / f"strace-{count}.txt") if tracer is not None else {}
         system_after, wakeups_after = kernel_and_wakeups(pids[:-1])
-        calls_after, batches_after = await redis_calls(redis.url), await batches_sent(nodes)
+        calls_after, batches_after = await redis_calls(redis.url), await batches_sent([node.port for node in nodes])
         calls = {name: n - calls_before.get(name, 0) for name, n in calls_after.items()}
         moves = len(stats.local) + len(stats.forwarded)
         label = f"{count} node{'s' if count > 1 else ''}"
         result = RunResult(
             label, moves, seconds, cpu, stats, idle, calls, redis_cpu, node_system=system_after - system_before,
             node_wakeups=wakeups_after - wakeups_before, idle_wakeups=idle_wakeups,
-            batches=batches_after - batches_before,
+            batches=batches_after - batches_before, syscalls=syscalls,
         )  # fmt: skip
         if probe is not None:
             result.failover = await failover(nodes[0], probe[0], probe[2])
-        for code, owner, guest, _ in rooms:
-            for racer in (owner, guest):
-                if racer.connected.is_set():
-                    with contextlib.suppress(ServerError, ConnectionError, TimeoutError):
-                        await racer.request(functools.partial(resign, room=code), timeout=3)
+        await resign_all(rooms)
         return result
     finally:
         for client in clients:
@@ -357,6 +377,12 @@ def report_pair(one: RunResult, three: RunResult) -> str:
             lines.append(
                 f"  batches between nodes: {result.batches / moves:.2f} a move,"
                 f" {result.batches / max(1, len(result.stats.forwarded)):.2f} a forwarded move"
+            )
+        if result.syscalls:
+            top = sorted(((n, name) for name, n in result.syscalls.items()), reverse=True)
+            lines.append(
+                f"  system calls a move {sum(result.syscalls.values()) / moves:.2f}: "
+                + ", ".join(f"{name} {n / moves:.2f}" for n, name in top[:8])
             )
         for label, values in (("local", result.stats.local), ("forwarded", result.stats.forwarded)):
             if values:
@@ -434,6 +460,9 @@ def main(argv: list[str] | None = None) -> None:
         "--profile", type=Path, metavar="DIR", help="run the nodes under cProfile; their statistics go to DIR"
     )
     parser.add_argument("--verbose", action="store_true", help="say why each failover attempt failed")
+    parser.add_argument(
+        "--syscalls", action="store_true", help="count the nodes' system calls a move (strace -c; slows the run)"
+    )
     parser.add_argument(
         "--tree", type=Path, default=ROOT, help="the checkout whose server is measured (default: this one)"
     )

@@ -331,6 +331,10 @@ class RaceClient:
             return await future
         finally:
             self._pending.pop(request_id, None)
+            # A drop during the send fails the future too: its error is the one raised above,
+            # so mark the future's as seen (asyncio would log it as never retrieved).
+            if future.done() and not future.cancelled():
+                future.exception()
 
     async def _read(self, socket: ClientConnection) -> None:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -148,6 +149,35 @@ def test_nodes_compares_three_nodes_with_one_in_alternated_pairs() -> None:
     assert len(failovers) == 2
     assert all(math.isfinite(float(value)) for value in failovers)
     assert "-- median of 2 pairs: three nodes' CPU a move" in output
+
+
+def strace_works() -> bool:
+    """strace is installed and may trace this machine's processes (ptrace is allowed)."""
+    if shutil.which("strace") is None:
+        return False
+    return subprocess.run(["strace", "-c", "-o", "/dev/null", "true"], capture_output=True, check=False).returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not strace_works(), reason="needs strace, allowed to trace processes")
+def test_nodes_counts_the_system_calls_of_a_move() -> None:
+    output = bench("bench.nodes", "--rooms", "2", "--seconds", "1", "--syscalls")
+    counts = re.findall(r"system calls a move (\S+): (.*)", output)
+    assert len(counts) == 2  # one node, then three
+    for total, top in counts:
+        assert float(total) > 0
+        assert "sendto" in top  # every move is sent to Redis and acknowledged
+
+
+@pytest.mark.slow
+def test_nodes_side_by_side_takes_turns_and_compares_round_by_round() -> None:
+    output = bench("bench.nodes_side_by_side", "--rooms", "2", "--seconds", "2", "--turn", "0.5")
+    assert output.startswith("4 rounds of turns of 0.5 s")
+    assert output.count("1 node:") == output.count("3 nodes:") == 1
+    assert "forwarded move->ack" in output
+    (failover,) = re.findall(r"next ack on another node\): (\S+) ms", output)
+    assert math.isfinite(float(failover))
+    assert re.search(r"over every turn; round by round median \S+x, quartiles", output)
 
 
 def test_solver_speed_compares_a_baseline_the_build_and_the_source() -> None:

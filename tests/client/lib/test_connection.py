@@ -4,13 +4,17 @@ to what the server shows each viewer; reconnection, resume and resync."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable
 
 import pytest
+from websockets.asyncio.server import ServerConnection, serve
 
 from client.lib.connection import RaceClient
+from protocol.codec import decode_client, encode
 from protocol.errors import CloseCode
 from protocol.messages import (
+    PROTOCOL_VERSION,
     AccountInfo,
     Ack,
     ChangePassword,
@@ -27,6 +31,7 @@ from protocol.messages import (
     ServerMessage,
     Snapshot,
     Spectate,
+    Welcome,
 )
 from protocol.mirror import RoomMirror
 from tests.client.conftest import (
@@ -232,3 +237,41 @@ async def test_the_account_reply_token_resumes_the_account_and_a_logout_is_not_r
         assert ann._reconnecting.done()  # the earlier one, finished
         assert not ann.connected.is_set()
         await ann.close()
+
+
+async def test_a_drop_during_a_send_raises_once_and_logs_nothing() -> None:
+    """The connection drops while a request is still being sent: the request raises
+    ConnectionError, and its reply's future (failed by the drop too) is not left for asyncio
+    to log as an exception never retrieved."""
+    stalled = asyncio.Event()
+
+    async def handler(connection: ServerConnection) -> None:
+        hello = decode_client(await connection.recv(decode=False))
+        await connection.send(
+            encode(Welcome(id=hello.id, player="p1", name="Ann", resume="t", protocol=PROTOCOL_VERSION))
+        )
+        connection.transport.pause_reading()  # the client's big frame fills the buffers
+        await stalled.wait()
+        connection.transport.abort()
+
+    unretrieved: list[object] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: unretrieved.append(context.get("exception")))
+    try:
+        async with serve(handler, "127.0.0.1", 0, max_size=None) as server:
+            port = next(iter(server.sockets)).getsockname()[1]
+            client = await RaceClient.connect(f"ws://127.0.0.1:{port}", "Ann", reconnect=False)
+            # Larger than both sockets' buffers: the send waits for the server to read.
+            big = asyncio.ensure_future(client.request(lambda i: Register(id=i, name="x" * (32 << 20), password="p")))
+            await asyncio.sleep(0.5)
+            assert not big.done()
+            stalled.set()
+            with pytest.raises(ConnectionError, match="before the request was sent"):
+                await big
+            await client.close()
+        del big
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert unretrieved == []
