@@ -2,7 +2,9 @@
 
 Every room here is driven with explicit times in milliseconds (from :data:`T0`) and a
 deal picker that always answers the same deal, so each test replays exactly.
-Players are ``ann`` (the creator, seat 0), ``bob``, ``cat`` and ``dan``.
+Players are ``ann`` (the creator, seat 0), ``bob``, ``cat`` and ``dan``. Also: readers
+of an outcome's events and of a room's boards, and everything visible of a room at once
+(:func:`state_of`, to show a command changed nothing).
 """
 
 from __future__ import annotations
@@ -12,10 +14,14 @@ from functools import cache
 from typing import Any
 
 import msgspec
+import pytest
 
-from protocol.messages import RoomOptions, Variant
+from protocol.codec import encode
+from protocol.messages import RoomEvent, RoomOptions, RoomView, Snapshot, Variant
 from server.games import Antares, Autoplay, Move, Options
+from server.rooms.errors import RoomError
 from server.rooms.lifecycle import COUNTDOWN_MS, State
+from server.rooms.record import encode_record
 from server.rooms.step import Outcome
 from server.solver import Budget, Solved, solve
 from tests.rooms.driving import Driven, create
@@ -74,3 +80,40 @@ def play(room: Driven, player: str, moves: Iterable[Move], now: int) -> list[Out
         assert game is not None
         outcomes.append(room.move(player, game.move_text(move), now))
     return outcomes
+
+
+def events(outcome: Outcome) -> list[RoomEvent]:
+    return [emission.full for emission in outcome.emissions]
+
+
+def kinds(outcome: Outcome) -> list[type]:
+    return [type(event) for event in events(outcome)]
+
+
+def refused(code: str) -> pytest.RaisesExc[RoomError]:
+    """Expect a :class:`RoomError` with protocol error ``code``."""
+    return pytest.raises(RoomError, check=lambda error: error.code == code)
+
+
+def boards(view: RoomView) -> dict[int, list[list[int | None]] | None]:
+    return {racer.seat: racer.board for racer in view.racers}
+
+
+def state_of(room: Driven) -> tuple[bytes, bytes, bytes]:
+    """Everything a command could change that anyone could see: the record, and every view."""
+    views = [encode(Snapshot(room.code, room.version, room.view(seat, T0))) for seat in (None, *room.racers())]
+    games = [room.game_of(seat) for seat in sorted(room.racers())]
+    full = msgspec.json.encode([[g.full_view().piles, g.full_view().hidden, len(g.moves)] for g in games if g])
+    return encode_record(room.record), b"".join(views), full
+
+
+def antares_race(time_limit: int | None = None) -> tuple[Driven, int]:
+    """A two-racer race on the winnable Antares deal, started; returns the room and the start time."""
+    room = open_room("antares", WINNABLE_ANTARES, 2, autoplay="safe", time_limit=time_limit)
+    return room, start_race(room)
+
+
+def practice(deal: str = WINNABLE_ANTARES) -> tuple[Driven, int]:
+    """A one-racer Antares room on a chosen deal, started."""
+    room = open_room("antares", picks="1", racers=1, deal=deal)  # the chosen deal wins over the picker
+    return room, start_race(room)
