@@ -64,7 +64,13 @@ def saved(tmp_path: Path, name: str) -> Path:
 
 
 async def home(app: RaceApp) -> None:
-    await eventually(lambda: isinstance(app.screen, HomeScreen) and app.client is not None, what="the home screen")
+    """The home screen, showing the connection: its menu is refreshed by a message the app
+    handles after ``app.client`` is set, so a test that looked at the menu as soon as the
+    client existed once found every option still disabled."""
+    await eventually(
+        lambda: isinstance(app.screen, HomeScreen) and app.client is not None and "Playing as" in text_of(app, "#who"),
+        what="the home screen, connected",
+    )
 
 
 def client_of(app: RaceApp) -> RaceClient:  # the UI's own connection, to look at what it holds
