@@ -237,19 +237,25 @@ class RunResult:
 Room = tuple[str, RaceClient, RaceClient, bool]  # code, owner's racer, guest racer, guest on another node
 
 
-async def open_rooms(nodes: list[Node], count: int, clients: list[RaceClient]) -> tuple[list[Room], Room | None]:
+async def open_rooms(
+    nodes: list[Node], count: int, clients: list[RaceClient], split: bool = False
+) -> tuple[list[Room], Room | None]:
     """``count`` rooms of two racers, each created on the next node and joined from the one
-    after (the clients go in ``clients``, to be closed by the caller), every racer's board
-    shown; and with several nodes the failover probe's room, where nobody moves."""
+    after (``split``: every room created on the first node and joined from the last), every
+    racer's board shown (the clients go in ``clients``, to be closed by the caller); and with
+    several nodes, unless ``split``, the failover probe's room, where nobody moves."""
     rooms = []
     for k in range(count):
-        owner_node, guest_node = nodes[k % len(nodes)], nodes[(k + 1) % len(nodes)]
+        if split:
+            owner_node, guest_node = nodes[0], nodes[-1]
+        else:
+            owner_node, guest_node = nodes[k % len(nodes)], nodes[(k + 1) % len(nodes)]
         owner = await RaceClient.connect(owner_node.url, f"own{k}", reconnect=False)
         guest = await RaceClient.connect(guest_node.url, f"guest{k}", reconnect=len(nodes) > 1)
         clients += [owner, guest]
         rooms.append((await open_room(owner, guest), owner, guest, owner_node is not guest_node))
     probe: Room | None = None
-    if len(nodes) > 1:
+    if len(nodes) > 1 and not split:
         # The failover probe's own room, on the first node with its guest on the second:
         # nobody moves in it until the kill, so its guest surely has a move then.
         owner = await RaceClient.connect(nodes[0].url, "probe-owner", reconnect=False)
@@ -448,11 +454,19 @@ async def main_async(args: argparse.Namespace) -> str:
     return report(pairs)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.nodes", description=__doc__.split("\n\n")[0])
+def add_load_arguments(
+    parser: argparse.ArgumentParser, seconds: float = 10.0, what: str = "seconds of play per run"
+) -> None:
+    """The load every node bench takes: ``--rooms`` of two bots, each moving ``--rate`` a
+    second, for ``--seconds``."""
     parser.add_argument("--rooms", type=int, default=12, help="rooms of two racers (default 12)")
     parser.add_argument("--rate", type=float, default=4.0, help="moves a second per racer (default 4)")
-    parser.add_argument("--seconds", type=float, default=10.0, help="seconds of play per run (default 10)")
+    parser.add_argument("--seconds", type=float, default=seconds, help=f"{what} (default {seconds:g})")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.nodes", description=__doc__.split("\n\n")[0])
+    add_load_arguments(parser)
     parser.add_argument(
         "--pairs", type=int, default=1, help="one-node and three-node runs, alternated, with their medians (default 1)"
     )

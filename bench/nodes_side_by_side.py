@@ -37,6 +37,7 @@ from bench.nodes import (
     Room,
     RunResult,
     Turn,
+    add_load_arguments,
     failover,
     net_per_move,
     open_rooms,
@@ -214,9 +215,7 @@ async def measure(one: Service, three: Service, args: argparse.Namespace) -> str
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.nodes_side_by_side", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rooms", type=int, default=12, help="rooms of two racers in each service (default 12)")
-    parser.add_argument("--rate", type=float, default=4.0, help="moves a second per racer (default 4)")
-    parser.add_argument("--seconds", type=float, default=20.0, help="seconds of moves for each service (default 20)")
+    add_load_arguments(parser, 20.0, "seconds of moves for each service")
     parser.add_argument("--turn", type=float, default=1.0, help="seconds of one turn (default 1)")
     print(asyncio.run(main_async(parser.parse_args(argv))))
 

@@ -180,6 +180,15 @@ def test_nodes_side_by_side_takes_turns_and_compares_round_by_round() -> None:
     assert re.search(r"over every turn; round by round median \S+x, quartiles", output)
 
 
+@pytest.mark.slow
+def test_nodes_split_reads_the_owner_and_the_client_node_apart() -> None:
+    output = bench("bench.nodes_split", "--rooms", "2", "--seconds", "1", "--repeats", "1")
+    assert re.search(r"one node: \d+ moves; a move: node \S+ µs", output)
+    assert re.search(r"A \(owner\) \S+ µs, \S+ wake-ups; B \(client's node\) \S+ µs", output)
+    assert "forwarded move->ack" in output  # the second racers' moves all go to the owner
+    assert "the owner against one node:" in output
+
+
 def test_solver_speed_compares_a_baseline_the_build_and_the_source() -> None:
     output = bench(
         "bench.solver_speed", "--baseline", "HEAD", "--antares", "1", "--scorpion", "2", "--budget", "2",
