@@ -15,7 +15,8 @@ its own turns; its idle cost is its CPU during the other's turns, so what is sub
 measured in the same minutes too. Why: this machine's speed drifts by a third over tens of
 seconds, so :mod:`bench.nodes`' pairs of runs, 15 s apart, gave single ratios from 0.86x to
 2.07x. Turns of a second see the same machine. Printed as :mod:`bench.nodes` prints a pair,
-then the ratio of every ABBA round (each round's own CPU a move, the run's idle rates).
+then the ratio round by round (a round: one turn of each service; each turn's own CPU a move,
+less the run's idle rates).
 """
 
 from __future__ import annotations
