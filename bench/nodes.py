@@ -74,6 +74,9 @@ class Node:
         return f"ws://127.0.0.1:{self.port}"
 
 
+Room = tuple[str, RaceClient, RaceClient, bool]  # code, owner's racer, guest racer, guest on another node
+
+
 async def start_nodes(
     count: int, redis_url: str, logs: Path, profile: Path | None = None, tree: Path = ROOT
 ) -> list[Node]:
@@ -206,6 +209,18 @@ async def racer_loop(
             version = reply.version
 
 
+async def play_rooms(rooms: list[Room], rate: float, until: float, stats: Latencies, turn: Turn | None = None) -> None:
+    """Both racers of every room play until ``until`` (or ``turn`` is over); a guest's moves
+    count as forwarded when it is on another node than the room's owner."""
+    await asyncio.gather(
+        *(racer_loop(owner, code, 0, rate, until, stats.local, stats, turn) for code, owner, _, _ in rooms),
+        *(
+            racer_loop(guest, code, 1, rate, until, stats.forwarded if remote else stats.local, stats, turn)
+            for code, _, guest, remote in rooms
+        ),
+    )
+
+
 async def open_room(owner: RaceClient, guest: RaceClient) -> str:
     created = await owner.request(lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(undo=False)))
     assert isinstance(created, Joined)
@@ -232,9 +247,6 @@ class RunResult:
     failover: float | None = None
     batches: int = 0  # batches the nodes sent each other during the moves
     syscalls: dict[str, int] = field(default_factory=dict)  # the nodes' system calls during the moves
-
-
-Room = tuple[str, RaceClient, RaceClient, bool]  # code, owner's racer, guest racer, guest on another node
 
 
 async def open_rooms(
@@ -296,13 +308,7 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
         tracer = start_strace(pids[:-1], logs / f"strace-{count}.txt") if args.syscalls else None
         cpu_before, redis_before, started = cpu_of(pids), cpu_of([redis_pid]), time.monotonic()
         until = started + args.seconds
-        loops = []
-        for code, owner, guest, remote in rooms:
-            loops.append(racer_loop(owner, code, 0, args.rate, until, stats.local, stats))
-            loops.append(
-                racer_loop(guest, code, 1, args.rate, until, stats.forwarded if remote else stats.local, stats)
-            )
-        await asyncio.gather(*loops)
+        await play_rooms(rooms, args.rate, until, stats)
         seconds, cpu = time.monotonic() - started, cpu_of(pids) - cpu_before
         redis_cpu = cpu_of([redis_pid]) - redis_before
         syscalls = stop_strace(tracer, logs / f"strace-{count}.txt") if tracer is not None else {}

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from bench.node_costs import batches_sent, cpu_of, kernel_and_wakeups, redis_calls
 from bench.nodes import (
+    ROOT,
     Latencies,
     Node,
     Room,
@@ -42,7 +43,7 @@ from bench.nodes import (
     failover,
     net_per_move,
     open_rooms,
-    racer_loop,
+    play_rooms,
     report_pair,
     resign_all,
     start_nodes,
@@ -51,8 +52,6 @@ from bench.nodes import (
 )
 from client.lib.connection import RaceClient
 from server.storage.embedded import EmbeddedRedis
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass
@@ -174,14 +173,9 @@ async def main_async(args: argparse.Namespace) -> str:
 
 
 async def measure(one: Service, three: Service, args: argparse.Namespace) -> str:
-    loops = []
-    for service in (one, three):
-        for code, owner, guest, remote in service.rooms:
-            stats = service.stats
-            loops.append(racer_loop(owner, code, 0, args.rate, math.inf, stats.local, stats, service.turn))
-            into = stats.forwarded if remote else stats.local
-            loops.append(racer_loop(guest, code, 1, args.rate, math.inf, into, stats, service.turn))
-    racing = asyncio.gather(*loops)
+    racing = asyncio.gather(
+        *(play_rooms(service.rooms, args.rate, math.inf, service.stats, service.turn) for service in (one, three))
+    )
     batches_before = await batches_sent([node.port for node in three.nodes])
     rounds = max(1, round(args.seconds / args.turn))
     try:

@@ -23,10 +23,12 @@ from pathlib import Path
 
 from bench.node_costs import cpu_of, kernel_and_wakeups
 from bench.nodes import (
+    IDLE_SECONDS,
+    ROOT,
     Latencies,
     add_load_arguments,
     open_rooms,
-    racer_loop,
+    play_rooms,
     resign_all,
     start_nodes,
     stop_nodes,
@@ -35,9 +37,6 @@ from bench.nodes import (
 from bench.stats import latency_line
 from client.lib.connection import RaceClient
 from server.storage.embedded import EmbeddedRedis
-
-ROOT = Path(__file__).resolve().parents[1]
-IDLE_SECONDS = 3.0
 
 
 @dataclass
@@ -72,13 +71,7 @@ async def one_run(count: int, args: argparse.Namespace, logs: Path) -> Split:
         stats = Latencies()
         started = time.monotonic()
         until = started + args.seconds
-        await asyncio.gather(
-            *(racer_loop(owner, code, 0, args.rate, until, stats.local, stats) for code, owner, _, _ in rooms),
-            *(
-                racer_loop(guest, code, 1, args.rate, until, stats.forwarded if remote else stats.local, stats)
-                for code, _, guest, remote in rooms
-            ),
-        )
+        await play_rooms(rooms, args.rate, until, stats)
         (cpu2, wake2), seconds = sample(), time.monotonic() - started
         moves = max(1, len(stats.local) + len(stats.forwarded))
         scale = seconds / idle_seconds

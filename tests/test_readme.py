@@ -10,6 +10,7 @@ from server.config import Config
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+SETUP = README.split("\n## Setup\n", 1)[1].split("\n## ", 1)[0]
 
 
 def test_every_setting_is_in_the_readme_table() -> None:
@@ -29,3 +30,16 @@ def test_the_layout_table_matches_the_tree() -> None:
         if folder.is_dir() and not folder.name.startswith((".", "__")) and any(folder.iterdir())
     }
     assert packages <= listed, packages - listed
+
+
+def test_the_readme_gives_a_newcomer_two_setup_commands_and_ci_runs_the_second() -> None:
+    run, test = re.findall(r"```sh\n(.*?)\n```", SETUP, re.S)
+    assert run.endswith("-m server")  # installs and starts the server, its Redis included
+    ci = (ROOT / ".ci" / "run").read_text().rstrip("\n").splitlines()
+    assert ci[-1] == test  # byte for byte: CI runs what a newcomer runs
+    # Before it, CI installs system packages when they are missing, each named in the Setup.
+    installed = re.findall(r"apt-get install -y -qq (\S+)\)", "\n".join(ci[:-1]))
+    assert installed
+    for package in installed:
+        name = {"chromium": "Chromium", "haproxy": "HAProxy", "gcc": "C compiler"}.get(package, package)
+        assert name in SETUP, package

@@ -31,10 +31,8 @@ from server.games import Move
 from server.rooms.lifecycle import COUNTDOWN_MS, State
 from server.rooms.room import DEFAULT_GRACE_MS
 from server.rooms.step import Emission, Outcome
-from tests.rooms import PLAYERS, T0, WINNABLE_ANTARES, open_room, winning_line
+from tests.rooms import ANN, BOB, CAT, PLAYERS, T0, WINNABLE_ANTARES, open_room, winning_line
 from tests.rooms.driving import Driven
-
-ANN, BOB, CAT = PLAYERS[:3]
 
 
 def comparable(view: RoomView) -> RoomView:

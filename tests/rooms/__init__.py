@@ -28,6 +28,7 @@ from tests.rooms.driving import Driven, create
 
 T0 = 1_700_000_000_000
 PLAYERS = ("ann", "bob", "cat", "dan")
+ANN, BOB, CAT = PLAYERS[:3]
 #: Antares deal 24 is solved in well under a second (autoplay "safe", the default option).
 WINNABLE_ANTARES = "24"
 

@@ -26,7 +26,9 @@ from server.rooms.errors import RoomError
 from server.rooms.lifecycle import State
 from server.rooms.room import DEFAULT_GRACE_MS
 from tests.rooms import (
-    PLAYERS,
+    ANN,
+    BOB,
+    CAT,
     T0,
     WINNABLE_ANTARES,
     antares_race,
@@ -40,9 +42,6 @@ from tests.rooms import (
     winning_line,
 )
 from tests.rooms.driving import Driven, create, log_texts
-
-ANN, BOB, CAT = PLAYERS[:3]
-
 
 # -- moves ------------------------------------------------------------------------------
 

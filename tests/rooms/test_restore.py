@@ -5,13 +5,14 @@ are resigned.
 
 from __future__ import annotations
 
-from protocol.messages import (
-    RacerResigned,
-)
+from protocol.messages import RacerResigned
 from server.rooms.lifecycle import State
 from server.rooms.record import decode_record, encode_record
 from server.rooms.room import DEFAULT_GRACE_MS
 from tests.rooms import (
+    ANN,
+    BOB,
+    CAT,
     PLAYERS,
     T0,
     antares_race,
@@ -22,11 +23,6 @@ from tests.rooms import (
     winning_line,
 )
 from tests.rooms.driving import Driven, log_texts
-
-ANN, BOB, CAT = PLAYERS[:3]
-
-
-# -- restore --------------------------------------------------------------------------------------
 
 
 def test_restore_rebuilds_boards_and_progress_from_record_and_logs() -> None:

@@ -25,7 +25,9 @@ from server.rooms import commands
 from server.rooms.lifecycle import COUNTDOWN_MS, State
 from server.rooms.step import Outcome
 from tests.rooms import (
-    PLAYERS,
+    ANN,
+    BOB,
+    CAT,
     T0,
     events,
     kinds,
@@ -38,9 +40,6 @@ from tests.rooms import (
     winning_line,
 )
 from tests.rooms.driving import Driven, create
-
-ANN, BOB, CAT = PLAYERS[:3]
-
 
 # -- creating ------------------------------------------------------------------------
 

@@ -19,6 +19,8 @@ from server.rooms.lifecycle import COUNTDOWN_MS, State
 from server.rooms.room import DEFAULT_GRACE_MS
 from server.rooms.step import Outcome
 from tests.rooms import (
+    ANN,
+    BOB,
     PLAYERS,
     T0,
     antares_race,
@@ -30,11 +32,6 @@ from tests.rooms import (
     winning_line,
 )
 from tests.rooms.driving import Driven
-
-ANN, BOB, CAT = PLAYERS[:3]
-
-
-# -- hidden information ------------------------------------------------------------------
 
 
 def test_no_view_has_boards_before_the_race() -> None:
