@@ -130,6 +130,10 @@ class RaceRecorder:
                 game = room.game_of(first.seat)
                 progress = game.progress() if game is not None else None
                 player = players[first.seat]
+                # Statistics before the board: whoever sees the entry on the board then sees it
+                # counted in the player's statistics too. Both writes are idempotent, so a retry
+                # after either one fails changes nothing twice.
+                await boards.daily_result(variant, player, record.daily, first.finished, first.time_ms)
                 await boards.record_daily(
                     variant,
                     record.daily,
@@ -141,7 +145,6 @@ class RaceRecorder:
                     first.home,
                     progress.ordered if progress is not None else 0,
                 )
-                await boards.daily_result(variant, player, record.daily, first.finished, first.time_ms)
                 logger.debug(
                     "daily %s %s: %s %s", variant, record.daily, first.name, "finished" if first.finished else "stopped"
                 )

@@ -288,7 +288,7 @@ async def test_watching_and_finishing_the_daily_keep_its_deal_secret(start_serve
             assert replay.code == "daily-secret"
 
         # Ann's finish is on today's board, ahead of Bob who gave up (the board is written just
-        # after the race's own write, so it may take a moment).
+        # after the race's own write, so it may take a moment, and the statistics before it).
         async def daily_board() -> Leaderboard:
             reply = await ask(ann, lambda i: AskLeaderboard(id=i, variant="antares", board="daily"))
             assert isinstance(reply, Leaderboard)

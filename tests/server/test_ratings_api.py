@@ -3,11 +3,11 @@ their Glicko-2 ratings (shown in the results) and counts in both players' statis
 
 from __future__ import annotations
 
-import asyncio
 from functools import partial
 
 import pytest
 
+from client.lib.connection import RaceClient
 from protocol.messages import (
     AskStats,
     CreateRoom,
@@ -23,9 +23,22 @@ from protocol.messages import (
 )
 from server.competition.ratings import DEFAULT_RATING, DEFAULT_RD, Rating, rate_race
 from tests.known_deals import ANTARES_DEAL, winning_line
+from tests.polling import eventually_async
 from tests.server.conftest import ServerFactory, eventually, fixed_deal, start_race
 
 pytestmark = pytest.mark.asyncio
+
+
+async def finished_stats(client: RaceClient) -> PlayerStats:
+    """``client``'s Antares statistics once they count a finished race: the server writes them
+    just after the race's own write, so a moment after the results are shown."""
+
+    async def ask() -> PlayerStats:
+        reply = await client.request(lambda i: AskStats(id=i, variant="antares"))
+        assert isinstance(reply, PlayerStats)
+        return reply
+
+    return await eventually_async(ask, lambda stats: stats.races_finished > 0)
 
 
 def race_overs(heard: list[ServerMessage]) -> list[RaceOver]:
@@ -66,13 +79,7 @@ async def test_a_two_player_race_moves_both_ratings_and_counts_in_both_statistic
         assert race.mirror(0).view().results == results
 
         # Statistics are written just after the race's own write (retried while storage is away).
-        for _ in range(100):
-            mine = await ann.request(lambda i: AskStats(id=i, variant="antares"))
-            assert isinstance(mine, PlayerStats)
-            if mine.races_finished:
-                break
-            await asyncio.sleep(0.02)
-        assert isinstance(mine, PlayerStats)
+        mine = await finished_stats(ann)
         assert (mine.player, mine.name) == (ann.player, "Ann")
         assert (mine.races_started, mine.races_won, mine.races_finished) == (1, 1, 1)
         assert mine.best_time_ms == winner.time_ms
@@ -111,8 +118,7 @@ async def test_a_race_alone_is_not_rated(start_server: ServerFactory) -> None:
         assert results is not None
         assert [(r.place, r.finished, r.rating, r.rating_change) for r in results] == [(1, True, None, None)]
 
-        stats = await ann.request(lambda i: AskStats(id=i, variant="antares"))
-        assert isinstance(stats, PlayerStats)
+        stats = await finished_stats(ann)
         assert (stats.races_started, stats.races_finished) == (1, 1)
         assert stats.best_time_ms == results[0].time_ms
         assert (stats.rating, stats.rating_deviation) == (DEFAULT_RATING, DEFAULT_RD)
