@@ -27,6 +27,7 @@ from protocol.messages import (
 from server.clock import now_ms
 from server.competition.daily import DailyDeal, utc_date
 from tests.known_deals import ANTARES_DEAL, winning_line
+from tests.polling import eventually_async
 from tests.server.conftest import (
     ServerFactory,
     eventually,
@@ -108,7 +109,8 @@ async def test_the_daily_board_ranks_finishers_by_time_then_the_others_by_progre
         await play(ann, practice, deal.solution)
         await ann.wait_room(practice, lambda m: m.view().results is not None)
 
-        daily = await board(dee, "daily")
+        # Boards are written just after each race's own write: wait for the last of the four.
+        daily = await eventually_async(lambda: board(dee, "daily"), lambda b: len(b.entries) == 4)
         ann_time, cid_time = results["Ann"].time_ms, results["Cid"].time_ms
         assert ann_time is not None
         assert cid_time is not None
