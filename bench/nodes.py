@@ -77,6 +77,19 @@ class Node:
 Room = tuple[str, RaceClient, RaceClient, bool]  # code, owner's racer, guest racer, guest on another node
 
 
+def pid_of(redis: EmbeddedRedis) -> int:
+    """The pid of the running embedded Redis (its CPU is part of what a move costs)."""
+    pid = redis.pid
+    if pid is None:
+        raise RuntimeError(f"the embedded Redis at {redis.url} is not running")
+    return pid
+
+
+async def close_all(clients: list[RaceClient]) -> None:
+    """Close every client, whatever became of its connection."""
+    await asyncio.gather(*(client.close() for client in clients), return_exceptions=True)
+
+
 async def start_nodes(
     count: int, redis_url: str, logs: Path, profile: Path | None = None, tree: Path = ROOT
 ) -> list[Node]:
@@ -289,12 +302,13 @@ async def resign_all(rooms: list[Room]) -> None:
                     await racer.request(functools.partial(resign, room=code), timeout=3)
 
 
-async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, redis_pid: int, logs: Path) -> RunResult:
+async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, logs: Path) -> RunResult:
     nodes = await start_nodes(count, redis.url, logs, args.profile, args.tree)
     clients: list[RaceClient] = []
     try:
         stats = Latencies()
         rooms, probe = await open_rooms(nodes, args.rooms, clients)
+        redis_pid = pid_of(redis)
         pids = [node.process.pid for node in nodes] + [redis_pid]
         # The idle cost (heartbeats, lease renewals, sweeps, the matcher), to tell it apart.
         idle_before, idle_started = cpu_of(pids), time.monotonic()
@@ -327,9 +341,7 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, re
         await resign_all(rooms)
         return result
     finally:
-        for client in clients:
-            with contextlib.suppress(Exception):
-                await client.close()
+        await close_all(clients)
         stop_nodes(nodes)
 
 
@@ -449,12 +461,11 @@ async def main_async(args: argparse.Namespace) -> str:
         redis = EmbeddedRedis(logs / "redis")
         await redis.start()
         try:
-            redis_pid = int((logs / "redis" / "redis.pid").read_text())
             await warm_up(redis.url, logs, args.tree)
             pairs = []
             for _ in range(args.pairs):
-                one = await one_run(1, args, redis, redis_pid, logs)
-                pairs.append((one, await one_run(3, args, redis, redis_pid, logs)))
+                one = await one_run(1, args, redis, logs)
+                pairs.append((one, await one_run(3, args, redis, logs)))
         finally:
             await redis.stop()
     return report(pairs)

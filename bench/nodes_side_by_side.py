@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import math
 import statistics
 import tempfile
@@ -40,9 +39,11 @@ from bench.nodes import (
     RunResult,
     Turn,
     add_load_arguments,
+    close_all,
     failover,
     net_per_move,
     open_rooms,
+    pid_of,
     play_rooms,
     report_pair,
     resign_all,
@@ -99,15 +100,12 @@ async def start_service(count: int, rooms: int, logs: Path) -> Service:
     nodes = await start_nodes(count, redis.url, logs)
     clients: list[RaceClient] = []
     opened, probe = await open_rooms(nodes, rooms, clients)
-    redis_pid = int((logs / f"redis-{count}" / "redis.pid").read_text())
     label = f"{count} node{'s' if count > 1 else ''}"
-    return Service(label, redis, nodes, opened, probe, clients, [node.process.pid for node in nodes] + [redis_pid])
+    return Service(label, redis, nodes, opened, probe, clients, [node.process.pid for node in nodes] + [pid_of(redis)])
 
 
 async def stop_service(service: Service) -> None:
-    for client in service.clients:
-        with contextlib.suppress(Exception):
-            await client.close()
+    await close_all(service.clients)
     stop_nodes(service.nodes)
     await service.redis.stop()
 

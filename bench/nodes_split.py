@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import tempfile
 import time
 from dataclasses import dataclass
@@ -27,7 +26,9 @@ from bench.nodes import (
     ROOT,
     Latencies,
     add_load_arguments,
+    close_all,
     open_rooms,
+    pid_of,
     play_rooms,
     resign_all,
     start_nodes,
@@ -60,7 +61,7 @@ async def one_run(count: int, args: argparse.Namespace, logs: Path) -> Split:
         await warm_up(redis.url, logs, ROOT)
         nodes = await start_nodes(count, redis.url, logs)
         rooms, _ = await open_rooms(nodes, args.rooms, clients, split=True)
-        pids = [node.process.pid for node in nodes] + [int((directory / "redis.pid").read_text())]
+        pids = [node.process.pid for node in nodes] + [pid_of(redis)]
 
         def sample() -> tuple[list[float], list[int]]:
             return [cpu_of([pid]) for pid in pids], [kernel_and_wakeups([pid])[1] for pid in pids[:-1]]
@@ -81,9 +82,7 @@ async def one_run(count: int, args: argparse.Namespace, logs: Path) -> Split:
         label = "one node" if count == 1 else "owner A + client node B"
         return Split(label, moves, cpu, wakeups, stats)
     finally:
-        for client in clients:
-            with contextlib.suppress(Exception):
-                await client.close()
+        await close_all(clients)
         stop_nodes(nodes)
         await redis.stop()
 
