@@ -92,14 +92,21 @@ async def reaped(processes: list[asyncio.subprocess.Process]) -> AsyncIterator[N
             await process.wait()
 
 
-async def play_random(client: RaceClient, code: str, replica: Game, rng: random.Random) -> str:
-    """Play a random legal move; return its canonical text once acknowledged (and mirror it in ``replica``)."""
+#: Moves each racer plays: six before the kill, three after it.
+MOVES_EACH = 9
+
+
+async def play_random(client: RaceClient, code: str, replica: Game, rng: random.Random, left: int) -> str:
+    """Play a random legal move; return its canonical text once acknowledged (and mirror it in
+    ``replica``). ``left`` counts the moves this racer has still to play, this one included."""
     legal = await client.request(lambda i: AskLegalMoves(id=i, room=code))
     assert isinstance(legal, LegalMoves)
-    # A random move that leaves another to play (a random line can run into a dead end; the
-    # whole Antares position is public, so the replica can look one move ahead).
+    # A random move after which the racer's other moves can still be played: a random line can
+    # run into a dead end (once, in CI, two moves after a one-move look-ahead said it would not),
+    # and the whole Antares position is public, so the replica can look down the rest of the line.
     candidates = rng.sample(legal.moves, len(legal.moves))
-    choice = next((m for m in candidates if _leaves_a_move(replica, m)), candidates[0])
+    choice = next((m for m in candidates if _line_after(replica, m, left - 1)), None)
+    assert choice is not None, f"no line of {left} moves from here"
     ack = await client.request(lambda i: PlayMove(id=i, room=code, move=choice))
     assert isinstance(ack, Ack)
     assert ack.move is not None
@@ -107,10 +114,14 @@ async def play_random(client: RaceClient, code: str, replica: Game, rng: random.
     return ack.move
 
 
-def _leaves_a_move(replica: Game, move: str) -> bool:
+def _line_after(replica: Game, move: str, length: int) -> bool:
+    """Whether ``length`` more moves can be played after ``move`` (depth first, so it returns at
+    the first such line: in practice the first moves it tries)."""
     after = replica.copy(history=False)
     after.apply(after.parse_move(move))
-    return bool(after.legal_moves())
+    if length == 0:
+        return True
+    return any(_line_after(after, after.move_text(m), length - 1) for m in after.legal_moves())
 
 
 def replica_of(board: list[list[int | None]] | None) -> Game:
@@ -147,7 +158,9 @@ async def test_a_killed_server_restarts_with_every_acknowledged_move(tmp_path: P
             played: list[list[str]] = [[], []]
             for _ in range(6):
                 for seat, racer in enumerate((ann, bob)):
-                    played[seat].append(await play_random(racer, code, replicas[seat], rng))
+                    played[seat].append(
+                        await play_random(racer, code, replicas[seat], rng, MOVES_EACH - len(played[seat]))
+                    )
 
             processes[0].send_signal(signal.SIGKILL)  # right after the last acknowledgement
             await processes[0].wait()
@@ -172,7 +185,9 @@ async def test_a_killed_server_restarts_with_every_acknowledged_move(tmp_path: P
             # The race goes on: more moves, acknowledged and on the boards, then the end.
             for _ in range(3):
                 for seat, racer in enumerate(back):
-                    played[seat].append(await play_random(racer, code, replicas[seat], rng))
+                    played[seat].append(
+                        await play_random(racer, code, replicas[seat], rng, MOVES_EACH - len(played[seat]))
+                    )
             for racer in back:
                 await racer.request(lambda i: Resign(id=i, room=code))
             results = await eventually(lambda: back[0].rooms[code].view().results, what="results")
