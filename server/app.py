@@ -12,7 +12,6 @@ import gc
 import logging
 import resource
 import signal
-import socket
 import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Final
@@ -21,13 +20,13 @@ from websockets.asyncio.server import Server, serve
 
 from protocol.messages import Goodbye
 from server.clock import now_ms
+from server.cluster.cluster import Cluster
+from server.cluster.leases import while_holding
 from server.config import Config
 from server.connections.compact import CompactConnection
 from server.connections.keepalive import Keepalive
 from server.features import moderation, quick_match
 from server.features.context import Context
-from server.live.leases import RoomLeases, while_holding
-from server.live.nodes import Node
 from server.live.recording import RaceRecorder
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
@@ -35,7 +34,6 @@ from server.net.edge import ACCEPT_BATCH, HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
 from server.net.forwarding import Router
 from server.net.http import HANDSHAKE_INTERVAL, HANDSHAKE_LINE, HttpRoutes
 from server.net.listener import OpeningLine
-from server.net.peers import PeerLinks, link_key
 from server.ops.metrics import (
     ROOM_LEASES,
     ROOMS_FENCED,
@@ -57,7 +55,6 @@ from server.storage.embedded import EmbeddedRedis
 from server.storage.match_line import MatchLineStore
 from server.storage.migration import migrate
 from server.storage.moderation import ModerationStore
-from server.storage.nodes import NodeStore
 from server.storage.players import PlayerStore
 from server.storage.rooms import RoomStore
 from server.supply.certified import DailyDeals, WinnablePool
@@ -90,7 +87,7 @@ class RaceServer:
         self.embedded: EmbeddedRedis | None = None
         self.storage: Storage | None = None
         self.ctx: Context | None = None
-        self.node: Node | None = None
+        self.cluster: Cluster | None = None
         self.router: Router | None = None
         self.listener: Server | None = None
         self._line: OpeningLine | None = None
@@ -131,20 +128,17 @@ class RaceServer:
             self._daily = DailyDeals(deals, secret, config.solver_budget, self._executor)
             self._pool = WinnablePool(deals, config.solver_budget, config.pool_size, self._executor)
         boards = Leaderboards(storage)
-        # This process is one node of the service: rooms it runs are leased, requests for
-        # rooms other nodes run are forwarded (server/net/forwarding.py).
-        node_store = NodeStore(storage)
-        node = self.node = Node(
-            node_store,
-            f"{config.host}:{config.port}",
-            config.node_ttl,
-            load=self._load,
-            public_rooms=lambda: registry.public(),
+        # This process is one node of the service (alone on its Redis: a cluster of one):
+        # rooms it runs are leased, requests for rooms other nodes run are forwarded.
+        cluster = self.cluster = await Cluster.start(
+            storage,
+            config,
+            secret,
             # A process with its own Redis is the only node there, before and after a restart:
             # the same id lets it take its rooms back at once instead of after the lease TTL.
             node_id="embedded" if self.embedded is not None else config.node_id,
         )
-        leases = RoomLeases(node_store, node.id, config.node_ttl)
+        leases = cluster.leases
         ROOM_LEASES.set_function(lambda: len(leases))  # the last server started in a process wins
         registry = Registry(
             RoomStore(storage),
@@ -152,8 +146,8 @@ class RaceServer:
             config.grace,
             config.finished_ttl,
             self.deal_picker,
+            cluster,
             on_delivery=SPECTATOR_DELIVERIES.inc,
-            leases=leases,
             on_fenced=self._rerouted,
         )
         self.ctx = ctx = Context(
@@ -165,19 +159,13 @@ class RaceServer:
             AccountStore(storage),
             ModerationStore(storage),
             MatchLineStore(storage),
+            cluster,
             self._daily,
             self._pool,
-            node=node,
         )
-        router = self.router = Router(ctx, node, leases, timeout=config.node_ttl + 1.0)
+        router = self.router = Router(ctx, cluster, timeout=config.node_ttl + 1.0)
         ctx.forwarder = router
-        # Requests for other nodes' rooms, and what they answer, go on direct links.
-        mail = router.mail
-        peers = mail.peers = PeerLinks(node.id, link_key(secret), node.peer_address, mail.received, mail.send_by_redis)
-        node.peer = f"{_advertised(config)}:{await peers.start(config.host, config.peer_port)}"
-        registry.is_alive = node.alive
-        await node.start()
-        self._tasks = [asyncio.create_task(mail.listen())]
+        self._tasks = [asyncio.create_task(cluster.mail.listen())]
         restored = await registry.restore()
         self.readiness.restored = True
         watch_rooms(self._rooms_by_state)
@@ -207,13 +195,13 @@ class RaceServer:
         # (see server/net/listener.py); under uvloop, HttpRoutes paces the handshakes instead.
         self._line = OpeningLine.take_over(self.listener.server, HANDSHAKE_INTERVAL, HANDSHAKE_LINE)
         routes.pace_handshakes = self._line is None
+        node, node_store, ttl = cluster.node, cluster.node.store, config.node_ttl
         node.address = f"{config.host}:{self.port}"
-        ttl = config.node_ttl
         self._tasks += [
             asyncio.create_task(self._sweep()),
             asyncio.create_task(Keepalive(ctx.links).run()),
             asyncio.create_task(moderation.carry_out(ctx)),
-            asyncio.create_task(node.keep_beating()),
+            asyncio.create_task(node.keep_beating(self._load, registry.public)),
             asyncio.create_task(leases.keep(self._lost)),
             asyncio.create_task(router.watch()),
             asyncio.create_task(self._adopt()),
@@ -312,8 +300,8 @@ class RaceServer:
             await self.ctx.rooms.drain()
         if self.router is not None:
             await self.router.close()
-        if self.node is not None:
-            await self.node.stop()
+        if self.cluster is not None:
+            await self.cluster.stop()
         if self.storage is not None:
             await self.storage.close()
         if self.embedded is not None:
@@ -331,19 +319,6 @@ class RaceServer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
-
-
-def _advertised(config: Config) -> str:
-    """The host other nodes reach this one at: ADVERTISE_HOST, else HOST unless it means
-    every interface, else this machine's address (in a container, the container's)."""
-    if config.advertise_host:
-        return config.advertise_host
-    if config.host not in ("", "0.0.0.0", "::"):
-        return config.host
-    try:
-        return socket.gethostbyname(socket.gethostname())
-    except OSError:
-        return "127.0.0.1"
 
 
 def _connection_cap(wanted: int) -> int:

@@ -125,6 +125,7 @@ LAYERS = (
     ("server.net",),
     ("server.features",),
     ("server.live",),
+    ("server.cluster",),
     ("server.supply",),
     ("server.storage",),
     ("server.connections",),
@@ -160,3 +161,28 @@ def test_imports_go_down_the_layers_only() -> None:
             if there is not None and there < here:
                 upward.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
     assert upward == []
+
+
+#: What only the cluster package uses: the node, its post and links to other nodes, and the
+#: Redis adapter of all that. Everyone else asks ``server.cluster.cluster.Cluster``.
+CLUSTER_INSIDES = (
+    "server.cluster.node",
+    "server.cluster.node_mail",
+    "server.cluster.peers",
+    "server.cluster.inbox",
+    "server.storage.nodes",
+)
+#: Besides the package: the process's wiring, and the edge's router, which forwards a request
+#: to its room's owner in the cluster's messages.
+CLUSTER_NEIGHBOURS = ("server/cluster/", "server/storage/nodes.py", "server/app.py", "server/net/forwarding.py")
+
+
+def test_only_the_cluster_package_knows_other_nodes_exist() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in modules()
+        if not str(path.relative_to(ROOT)).startswith(CLUSTER_NEIGHBOURS)
+        for module, line in imports(path, top_level_only=False)
+        if module.startswith(CLUSTER_INSIDES)
+    ]
+    assert found == []

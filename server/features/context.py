@@ -7,9 +7,9 @@ from typing import Protocol
 
 from protocol.errors import ErrorCode
 from protocol.messages import ClientMessage
+from server.cluster.cluster import Cluster
 from server.config import Config
 from server.connections.link import ClientLink
-from server.live.nodes import Node
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
 from server.rooms.errors import RoomError
@@ -50,15 +50,15 @@ class Context:
     moderation: ModerationStore
     #: The quick-match lines (in Redis, shared by every node).
     line: MatchLineStore
+    #: This process as a node of the service: service-wide questions are asked of it.
+    cluster: Cluster
     daily: DailyDeals | None = None
     pool: WinnablePool | None = None
     links: set[ClientLink] = field(default_factory=set)
     by_player: dict[str, set[ClientLink]] = field(default_factory=dict)
     #: This node's connections waiting in a quick-match line, with their request.
     queued: dict[tuple[str, str], tuple[ClientLink, int]] = field(default_factory=dict)
-    #: This process as a node of the service, and the router to the other nodes (both
-    #: None only for a Context built alone, without them).
-    node: Node | None = None
+    #: The router to the other nodes (None only for a Context built alone, without one).
     forwarder: Forwarder | None = None
 
     async def room(self, code: str) -> RoomRunner:

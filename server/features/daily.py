@@ -7,6 +7,7 @@ import logging
 from protocol.errors import ErrorCode
 from protocol.messages import AskDaily, DailyInfo, DailyReveal, Joined, RoomOptions, RoomSummary, StartDaily, Variant
 from server.clock import now_ms
+from server.cluster.cluster import DailyAttempt
 from server.competition.daily import DailyDeal, day_end_ms, previous_date, utc_date
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
@@ -65,7 +66,10 @@ async def start_daily(ctx: Context, link: ClientLink, message: StartDaily) -> No
     # The first attempt of the day is the ranked one, whatever happens to it afterwards. Only
     # an account has one (its id is the player id on every device); guests and bots practise.
     ranked = link.generation > 0 and not link.bot
-    ranked = ranked and await ctx.players.start_daily_attempt(message.variant, date, player)
+    # The attempt names its room, so whether it is over is read from the room's stored
+    # record by any node (server/cluster/cluster.py), never from the rooms of this process.
+    code = await ctx.rooms.reserve_code()
+    ranked = ranked and await ctx.players.start_daily_attempt(message.variant, date, player, code)
     # Ranked attempts have no hints: everyone races the same deal with the same tools. An
     # attempt ends with its day, when the day's deal and solution are published.
     left = (day_end_ms(date) - now_ms()) // 1000
@@ -80,6 +84,7 @@ async def start_daily(ctx: Context, link: ClientLink, message: StartDaily) -> No
         next_salt=deal.salt,  # the day's commitment, the same for every attempt
         daily=date,
         ranked=ranked,
+        code=code,
     )
     runner.audience.follow_as_racer(link, 0)
     await runner.run(SetReady(player, True))
@@ -105,16 +110,12 @@ async def may_watch_daily(ctx: Context, room: Room, player: str) -> bool:
 
 
 async def used_ranked_attempt(ctx: Context, variant: Variant, date: str, player: str) -> bool:
-    """Whether ``player``'s ranked attempt at ``variant`` on ``date`` is started and over:
-    one still playing it would copy the moves they watch. Never for a guest (who has no
-    ranked attempt, and could be anyone's second identity)."""
+    """Whether ``player``'s ranked attempt at ``variant`` on ``date`` is started and over,
+    on whichever node it ran: one still playing it would copy the moves they watch. Never
+    for a guest (who has no ranked attempt, and could be anyone's second identity)."""
     if not await ctx.accounts.generation(player):
         return False
-    for runner in ctx.rooms.rooms_of(player):
-        record = runner.room.record
-        if record.ranked and record.daily == date and record.variant == variant and not runner.finished:
-            return False
-    return await ctx.players.attempted_daily(variant, date, player)
+    return await ctx.cluster.daily_attempt(variant, date, player) is DailyAttempt.OVER
 
 
 async def watchable_daily_rooms(ctx: Context, player: str) -> list[RoomSummary]:

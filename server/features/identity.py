@@ -45,8 +45,7 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
     if returning and await _connections(ctx, player) >= ctx.config.max_connections_per_player:
         link.error(ErrorCode.TOO_MANY_CONNECTIONS, "this player has too many connections open", message.id)
         return
-    if ctx.node is not None:
-        await ctx.node.store.connected(player, ctx.node.id, link.id, True)
+    await ctx.cluster.connected(player, link.id, True)
     if account is None:
         await ctx.players.save_name(player, name)
     else:
@@ -77,14 +76,7 @@ async def rejoin(ctx: Context, link: ClientLink, request_id: int) -> None:
 async def _connections(ctx: Context, player: str) -> int:
     """How many connections ``player`` has open on every node of the service (those of
     nodes that stopped beating are forgotten)."""
-    here = len(ctx.by_player.get(player, ()))
-    if ctx.node is None:
-        return here
-    found = await ctx.node.store.connections(player)
-    elsewhere = [(node, link) for node, link in found if node != ctx.node.id]
-    alive = await ctx.node.alive({node for node, _ in elsewhere})
-    await ctx.node.store.forget_connections(player, [(n, i) for n, i in elsewhere if n not in alive])
-    return here + sum(node in alive for node, _ in elsewhere)
+    return len(ctx.by_player.get(player, ())) + await ctx.cluster.connections_elsewhere(player)
 
 
 async def resume_seat(ctx: Context, link: ClientLink, runner: RoomRunner, request_id: int) -> None:
@@ -117,9 +109,9 @@ async def disconnected(ctx: Context, link: ClientLink) -> None:
     ctx.links.discard(link)
     if ctx.forwarder is not None and link.relay is None:
         ctx.forwarder.dropped(link)
-    if link.player is not None and ctx.node is not None and link.relay is None:
+    if link.player is not None and link.relay is None:
         try:
-            await ctx.node.store.connected(link.player, ctx.node.id, link.id, False)
+            await ctx.cluster.connected(link.player, link.id, False)
         except StoreUnavailable as error:
             logger.warning("%s's closed connection still counted: %s", link.name, error)
     forget_player(ctx, link)

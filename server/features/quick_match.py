@@ -32,8 +32,7 @@ async def quick_match(ctx: Context, link: ClientLink, message: QuickMatch) -> No
     player = player_of(link)
     await check_room_limits(ctx, link)
     rating = await ctx.boards.rating(message.variant, player)
-    node = ctx.node.id if ctx.node is not None else ""
-    entry = LineEntry(player, link.name, rating.rating, time.time(), node, link.id, message.id, link.bot)
+    entry = LineEntry(player, link.name, rating.rating, time.time(), ctx.cluster.id, link.id, message.id, link.bot)
     await ctx.line.join(message.variant, entry)
     ctx.queued[(message.variant, player)] = (link, message.id)
     if ctx.forwarder is not None:
@@ -75,11 +74,10 @@ async def match(ctx: Context, now: float | None = None) -> int:
         waiting = await ctx.line.waiting(variant)
         if len(waiting) < 2:
             continue
-        if ctx.node is not None:
-            alive = await ctx.node.alive({entry.node for entry in waiting})
-            for entry in [entry for entry in waiting if entry.node not in alive]:
-                await ctx.line.leave(variant, entry.player)  # their server is gone
-            waiting = [entry for entry in waiting if entry.node in alive]
+        alive = await ctx.cluster.alive({entry.node for entry in waiting})
+        for entry in [entry for entry in waiting if entry.node not in alive]:
+            await ctx.line.leave(variant, entry.player)  # their server is gone
+        waiting = [entry for entry in waiting if entry.node in alive]
         entries = {entry.player: entry for entry in waiting}
         queue = MatchQueue()
         for entry in waiting:
@@ -93,8 +91,7 @@ async def match(ctx: Context, now: float | None = None) -> int:
 
 def _link_of(ctx: Context, variant: str, entry: LineEntry) -> tuple[ClientLink, int] | None:
     """The connection to answer ``entry`` on: its own here, or a proxy of another node's."""
-    here = ctx.node.id if ctx.node is not None else ""
-    if entry.node == here:
+    if entry.node == ctx.cluster.id:
         return ctx.queued.pop((variant, entry.player), None)
     if ctx.forwarder is None:
         return None

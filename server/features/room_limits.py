@@ -14,8 +14,8 @@ async def check_room_limits(ctx: Context, link: ClientLink) -> None:
     may, on any node of the service (the shared seats index counts the others' rooms)."""
     player = player_of(link)
     active = {r.code for r in ctx.rooms.rooms_of(player) if not r.finished}
-    if ctx.node is not None and len(active) < ctx.config.max_rooms_per_player:
-        active |= set(await ctx.node.store.seats(player))
+    if len(active) < ctx.config.max_rooms_per_player:
+        active |= set(await ctx.cluster.seats_of(player))
     if len(active) >= ctx.config.max_rooms_per_player:
         raise RoomError(ErrorCode.TOO_MANY_ROOMS, f"you are in {len(active)} rooms already; leave one first")
 

@@ -113,8 +113,7 @@ async def leave(ctx: Context, link: ClientLink, message: Leave) -> None:
 
 async def list_rooms(ctx: Context, link: ClientLink, message: ListRooms) -> None:
     summaries = ctx.rooms.public() + await watchable_daily_rooms(ctx, player_of(link))
-    if ctx.node is not None:
-        summaries += await ctx.node.others_lobby()  # every node's rooms, as of its last beat
+    summaries += await ctx.cluster.others_lobby()  # every node's rooms, as of its last beat
     link.send(Lobby(id=message.id, rooms=summaries))
 
 

@@ -6,7 +6,7 @@ Who races where is read from the live rooms themselves, so it can never disagree
 (the service-wide index, for players on other nodes, is :mod:`server.storage.nodes`'s seats).
 
 With several server processes, a room lives in the one process that holds its lease
-(:mod:`server.live.leases`): this registry creates, loads and restores a room only after
+(:mod:`server.cluster.leases`): this registry creates, loads and restores a room only after
 taking its lease, and lets the lease go with the room.
 """
 
@@ -15,14 +15,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Final
 
 import msgspec
 
 from protocol.messages import RoomOptions, RoomSummary, Variant
 from server.clock import now_ms
-from server.live.leases import RoomLeases
+from server.cluster.cluster import Cluster
 from server.live.recording import RaceRecorder
 from server.live.runner import RoomRunner
 from server.rooms.draft import DealPicker
@@ -30,7 +30,6 @@ from server.rooms.entries import parse_entry
 from server.rooms.record import RoomRecord, decode_record
 from server.rooms.room import Room
 from server.storage.connection import StoreUnavailable
-from server.storage.nodes import NodeStore
 from server.storage.rooms import RoomStore
 
 logger = logging.getLogger("server.rooms")
@@ -58,18 +57,16 @@ class Registry:
         grace: float,
         finished_ttl: int,
         deal_picker: DealPicker,
+        cluster: Cluster,
         on_delivery: Callable[[int], None] | None = None,
-        leases: RoomLeases | None = None,
         on_fenced: Callable[[RoomRunner], None] | None = None,
     ) -> None:
-        """``leases``: this node's room leases (None: a registry alone on its Redis, taking
-        no lease); ``on_fenced`` is told of a room another node took over."""
+        """``cluster``: this node of the service, whose leases the rooms are run under;
+        ``on_fenced`` is told of a room another node took over."""
         self.store = store
-        self.leases = leases
-        self._seats: NodeStore | None = None if leases is None else leases.store
+        self.cluster = cluster
+        self.leases = cluster.leases
         self.on_fenced = on_fenced
-        #: Which of some nodes beat (set by the node; None: every holder counts as alive).
-        self.is_alive: Callable[[set[str]], Awaitable[set[str]]] | None = None
         self._store = store
         self._recorder = recorder
         self._grace = grace
@@ -110,7 +107,7 @@ class Registry:
             self._grace_ms(room.record.daily is not None),
             self._on_delivery,
             self.leases,
-            self._seats,
+            self.cluster,
             self._fenced,
         )
 
@@ -132,11 +129,14 @@ class Registry:
         next_salt: str | None = None,
         daily: str | None = None,
         ranked: bool = False,
+        code: str | None = None,
     ) -> RoomRunner:
         """A new room with ``player`` in seat 0, stored (and listed as in progress) before it
-        is returned. Raises :class:`~server.rooms.errors.RoomError` on bad options and
+        is returned; under ``code`` if given (from :meth:`reserve_code`), else a new code.
+        Raises :class:`~server.rooms.errors.RoomError` on bad options and
         :class:`~server.storage.connection.StoreUnavailable` if it could not be stored."""
-        code = await self._new_code()
+        if code is None:
+            code = await self.reserve_code()
         room, step = Room.create(
             code,
             variant,
@@ -159,20 +159,18 @@ class Registry:
             await self._store.mark_active(code, True)
             await runner.store_first(step)
         except BaseException:
-            if self.leases is not None:
-                await self.leases.release(code)
+            await self.leases.release(code)
             raise
         self._rooms[code] = runner
         return runner
 
-    async def _new_code(self) -> str:
-        """A fresh room code, its lease taken by this node."""
+    async def reserve_code(self) -> str:
+        """A fresh room code, its lease taken by this node (it expires by itself if no room
+        is created under it)."""
         while True:
             code = new_room_code()
             if code in self._rooms or await self._store.exists(code):
                 continue
-            if self.leases is None:
-                return code
             claim = await self.leases.claim(code, must_exist=False)
             if claim.lease is not None:
                 return code
@@ -188,7 +186,7 @@ class Registry:
         return await self._load(code)
 
     async def _load(self, code: str) -> RoomRunner | None:
-        if self.leases is not None and not self.leases.holds(code):
+        if not self.leases.holds(code):
             claim = await self.leases.claim(code)
             if claim.lease is None:
                 return None  # no such room, or another node runs it (the router sends there)
@@ -202,7 +200,7 @@ class Registry:
         return runner
 
     async def _let_go(self, code: str) -> None:
-        if self.leases is not None and code not in self._rooms:
+        if code not in self._rooms:
             await self.leases.release(code)
 
     async def _load_owned(self, code: str) -> RoomRunner | None:
@@ -232,28 +230,26 @@ class Registry:
         return how many were loaded."""
         restored = 0
         codes = [code for code in await self._store.active() if not self.live(code)]
-        if self.leases is not None and self.is_alive is not None:
-            # One round trip for every room's holder, then claims only where one may succeed:
-            # this runs every half TTL on every node.
-            holders = await self.leases.store.owners(codes)
-            alive = await self.is_alive({h for h in holders.values() if h is not None} - {self.leases.node})
-            codes = [code for code in codes if holders.get(code) not in alive]
+        # One round trip for every room's holder, then claims only where one may succeed:
+        # this runs every half TTL on every node.
+        holders = await self.cluster.owners(codes)
+        alive = await self.cluster.alive({h for h in holders.values() if h is not None} - {self.leases.node})
+        codes = [code for code in codes if holders.get(code) not in alive]
         for code in codes:
             if self.live(code):
                 continue
-            if self.leases is not None:
-                claim = await self.leases.claim(code)
-                if claim.lease is None:
-                    if claim.holder is None:  # no record: gone
-                        await self._store.mark_active(code, False)
-                        continue
-                    # A holder that stopped beating is dead (or paused: it is fenced).
-                    holder = claim.holder
-                    mine = holder == self.leases.node  # this node before a restart (same id)
-                    if not mine and (self.is_alive is None or holder in await self.is_alive({holder})):
-                        continue
-                    if not await self.leases.take_over(claim, code):
-                        continue
+            claim = await self.leases.claim(code)
+            if claim.lease is None:
+                if claim.holder is None:  # no record: gone
+                    await self._store.mark_active(code, False)
+                    continue
+                # A holder that stopped beating is dead (or paused: it is fenced).
+                holder = claim.holder
+                mine = holder == self.leases.node  # this node before a restart (same id)
+                if not mine and holder in await self.cluster.alive({holder}):
+                    continue
+                if not await self.leases.take_over(claim, code):
+                    continue
             runner = await self.get(code)
             if runner is None or runner.finished:
                 await self._store.mark_active(code, False)  # tidy: finished or gone
@@ -296,8 +292,7 @@ class Registry:
         if runner is not None:
             async with runner.lock:
                 runner.close()
-        if self.leases is not None:
-            await self.leases.release(code)
+        await self.leases.release(code)
 
     def sweep(self, now: int, keep_finished_ms: int = 600_000) -> int:
         """Let go of rooms nobody follows that finished more than ``keep_finished_ms`` ago
@@ -315,10 +310,9 @@ class Registry:
         ]
         for code in stale:
             self._rooms.pop(code).close()
-            if self.leases is not None:
-                task = asyncio.ensure_future(self.leases.release(code))
-                self._releasing.add(task)
-                task.add_done_callback(self._releasing.discard)
+            task = asyncio.ensure_future(self.leases.release(code))
+            self._releasing.add(task)
+            task.add_done_callback(self._releasing.discard)
         return len(stale)
 
     async def drain(self) -> None:

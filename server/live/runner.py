@@ -36,11 +36,11 @@ from server.rooms.record import RoomRecord, decode_record, encode_record
 from server.rooms.room import Room
 from server.rooms.step import Step
 from server.storage.connection import StoreUnavailable
-from server.storage.nodes import NodeStore
 from server.storage.rooms import Expiry, Fenced, RoomStore, RoomWrite
 
 if TYPE_CHECKING:
-    from server.live.leases import RoomLeases
+    from server.cluster.cluster import Cluster
+    from server.cluster.leases import RoomLeases
 
 logger = logging.getLogger("server.rooms")
 
@@ -65,13 +65,13 @@ class RoomRunner:
         grace_ms: int,
         on_delivery: Callable[[int], None] | None = None,
         leases: RoomLeases | None = None,
-        seats: NodeStore | None = None,
+        seats: Cluster | None = None,
         on_fenced: Callable[[RoomRunner], None] | None = None,
     ) -> None:
         """``finished_ttl`` says how long a finished room is kept (seconds); ``deal_picker``
         and ``grace_ms`` are needed to rebuild the room on a resync. ``leases``: this node's
-        leases (None: no lease is checked, for a room alone on its Redis); ``seats`` keeps
-        the index of who races where; ``on_fenced`` is told when another node took over."""
+        leases (None: no lease is checked, for a room alone on its Redis); ``seats`` (the
+        cluster) keeps the service-wide index of who races where; ``on_fenced`` is told when another node took over."""
         self.room = room
         self.audience = Audience(room, on_delivery)
         self.lock = asyncio.Lock()

@@ -13,8 +13,8 @@ proxy (answers, events, snapshots) is published to the client's node, batched pe
 follow the room: the spectators' frames leave after the owner's delay, so the anti-copy
 rule stays on the owner), and that node writes it to the real connection.
 
-Messages from one node to another (:mod:`server.net.node_mail`) go on a direct TCP link
-between the two (:mod:`server.net.peers`), or on the receiver's Redis inbox when it cannot
+Messages from one node to another (:mod:`server.cluster.node_mail`) go on a direct TCP link
+between the two (:mod:`server.cluster.peers`), or on the receiver's Redis inbox when it cannot
 be reached directly; never both at once, and in order either way, so a client sees its
 answer and the room's events in the owner's order.
 
@@ -39,16 +39,14 @@ from typing import Any, Final
 from protocol.codec import MalformedFrame, decode_client, encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import ClientMessage
+from server.cluster.cluster import Cluster
+from server.cluster.inbox import Done, Frames, Gone, Message, Request, Reroute, Resume
 from server.connections.limits import Offences, TokenBucket
 from server.connections.link import ClientLink
 from server.features import identity
 from server.features.context import Context
-from server.live.leases import RoomLeases
-from server.live.nodes import Node
 from server.live.runner import RoomRunner
 from server.net.dispatch import dispatch
-from server.net.inbox import Done, Frames, Gone, Message, Request, Reroute, Resume
-from server.net.node_mail import NodeMail
 from server.ops.metrics import FORWARD_SECONDS, FORWARDED_RECEIVED, FORWARDED_SENT
 from server.ops.stopping import stop_requested, stop_tasks
 from server.storage.connection import StoreUnavailable
@@ -73,12 +71,12 @@ def room_of(message: ClientMessage) -> str | None:
 class Router:
     """Forwards this node's clients' requests to the rooms' owners, and serves other nodes'."""
 
-    def __init__(self, ctx: Context, node: Node, leases: RoomLeases, timeout: float) -> None:
+    def __init__(self, ctx: Context, cluster: Cluster, timeout: float) -> None:
         """``timeout``: seconds a forwarded request may take before the client is told the
         storage is unavailable (its owner is probably dead; a retry finds the new one)."""
         self.ctx = ctx
-        self.node = node
-        self.leases = leases
+        self.node = cluster.node
+        self.leases = cluster.leases
         self.timeout = timeout
         self._local: dict[int, ClientLink] = {}
         self._peers_of: dict[int, set[str]] = {}  # local link id -> nodes holding its proxy
@@ -88,7 +86,8 @@ class Router:
         self._pending: dict[int, asyncio.Future[Done]] = {}
         self._seq = itertools.count(1)
         #: What this node and the others send each other (direct links, Redis inboxes).
-        self.mail = NodeMail(node, self._on)
+        self.mail = cluster.mail
+        self.mail.serve(self._on)
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
 
@@ -427,6 +426,5 @@ class Router:
         task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
-        """Send what is waiting for other nodes (a second at most), then stop."""
-        await self.mail.close()
+        """Stop serving other nodes' requests (the cluster sends what waits for them)."""
         await stop_tasks(list(self._tasks))

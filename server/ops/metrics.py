@@ -9,7 +9,7 @@ with ``solitaire_``. Who feeds what:
 - :class:`LoopLagMonitor` and :class:`GcPauseMonitor` (started by the app): event-loop
   lag and garbage-collection pauses;
 - :func:`watch_rooms`: rooms by state, read from a callback when scraped;
-- the multi-node parts (``server/live/leases.py``, ``server/live/nodes.py``,
+- the multi-node parts (``server/cluster/leases.py``, ``server/cluster/node.py``,
   ``server/net/forwarding.py``, ``server/app.py``): room leases held, requests forwarded to
   other nodes and served for them, their round trip, rooms fenced, leases lost, rooms taken
   over from dead nodes, live nodes seen;

@@ -25,21 +25,34 @@ from server.storage.name_skeleton import name_skeleton
 #: of the player who registered until its first revocation, which raises it to 2).
 FIRST_GENERATION: Final = 1
 
-# KEYS: 1 name key, 2 account hash; ARGV: player, name, hash, created, generation.
-_REGISTER: Final = """
-if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
-redis.call('HSET', KEYS[2], 'name', ARGV[2], 'hash', ARGV[3], 'created', ARGV[4], 'generation', ARGV[5])
+# A name key and its account's hash lie in different Cluster slots, so no one script may touch
+# both: a name is claimed for a short while first, the account written, and then the claim
+# kept (or given back). A registration that dies halfway leaves a claim that expires by itself.
+
+#: Milliseconds a name stays claimed before its account confirms it.
+_CLAIM_MS: Final = 60_000
+
+# KEYS: 1 name key. ARGV: player, ttl ms. 1 claimed now, 2 the player's already, 0 another's.
+_CLAIM_NAME: Final = """
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then return 2 end
+if holder then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 """
 
-# KEYS: 1 new name key, 2 old name key, 3 account hash; ARGV: player, new name.
-_RENAME: Final = """
-local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] then return 0 end
-if KEYS[1] ~= KEYS[2] then redis.call('DEL', KEYS[2]) end
-redis.call('SET', KEYS[1], ARGV[1])
-redis.call('HSET', KEYS[3], 'name', ARGV[2])
+# KEYS: 1 account hash. ARGV: name, hash, created, generation. 1 created, 2 an account already.
+_CREATE: Final = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
+redis.call('HSET', KEYS[1], 'name', ARGV[1], 'hash', ARGV[2], 'created', ARGV[3], 'generation', ARGV[4])
+return 1
+"""
+
+# KEYS: 1 name key. ARGV: player, "keep" or "drop". Keeps the player's claim for good, or
+# gives it back; nothing if the name is not (or no longer) the player's.
+_SETTLE_NAME: Final = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == 'keep' then redis.call('PERSIST', KEYS[1]) else redis.call('DEL', KEYS[1]) end
 return 1
 """
 
@@ -69,17 +82,32 @@ class AccountStore:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
         self._keys = Keys(storage.prefix)
-        self._register = storage.redis.register_script(_REGISTER)
-        self._rename = storage.redis.register_script(_RENAME)
+        self._claim_name = storage.redis.register_script(_CLAIM_NAME)
+        self._create = storage.redis.register_script(_CREATE)
+        self._settle_name = storage.redis.register_script(_SETTLE_NAME)
 
     # -- accounts ----------------------------------------------------------------------
 
     async def register(self, player: str, name: str, password_hash: str, now: int) -> Registered:
-        """Make ``player`` an account named ``name`` (unique under :func:`name_skeleton`)."""
-        keys = [self._keys.account_name(name_skeleton(name)), self._keys.account(player)]
+        """Make ``player`` an account named ``name`` (unique under :func:`name_skeleton`).
+
+        Three single-slot steps (claim the name, write the account, keep the claim), so it
+        works on a Redis Cluster; each is safe to repeat, and a claim left by a registration
+        that died halfway expires within a minute."""
+        name_key = self._keys.account_name(name_skeleton(name))
         with self._storage.guard(f"register {player}"):
-            result = await self._register(keys=keys, args=[player, name, password_hash, now, FIRST_GENERATION])
-        return Registered(int(result))
+            claimed = int(await self._claim_name(keys=[name_key], args=[player, _CLAIM_MS]))
+            if claimed == 0:
+                return Registered.NAME_TAKEN
+            created = int(
+                await self._create(keys=[self._keys.account(player)], args=[name, password_hash, now, FIRST_GENERATION])
+            )
+            if created == 1:
+                await self._settle_name(keys=[name_key], args=[player, "keep"])
+                return Registered.CREATED
+            if claimed == 1:  # claimed for nothing: the player is an account under another name
+                await self._settle_name(keys=[name_key], args=[player, "drop"])
+            return Registered.ALREADY_ACCOUNT
 
     async def get(self, player: str) -> Account | None:
         """The account of ``player``, or None for a guest."""
@@ -127,14 +155,19 @@ class AccountStore:
             return int(await self._storage.redis.hincrby(self._keys.account(player), "generation", 1))
 
     async def rename(self, player: str, old: str, new: str) -> bool:
-        """Rename an account from ``old`` to ``new``; False if another account holds ``new``."""
-        keys = [
-            self._keys.account_name(name_skeleton(new)),
-            self._keys.account_name(name_skeleton(old)),
-            self._keys.account(player),
-        ]
+        """Rename an account from ``old`` to ``new``; False if another account holds ``new``.
+        In single-slot steps, like :meth:`register`: claim ``new``, write it in the account,
+        keep the claim, give ``old`` back."""
+        new_key = self._keys.account_name(name_skeleton(new))
+        old_key = self._keys.account_name(name_skeleton(old))
         with self._storage.guard(f"rename {player}"):
-            return bool(await self._rename(keys=keys, args=[player, new]))
+            if not int(await self._claim_name(keys=[new_key], args=[player, _CLAIM_MS])):
+                return False
+            await self._storage.redis.hset(self._keys.account(player), "name", new)
+            await self._settle_name(keys=[new_key], args=[player, "keep"])
+            if old_key != new_key:
+                await self._settle_name(keys=[old_key], args=[player, "drop"])
+        return True
 
     async def accounts(self, limit: int = 1000) -> list[Account]:
         """Up to ``limit`` accounts, by name (a SCAN: for the admin tool, not for requests)."""

@@ -28,7 +28,7 @@ key                                            type    holds
 ``sr:conns:{<id>}``                            set     the player's connections: ``<node>/<connection id>``
 ``sr:lease:<name>``                            string  ``<node>``: who runs a once-per-service job (PX)
 ``sr:qm:{<game>}``                             hash    the quick-match line: player -> entry (msgpack)
-``sr:daily-attempt:<game>:<date>:<id>``        string  ``1``: the player's ranked attempt has started
+``sr:daily-attempt:<game>:<date>:<id>``        string  the code of the player's ranked attempt's room (started)
 ``sr:daily:<game>:<date>``                     string  the day's deal, par, solution, salt (JSON)
 ``sr:pool:<game>``                             list    deal numbers certified winnable
 ``sr:lb:...``, ``sr:stats:...``, ``sr:rating:...``     boards, statistics, ratings (storage/boards.py)

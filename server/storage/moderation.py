@@ -122,4 +122,4 @@ class ModerationStore:
                 logger.warning("moderation channel lost (%s); subscribing again", error)
                 await asyncio.sleep(poll)
             finally:
-                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
+                await pubsub.aclose()  # type: ignore[no-untyped-call,unused-ignore]  # unannotated before redis-py 8.2

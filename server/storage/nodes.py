@@ -12,7 +12,7 @@ room, where each player races, the lobby, and a channel per node.
 - **Seats** (``sr:seats:{player}``): the unfinished rooms a player races in, so a player
   resuming on any node gets every seat back, and the per-player room limit holds across nodes.
 - **Inboxes**: one pub/sub channel per node (sharded pub/sub on a Cluster), for the messages
-  of a node that cannot be reached on a direct link (server/net/peers.py).
+  of a node that cannot be reached on a direct link (server/cluster/peers.py).
 """
 
 from __future__ import annotations

@@ -53,15 +53,21 @@ class PlayerStore:
                 count, _ = await pipe.execute()
         return int(count)
 
-    async def start_daily_attempt(self, game: str, date: str, player: str) -> bool:
-        """Mark ``player``'s attempt at the daily ``game`` of ``date`` as started; True if
-        this is their first (their ranked attempt), False if they had one already."""
+    async def start_daily_attempt(self, game: str, date: str, player: str, room: str) -> bool:
+        """Mark ``player``'s attempt at the daily ``game`` of ``date``, in room ``room``, as
+        started; True if this is their first (their ranked attempt), False if they had one already."""
         key = self._keys.daily_attempt(game, date, player)
         with self._storage.guard(f"start {player}'s daily {game} attempt"):
-            return bool(await self._storage.redis.set(key, "1", nx=True, ex=ATTEMPT_DAYS * 86400))
+            return bool(await self._storage.redis.set(key, room, nx=True, ex=ATTEMPT_DAYS * 86400))
+
+    async def daily_attempt_room(self, game: str, date: str, player: str) -> str | None:
+        """The room of ``player``'s ranked attempt at the daily ``game`` of ``date``; None if
+        they have not started one. (``"1"`` for an attempt stored before rooms were named.)"""
+        key = self._keys.daily_attempt(game, date, player)
+        with self._storage.guard(f"read {player}'s daily {game} attempt"):
+            room = await self._storage.redis.get(key)
+        return None if room is None else as_text(room)
 
     async def attempted_daily(self, game: str, date: str, player: str) -> bool:
         """Whether ``player`` has started an attempt at the daily ``game`` of ``date``."""
-        key = self._keys.daily_attempt(game, date, player)
-        with self._storage.guard(f"read {player}'s daily {game} attempt"):
-            return bool(await self._storage.redis.exists(key))
+        return await self.daily_attempt_room(game, date, player) is not None

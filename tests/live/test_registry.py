@@ -4,13 +4,15 @@ unwatched, to load again on demand."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 import pytest_asyncio
 
 from protocol.messages import RoomOptions
 from server.clock import now_ms
+from server.cluster.cluster import Cluster
+from server.config import Config
 from server.live.recording import RaceRecorder
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
@@ -25,18 +27,35 @@ from tests.polling import eventually
 pytestmark = pytest.mark.asyncio
 
 
-def registry_on(store: Storage) -> Registry:
-    """A registry as a server process makes it, on ``store``'s keys."""
-    return Registry(RoomStore(store), RaceRecorder(store, Leaderboards(store)), 60.0, 3600, random_deal)
+RegistryMaker = Callable[[], Awaitable[Registry]]
 
 
 @pytest_asyncio.fixture
-async def registry(store: Storage) -> AsyncIterator[Registry]:
-    first = registry_on(store)
+async def registry_on(store: Storage) -> AsyncIterator[RegistryMaker]:
+    """Makes a registry as a server process does, on ``store``'s keys, as one node (the
+    same node id each time: a second registry is this process after a restart)."""
+    clusters: list[Cluster] = []
+    registries: list[Registry] = []
+
+    async def make() -> Registry:
+        cluster = await Cluster.start(store, Config(port=0, peer_port=0), b"a test secret", node_id="embedded")
+        clusters.append(cluster)
+        made = Registry(RoomStore(store), RaceRecorder(store, Leaderboards(store)), 60.0, 3600, random_deal, cluster)
+        registries.append(made)
+        return made
+
     try:
-        yield first
+        yield make
     finally:
-        await first.drain()
+        for made in registries:
+            await made.drain()
+        for cluster in clusters:
+            await cluster.stop()
+
+
+@pytest_asyncio.fixture
+async def registry(registry_on: RegistryMaker) -> Registry:
+    return await registry_on()
 
 
 async def two_racers(registry: Registry) -> RoomRunner:
@@ -69,10 +88,13 @@ async def test_a_room_is_found_by_its_code_however_it_is_typed(registry: Registr
     assert registry.rooms_of("bob") == []
 
 
-async def test_another_process_loads_a_room_from_redis_as_it_was(store: Storage, registry: Registry) -> None:
+async def test_another_process_loads_a_room_from_redis_as_it_was(
+    registry_on: RegistryMaker, registry: Registry
+) -> None:
     runner = await two_racers(registry)
     await runner.run(commands.SetReady("bob", True))
-    other = registry_on(store)  # a second server process (or this one after a restart)
+    await registry.let_go(runner.code)  # as a draining node does: its lease given up
+    other = await registry_on()  # the next owner
     try:
         loaded = await other.get(runner.code)
         assert loaded is not None
@@ -88,7 +110,7 @@ async def test_another_process_loads_a_room_from_redis_as_it_was(store: Storage,
 
 
 async def test_restore_brings_back_the_rooms_in_progress_and_tidies_the_rest(
-    store: Storage, registry: Registry
+    store: Storage, registry_on: RegistryMaker, registry: Registry
 ) -> None:
     waiting = await two_racers(registry)
     done = await finished_race(registry)
@@ -99,7 +121,8 @@ async def test_restore_brings_back_the_rooms_in_progress_and_tidies_the_rest(
     await rooms.mark_active("GONE2345", True)  # listed, but its record expired
     assert sorted(await rooms.active()) == sorted([waiting.code, "GONE2345"])
 
-    restarted = registry_on(store)
+    await registry.drain()  # a clean stop: every lease given up
+    restarted = await registry_on()  # this process after a restart: the same node id
     try:
         assert await restarted.restore() == 1
         assert [runner.code for runner in restarted.runners()] == [waiting.code]

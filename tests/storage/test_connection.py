@@ -45,7 +45,7 @@ async def test_every_store_raises_store_unavailable_once_redis_is_gone(tmp_path:
             lambda: players.save_name("p1", "Ada"),
             lambda: players.name("p1"),
             lambda: players.count_creation("p1", 1),
-            lambda: players.start_daily_attempt("antares", "2026-12-01", "p1"),
+            lambda: players.start_daily_attempt("antares", "2026-12-01", "p1", "ROOMAAAA"),
             lambda: rooms.commit(RoomWrite("ROOM", 1, 0, 1, [(0, "deal")], b"r", 0)),
             lambda: rooms.load("ROOM"),
             lambda: rooms.logs("ROOM", 1),

@@ -38,7 +38,10 @@ async def test_rooms_created_are_counted_per_hour(store: Storage) -> None:
 async def test_only_the_first_daily_attempt_is_the_ranked_one(store: Storage) -> None:
     players = PlayerStore(store)
     assert not await players.attempted_daily("antares", "2026-12-01", "p1")
-    assert await players.start_daily_attempt("antares", "2026-12-01", "p1")
-    assert not await players.start_daily_attempt("antares", "2026-12-01", "p1")
+    assert await players.daily_attempt_room("antares", "2026-12-01", "p1") is None
+    assert await players.start_daily_attempt("antares", "2026-12-01", "p1", "ROOMAAAA")
+    assert not await players.start_daily_attempt("antares", "2026-12-01", "p1", "ROOMBBBB")
     assert await players.attempted_daily("antares", "2026-12-01", "p1")
-    assert await players.start_daily_attempt("scorpion", "2026-12-01", "p1")
+    # The ranked attempt's room is the first one's, whatever came after.
+    assert await players.daily_attempt_room("antares", "2026-12-01", "p1") == "ROOMAAAA"
+    assert await players.start_daily_attempt("scorpion", "2026-12-01", "p1", "ROOMCCCC")

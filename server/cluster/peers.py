@@ -4,7 +4,7 @@ Every node listens on a *peer port* (``PEER_PORT``; 0, the default, takes any fr
 says where in its heartbeat (``"peer": "host:port"``). To send to another node, a node opens
 one TCP connection to it and keeps it; each message batch is a frame, a 4-byte big-endian
 length and then the bytes, exactly what the node would have published on the other's Redis
-inbox (:mod:`server.net.inbox`).
+inbox (:mod:`server.cluster.inbox`).
 
 **Who may talk.** The listening node opens with a 16-byte challenge; the connecting node
 answers with a hello naming both nodes and an HMAC of the challenge under a key derived

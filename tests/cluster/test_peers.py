@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import pytest
 import pytest_asyncio
 
-from server.net import peers
-from server.net.peers import PeerLinks, link_key
+from server.cluster import peers
+from server.cluster.peers import PeerLinks, link_key
 from tests.polling import eventually
 
 KEY = link_key(b"the service's secret")

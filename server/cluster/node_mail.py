@@ -1,7 +1,7 @@
 """What the nodes of the service send each other, and how it travels (the forwarder's post).
 
-Messages (:mod:`server.net.inbox`) posted during one event-loop turn leave as one batch per
-receiving node: on the direct link to that node (:mod:`server.net.peers`), or on its Redis
+Messages (:mod:`server.cluster.inbox`) posted during one event-loop turn leave as one batch per
+receiving node: on the direct link to that node (:mod:`server.cluster.peers`), or on its Redis
 inbox (a pub/sub channel; sharded on a Cluster) when it cannot be reached directly. A node
 takes one road at a time, so its messages arrive in the order they were posted. Every node
 also reads its own inbox, for nodes that cannot reach it directly (or run an older version).
@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 import msgspec
 
-from server.live.nodes import Node
-from server.net.inbox import DECODER, ENCODER, Message
-from server.net.peers import PeerLinks
+from server.cluster.inbox import DECODER, ENCODER, Message
+from server.cluster.node import Node
+from server.cluster.peers import PeerLinks, link_key
 from server.ops.metrics import NODE_BATCHES_SENT
 from server.ops.stopping import stop_tasks
 from server.storage.connection import StoreUnavailable
@@ -28,24 +28,40 @@ logger = logging.getLogger("server.nodes")
 
 
 class NodeMail:
-    """This node's post: :meth:`post` sends, ``on_message`` is called with what arrives."""
+    """This node's post: :meth:`post` sends; what arrives goes to the handler given to
+    :meth:`serve` (kept until then, in order: a link may deliver before the edge is built)."""
 
-    def __init__(self, node: Node, on_message: Callable[[Message], None]) -> None:
+    def __init__(self, node: Node, secret: bytes) -> None:
+        """``secret``: the service's secret, from which the direct links' key is derived."""
         self.node = node
-        self.on_message = on_message
-        #: Direct links to the other nodes; without them (or to a node that has none) every
-        #: batch goes through Redis.
-        self.peers: PeerLinks | None = None
+        self._handler: Callable[[Message], None] | None = None
+        self._early: list[Message] = []
+        #: Direct links to the other nodes (not listening until :meth:`PeerLinks.start`);
+        #: to a node that has none, every batch goes through Redis.
+        self.peers = PeerLinks(node.id, link_key(secret), node.peer_address, self.received, self.send_by_redis)
         #: Set when the server stops: the inbox reader ends.
         self.stopping = False
         self._outbox: dict[str, list[Message]] = {}
         self._redis_out: dict[str, list[bytes]] = {}
         self._writer: asyncio.Task[None] | None = None
 
+    def serve(self, handler: Callable[[Message], None]) -> None:
+        """Hand every message that arrives (and those that came before) to ``handler``."""
+        self._handler = handler
+        early, self._early = self._early, []
+        for message in early:
+            handler(message)
+
+    def _arrived(self, message: Message) -> None:
+        if self._handler is None:
+            self._early.append(message)
+        else:
+            self._handler(message)
+
     def post(self, node: str, message: Message) -> None:
         """Send ``message`` to ``node`` (to this one: handled at once)."""
         if node == self.node.id:
-            self.on_message(message)
+            self._arrived(message)
             return
         if not self._outbox:
             asyncio.get_running_loop().call_soon(self._flush)
@@ -58,7 +74,7 @@ class NodeMail:
         peers = self.peers
         for node, batch in outbox.items():
             data = ENCODER.encode(batch)
-            if peers is None or not peers.send(node, data):
+            if not peers.send(node, data):
                 self.send_by_redis(node, [data])
 
     def send_by_redis(self, node: str, batches: list[bytes]) -> None:
@@ -85,9 +101,8 @@ class NodeMail:
 
     def forget(self, nodes: set[str]) -> None:
         """These nodes stopped beating: their direct links close."""
-        if self.peers is not None:
-            for node in nodes:
-                self.peers.forget(node)
+        for node in nodes:
+            self.peers.forget(node)
 
     def received(self, data: bytes) -> None:
         """A batch of messages from another node, off its direct link or this node's inbox."""
@@ -97,7 +112,7 @@ class NodeMail:
             logger.warning("unreadable message from another node")
             return
         for message in messages:
-            self.on_message(message)
+            self._arrived(message)
 
     async def listen(self) -> None:
         """Read this node's inbox until the server stops (subscribing again after a Redis
@@ -132,5 +147,4 @@ class NodeMail:
             writer = self._writer
             await asyncio.wait([writer], timeout=1.0)
             await stop_tasks([writer])
-        if self.peers is not None:
-            await self.peers.close()
+        await self.peers.close()

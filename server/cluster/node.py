@@ -42,25 +42,14 @@ def new_node_id() -> str:
 class Node:
     """One server process in the service, identified by :attr:`id`."""
 
-    def __init__(
-        self,
-        store: NodeStore,
-        address: str,
-        ttl: float,
-        load: Callable[[], dict[str, int]],
-        public_rooms: Callable[[], list[RoomSummary]],
-        node_id: str | None = None,
-    ) -> None:
-        """``ttl``: seconds the heartbeat (and every lease) lives unrenewed; ``load`` says
-        how busy the node is (rooms, connections); ``public_rooms`` lists its public rooms."""
+    def __init__(self, store: NodeStore, address: str, ttl: float, node_id: str | None = None) -> None:
+        """``ttl``: seconds the heartbeat (and every lease) lives unrenewed."""
         self.id = node_id or new_node_id()
         self.store = store
         self.address = address
-        #: Where other nodes open direct links to this one (server/net/peers.py), if anywhere.
+        #: Where other nodes open direct links to this one (server/cluster/peers.py), if anywhere.
         self.peer: str | None = None
         self.ttl = ttl
-        self._load = load
-        self._public_rooms = public_rooms
         self._alive: set[str] = set()
         self._alive_at = float("-inf")
 
@@ -69,24 +58,28 @@ class Node:
         return int(self.ttl * 1000)
 
     async def start(self) -> None:
-        await self.beat()
+        await self.beat({}, [])
         await self.store.joined(self.id)
         logger.info("node %s up at %s", self.id, self.address)
 
-    async def beat(self) -> None:
-        info: dict[str, object] = {"address": self.address, "load": self._load(), "at": int(time.time() * 1000)}
+    async def beat(self, load: dict[str, int], public_rooms: list[RoomSummary]) -> None:
+        """Write the heartbeat: ``load`` says how busy the node is (rooms, connections),
+        ``public_rooms`` is its share of the lobby."""
+        info: dict[str, object] = {"address": self.address, "load": load, "at": int(time.time() * 1000)}
         if self.peer is not None:
             info["peer"] = self.peer
-        await self.store.beat(self.id, info, _encoder.encode(self._public_rooms()), self.ttl_ms)
+        await self.store.beat(self.id, info, _encoder.encode(public_rooms), self.ttl_ms)
 
-    async def keep_beating(self) -> None:
+    async def keep_beating(
+        self, load: Callable[[], dict[str, int]], public_rooms: Callable[[], list[RoomSummary]]
+    ) -> None:
         """Rewrite the heartbeat and the lobby share a few times per TTL, forever; count the
         live nodes once per TTL (for the operator: ``solitaire_nodes_alive``)."""
         for beats in itertools.count(1):
             await asyncio.sleep(self.ttl / 4)
             stop_requested()
             try:
-                await self.beat()
+                await self.beat(load(), public_rooms())
                 if beats % 4 == 1:
                     await self.count_nodes()
             except StoreUnavailable as error:

@@ -1,0 +1,144 @@
+"""This process as one member of the service, and the questions only the whole service answers.
+
+A :class:`Cluster` is built once, by :meth:`Cluster.start`, before the live rooms, and handed
+down: to the registry (room leases), the edge's router (the post to other nodes) and the
+features (the service-wide questions). A server alone on its Redis is a cluster of one: the
+same object and the same answers, never a ``None`` to check.
+
+Every service-wide question is answered from Redis, never from this process's rooms or
+connections, so every node gives the same answer whichever node holds what it is about:
+the rooms a player races in (:meth:`Cluster.seats_of`), their connections on the other nodes
+(:meth:`Cluster.connections_elsewhere`), and the state of their ranked daily attempt
+(:meth:`Cluster.daily_attempt`).
+"""
+
+from __future__ import annotations
+
+import enum
+import socket
+from dataclasses import dataclass
+
+from protocol.messages import RoomSummary
+from server.cluster.leases import RoomLeases
+from server.cluster.node import Node
+from server.cluster.node_mail import NodeMail
+from server.config import Config
+from server.rooms.record import decode_record
+from server.storage.connection import Storage
+from server.storage.nodes import NodeStore
+from server.storage.players import PlayerStore
+from server.storage.rooms import RoomStore
+
+#: What a ranked daily attempt stored before attempts named their room holds.
+_UNNAMED_ATTEMPT = "1"
+
+
+class DailyAttempt(enum.Enum):
+    """Where a player's ranked attempt at one game's daily deal of one day stands."""
+
+    NOT_STARTED = "not-started"
+    #: Started and not over: its player could copy what they watch.
+    RACING = "racing"
+    #: Its race is over (finished, resigned, out of time), or its room is gone.
+    OVER = "over"
+
+
+@dataclass(eq=False)
+class Cluster:
+    """This node of the service (its id, heartbeat, leases and post) and the service-wide port."""
+
+    node: Node
+    leases: RoomLeases
+    mail: NodeMail
+    _players: PlayerStore
+    _rooms: RoomStore
+
+    @classmethod
+    async def start(cls, storage: Storage, config: Config, secret: bytes, node_id: str | None = None) -> Cluster:
+        """Join the service on ``storage``: listen for the other nodes' direct links, write
+        the first heartbeat. ``secret`` is the service's (the direct links' key is derived
+        from it); ``node_id`` keeps an id across restarts (None: a new one)."""
+        store = NodeStore(storage)
+        node = Node(store, f"{config.host}:{config.port}", config.node_ttl, node_id)
+        mail = NodeMail(node, secret)
+        port = await mail.peers.start(config.host, config.peer_port)
+        node.peer = f"{advertised_host(config)}:{port}"
+        try:
+            await node.start()
+        except BaseException:
+            await mail.close()
+            raise
+        leases = RoomLeases(store, node.id, config.node_ttl)
+        return cls(node, leases, mail, PlayerStore(storage), RoomStore(storage))
+
+    async def stop(self) -> None:
+        """Send what waits for other nodes (a second at most), close the links, and leave."""
+        await self.mail.close()
+        await self.node.stop()
+
+    @property
+    def id(self) -> str:
+        """This node's id."""
+        return self.node.id
+
+    async def alive(self, nodes: set[str]) -> set[str]:
+        """Which of ``nodes`` beat (this one always does)."""
+        return await self.node.alive(nodes)
+
+    async def seats_of(self, player: str) -> list[str]:
+        """The unfinished rooms ``player`` races in, on any node."""
+        return await self.node.store.seats(player)
+
+    async def seat_changes(self, code: str, changes: dict[str, bool]) -> None:
+        """Players who took (True) or gave up (False) a racing seat in room ``code``."""
+        await self.node.store.seat_changes(code, changes)
+
+    async def owners(self, codes: list[str]) -> dict[str, str | None]:
+        """The node holding each room's lease (None: nobody), in one round trip."""
+        return await self.node.store.owners(codes)
+
+    async def connected(self, player: str, link: int, open_: bool) -> None:
+        """Record that connection ``link`` of this node, ``player``'s, opened (or closed)."""
+        await self.node.store.connected(player, self.node.id, link, open_)
+
+    async def connections_elsewhere(self, player: str) -> int:
+        """How many connections ``player`` has open on the other live nodes (those of nodes
+        that stopped beating are forgotten on the way)."""
+        found = await self.node.store.connections(player)
+        elsewhere = [(node, link) for node, link in found if node != self.node.id]
+        alive = await self.node.alive({node for node, _ in elsewhere})
+        await self.node.store.forget_connections(player, [(n, i) for n, i in elsewhere if n not in alive])
+        return sum(node in alive for node, _ in elsewhere)
+
+    async def daily_attempt(self, game: str, date: str, player: str) -> DailyAttempt:
+        """Where ``player``'s ranked attempt at the daily ``game`` of ``date`` stands, read
+        from its room's stored record: the same on every node, and never "over" before the
+        room's finishing step is stored. An attempt stored before attempts named their room
+        counts as racing all its day (it cannot be told from a live one)."""
+        room = await self._players.daily_attempt_room(game, date, player)
+        if room is None:
+            return DailyAttempt.NOT_STARTED
+        if room == _UNNAMED_ATTEMPT:
+            return DailyAttempt.RACING
+        stored = await self._rooms.load(room)
+        if stored is None:
+            return DailyAttempt.OVER
+        record = decode_record(stored.record)
+        return DailyAttempt.OVER if record.state == "finished" else DailyAttempt.RACING
+
+    async def others_lobby(self) -> list[RoomSummary]:
+        """The public rooms the other live nodes run (as of their last heartbeat)."""
+        return await self.node.others_lobby()
+
+
+def advertised_host(config: Config) -> str:
+    """The host other nodes reach this one at: ADVERTISE_HOST, else HOST unless it means
+    every interface, else this machine's address (in a container, the container's)."""
+    if config.advertise_host:
+        return config.advertise_host
+    if config.host not in ("", "0.0.0.0", "::"):
+        return config.host
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
