@@ -52,13 +52,21 @@ class Node:
         self.ttl = ttl
         self._alive: set[str] = set()
         self._alive_at = float("-inf")
+        #: How many times this node went longer than its TTL without a heartbeat written (a
+        #: pause, a cut from Redis): each time, the other nodes may have taken it for gone and
+        #: dropped what they held for it. Whoever holds state that depends on the other nodes
+        #: compares it with the count it last saw.
+        self.lapses = 0
+        self._beaten_at = float("-inf")  # monotonic send time of the last heartbeat written
 
     @property
     def ttl_ms(self) -> int:
         return int(self.ttl * 1000)
 
     async def start(self) -> None:
+        sent = time.monotonic()
         await self.beat({}, [])
+        self._beaten_at = sent
         await self.store.joined(self.id)
         logger.info("node %s up at %s", self.id, self.address)
 
@@ -78,12 +86,26 @@ class Node:
         for beats in itertools.count(1):
             await asyncio.sleep(self.ttl / 4)
             stop_requested()
+            sent = time.monotonic()
             try:
                 await self.beat(load(), public_rooms())
+                self._beaten(sent)
                 if beats % 4 == 1:
                     await self.count_nodes()
             except StoreUnavailable as error:
                 logger.warning("heartbeat not written: %s", error)
+
+    def _beaten(self, sent: float) -> None:
+        """A heartbeat sent at ``sent`` was written: count a lapse if the one before may have
+        expired first (its TTL ran from no earlier than its own send time)."""
+        if sent - self._beaten_at > self.ttl:
+            self.lapses += 1
+            logger.warning(
+                "node %s wrote no heartbeat for %.1f s, past its TTL: the other nodes may have taken it for gone",
+                self.id,
+                sent - self._beaten_at,
+            )
+        self._beaten_at = sent
 
     async def count_nodes(self) -> int:
         """How many nodes beat now (this one included), also shown on ``/metrics``."""

@@ -57,6 +57,10 @@ logger = logging.getLogger("server.nodes")
 _MOVES: Final = 3
 #: Seconds an answer may be late before the router checks that its node still beats.
 _LATE: Final = 0.5
+#: Seconds a proxy dropped for its node's silence is remembered, so that a request on it is
+#: answered with a reroute. Far past any pause a node wakes from without knowing it lapsed
+#: (its own heartbeat tells it within a TTL, and it then sends its clients to reconnect).
+_DROPPED_KEEP: Final = 300.0
 
 
 def room_of(message: ClientMessage) -> str | None:
@@ -84,6 +88,9 @@ class Router:
         self._origin: dict[ClientLink, str] = {}  # proxy -> its client's node
         self._owners: dict[str, str] = {}  # room code -> the node last seen owning it
         self._pending: dict[int, asyncio.Future[Done]] = {}
+        #: Proxies dropped because their node went silent, (node, link) -> when (monotonic).
+        self._dropped: dict[tuple[str, int], float] = {}
+        self._lapses_seen = cluster.node.lapses
         self._seq = itertools.count(1)
         #: What this node and the others send each other (direct links, Redis inboxes).
         self.mail = cluster.mail
@@ -280,7 +287,20 @@ class Router:
         for origin, ids in by_node.items():
             self.mail.post(origin, Frames(self.node.id, ids, frame))
 
+    def _rerouted_dropped(self, origin: str, link: int, seq: int) -> bool:
+        """True, and the client sent to reconnect, if its proxy here was dropped when its node
+        went silent: a new proxy would follow none of its rooms (no updates would follow its
+        acks), so its node is told to close it, and the client resumes everywhere."""
+        if self._dropped.pop((origin, link), None) is None:
+            return False
+        logger.info("a request on a dropped proxy of node %s: its client is sent to reconnect", origin)
+        self.mail.post(origin, Reroute([link]))
+        self.mail.post(origin, Done(seq, False))
+        return True
+
     async def _serve(self, request: Request) -> None:
+        if self._rerouted_dropped(request.origin, request.link, request.seq):
+            return
         proxy = self.proxy(request.origin, request.link, request.player, request.name, request.bot)
         moved = False
         request_id: int | None = None
@@ -305,6 +325,8 @@ class Router:
             self._tidy(proxy)
 
     async def _resume(self, resume: Resume) -> None:
+        if self._rerouted_dropped(resume.origin, resume.link, resume.seq):
+            return
         proxy = self.proxy(resume.origin, resume.link, resume.player, resume.name, resume.bot)
         moved = False
         try:
@@ -366,6 +388,7 @@ class Router:
             case Frames():
                 self._deliver(message)
             case Gone():
+                self._dropped.pop((message.origin, message.link), None)
                 proxy = self._proxies.pop((message.origin, message.link), None)
                 if proxy is not None:
                     self._background(self._gone(proxy))
@@ -392,12 +415,36 @@ class Router:
         while True:
             await asyncio.sleep(self.leases.ttl / 4)
             stop_requested()
+            if self.node.lapses != self._lapses_seen:
+                self._lapses_seen = self.node.lapses
+                self._rejoin()
             try:
                 await self._check_peers()
             except StoreUnavailable as error:
                 logger.warning("could not check the other nodes: %s", error)
 
+    def _rejoin(self) -> None:
+        """This node went silent past its TTL, so the others may have taken it for gone: they
+        dropped the proxies they held for its clients, and closed their own clients whose
+        rooms run here. Start again from nothing both sides could disagree on: this node's
+        clients of other nodes' rooms reconnect (and resume everywhere), and the proxies held
+        here for other nodes' clients are dropped (their clients were sent to reconnect)."""
+        logger.warning("this node lapsed: its clients of other nodes' rooms reconnect, other nodes' proxies dropped")
+        self._owners.clear()
+        for link_id in list(self._peers_of):
+            link = self._local.get(link_id)
+            if link is not None:
+                self._close(link, "this server lost touch with the others for a moment")
+        self._peers_of.clear()
+        now = time.monotonic()
+        for (origin, link_id), proxy in list(self._proxies.items()):
+            self._proxies.pop((origin, link_id), None)
+            self._dropped[(origin, link_id)] = now
+            self._background(self._gone(proxy))
+
     async def _check_peers(self) -> None:
+        now = time.monotonic()
+        self._dropped = {key: at for key, at in self._dropped.items() if now - at < _DROPPED_KEEP}
         owners = {node for nodes in self._peers_of.values() for node in nodes}
         origins = set(self._origin.values())
         watched = owners | origins | set(self._owners.values())
@@ -418,6 +465,7 @@ class Router:
         for proxy, origin in list(self._origin.items()):
             if origin in dead:
                 self._proxies.pop((origin, proxy.id), None)
+                self._dropped[(origin, proxy.id)] = now
                 self._background(self._gone(proxy))
 
     def _background(self, coroutine: Coroutine[Any, Any, None]) -> None:

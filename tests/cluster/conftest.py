@@ -1,0 +1,5 @@
+"""The multi-process fixtures of ``tests/nodes/conftest.py`` (``backend``, ``service``),
+shared rather than copied: real server processes on one Redis or a Redis Cluster."""
+
+from tests.nodes.conftest import backend as backend
+from tests.nodes.conftest import service as service
