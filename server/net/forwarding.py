@@ -1,30 +1,22 @@
 """Any node serves any client: a request for a room another node runs is forwarded there.
 
 Where the cut is: :func:`server.net.dispatch.dispatch` asks :meth:`Router.forwarded` first.
-A room that runs here costs one dictionary look-up and nothing else. For any other room the
-router finds its owner (the node holding its lease; a room nobody holds is claimed and
-loaded here, which is also how a dead owner's rooms are taken over), sends the request to
-the owner's inbox and waits for the owner to say it is done.
+A room that runs here costs one dictionary look-up. For any other room the router finds its
+owner (the node holding its lease; a room nobody holds is claimed and loaded here, which is
+also how a dead owner's rooms are taken over), posts the request to it and waits for it to
+say it is done. On the owner the request runs through the same dispatcher for a *proxy*
+(:mod:`server.net.proxies`); what the room sends to a proxy goes back to the client's node
+(batched per node, spectators' frames after the owner's delay), which writes it to the
+connection. The post between nodes is the cluster's (:mod:`server.cluster.node_mail`).
 
-On the owner the request runs through the same dispatcher, on behalf of a *proxy link*: a
-:class:`~server.connections.link.ClientLink` whose relay is this router. What the room sends to a
-proxy (answers, events, snapshots) is published to the client's node, batched per node
-(one publish per room event and node, however many of that node's racers and spectators
-follow the room: the spectators' frames leave after the owner's delay, so the anti-copy
-rule stays on the owner), and that node writes it to the real connection.
-
-Messages from one node to another (:mod:`server.cluster.node_mail`) go on a direct TCP link
-between the two (:mod:`server.cluster.peers`), or on the receiver's Redis inbox when it cannot
-be reached directly; never both at once, and in order either way, so a client sees its
-answer and the room's events in the owner's order.
-
-Faults: a node that dies stops beating; every node watching it (because it holds proxies
-of that node's clients, or because its clients follow rooms there) notices within the TTL.
-Clients whose rooms ran on the dead node are closed with 1001 and reconnect with their
-resume token (the client library does it by itself), which puts them back in their seats
-on the room's new owner; proxies of a dead node's clients are dropped like closed
-connections (their grace period starts). A room whose owner was fenced closes its local
-clients the same way and tells the other nodes to close theirs.
+Faults: every node watches the nodes it depends on. When a room's owner dies, the clients
+on other nodes stay connected: their node follows the room again on its new owner (taken
+over within the lease TTL) and sends a snapshot; only if that fails is a client closed with
+1001 to resume by itself. Proxies of a dead node's clients are dropped like closed
+connections (their grace period starts). A node that finds it lapsed (no heartbeat written
+for a TTL) sends its clients of other nodes' rooms to reconnect and drops the proxies it
+held, and an owner answers a request on a proxy it dropped with a reroute. A room whose
+owner was fenced closes its local clients and tells the other nodes to close theirs.
 """
 
 from __future__ import annotations
@@ -38,15 +30,16 @@ from typing import Any, Final
 
 from protocol.codec import MalformedFrame, decode_client, encode
 from protocol.errors import CloseCode, ErrorCode
-from protocol.messages import ClientMessage
+from protocol.messages import ClientMessage, Spectate
 from server.cluster.cluster import Cluster
 from server.cluster.inbox import Done, Frames, Gone, Message, Request, Reroute, Resume
-from server.connections.limits import Offences, TokenBucket
 from server.connections.link import ClientLink
 from server.features import identity
 from server.features.context import Context
 from server.live.runner import RoomRunner
 from server.net.dispatch import dispatch
+from server.net.following import Following, Role
+from server.net.proxies import Proxies
 from server.ops.metrics import FORWARD_SECONDS, FORWARDED_RECEIVED, FORWARDED_SENT
 from server.ops.stopping import stop_requested, stop_tasks
 from server.storage.connection import StoreUnavailable
@@ -57,10 +50,6 @@ logger = logging.getLogger("server.nodes")
 _MOVES: Final = 3
 #: Seconds an answer may be late before the router checks that its node still beats.
 _LATE: Final = 0.5
-#: Seconds a proxy dropped for its node's silence is remembered, so that a request on it is
-#: answered with a reroute. Far past any pause a node wakes from without knowing it lapsed
-#: (its own heartbeat tells it within a TTL, and it then sends its clients to reconnect).
-_DROPPED_KEEP: Final = 300.0
 
 
 def room_of(message: ClientMessage) -> str | None:
@@ -84,12 +73,12 @@ class Router:
         self.timeout = timeout
         self._local: dict[int, ClientLink] = {}
         self._peers_of: dict[int, set[str]] = {}  # local link id -> nodes holding its proxy
-        self._proxies: dict[tuple[str, int], ClientLink] = {}
-        self._origin: dict[ClientLink, str] = {}  # proxy -> its client's node
+        #: Stand-ins for other nodes' connections to the rooms that run here.
+        self.proxies = Proxies(self)
         self._owners: dict[str, str] = {}  # room code -> the node last seen owning it
         self._pending: dict[int, asyncio.Future[Done]] = {}
-        #: Proxies dropped because their node went silent, (node, link) -> when (monotonic).
-        self._dropped: dict[tuple[str, int], float] = {}
+        #: The rooms other nodes run that each local link follows, and on which owner.
+        self.following = Following()
         self._lapses_seen = cluster.node.lapses
         self._seq = itertools.count(1)
         #: What this node and the others send each other (direct links, Redis inboxes).
@@ -130,6 +119,12 @@ class Router:
             return False
         for _ in range(_MOVES):
             owner = self._owners.get(code) or await self.locate(code)
+            # A room followed on an owner that is gone is followed again (here or on the new
+            # owner) first, so that the updates of what this request does reach the client.
+            role = self.following.moved(link.id, code, owner)
+            if role is not None and await self._refollow(link, {code: role}):
+                self.following.put_back(link.id, code, role, "")
+                raise StoreUnavailable(f"storage unavailable: room {code} is changing server")
             if owner is None:
                 return False
             request = Request(
@@ -137,37 +132,50 @@ class Router:
             )
             done = await self._ask(owner, link, request)
             if not done.moved:
+                self.following.served(link.id, code, owner, message)
                 return True
             self._owners.pop(code, None)
         raise StoreUnavailable(f"storage unavailable: room {code} keeps moving between servers")
 
-    async def resume_elsewhere(self, link: ClientLink, request_id: int) -> None:
-        """Give ``link``'s player back their seats in rooms other nodes run (a hello); rooms
-        nobody runs are taken over here, where the hello's own resume finds them."""
+    async def resume_elsewhere(self, link: ClientLink, request_id: int, only: set[str] | None = None) -> list[str]:
+        """Give ``link``'s player back their seats in rooms other nodes run (a hello; with
+        ``only``, in those rooms alone); rooms nobody runs are taken over here, where the
+        hello's own resume finds them. Returns the rooms whose seat could not be given back."""
         player = link.player
         assert player is not None
+        missed = []
         for code in await self.node.store.seats(player):
+            if only is not None and code not in only:
+                continue
+            given = False
             # Giving a seat back is safe to repeat: an owner that does not answer (it died
             # and its heartbeat has not expired yet) is asked again, or its room taken over.
             for attempt in range(_MOVES):
                 if self.ctx.rooms.live(code):
+                    given = True
                     break
                 try:
                     owner = await self.locate(code)
                     if owner is None:
                         if not self.ctx.rooms.live(code):  # the room is gone
                             await self.node.store.seat(player, code, False)
+                        given = True
                         break
                     resume = Resume(
                         self.node.id, link.id, next(self._seq), player, link.name, link.bot, request_id, code
                     )
                     if not (await self._ask(owner, link, resume)).moved:
+                        self.following.seated(link.id, code, owner)
+                        given = True
                         break
                     self._owners.pop(code, None)
                 except StoreUnavailable as error:
                     logger.warning(
                         "room %s: %s's seat not given back yet (try %d): %s", code, link.name, attempt + 1, error
                     )
+            if not given:
+                missed.append(code)
+        return missed
 
     async def locate(self, code: str) -> str | None:
         """The node running room ``code``, or None when it is (now) this one or there is no
@@ -257,6 +265,7 @@ class Router:
     def dropped(self, link: ClientLink) -> None:
         """A local connection closed: the nodes holding its proxies drop them."""
         self._local.pop(link.id, None)
+        self.following.closed(link.id)
         for node in self._peers_of.pop(link.id, ()):
             self.mail.post(node, Gone(self.node.id, link.id))
 
@@ -268,20 +277,13 @@ class Router:
 
     def proxy(self, origin: str, link_id: int, player: str, name: str, bot: bool) -> ClientLink:
         """The stand-in here for connection ``link_id`` of node ``origin``."""
-        proxy = self._proxies.get((origin, link_id))
-        if proxy is None:
-            # Rate limits and frame checks happened on the client's node.
-            proxy = ClientLink(None, TokenBucket(1e9, 1e9), Offences(1 << 30, 1.0), relay=self, id=link_id)
-            self._proxies[(origin, link_id)] = proxy
-            self._origin[proxy] = origin
-        proxy.player, proxy.name, proxy.bot = player, name, bot
-        return proxy
+        return self.proxies.get(origin, link_id, player, name, bot)
 
     def relay(self, links: list[ClientLink], frame: bytes) -> None:
         """:class:`~server.connections.link.Relay`: one publish per client node, naming its links."""
         by_node: dict[str, list[int]] = {}
         for link in links:
-            origin = self._origin.get(link)
+            origin = self.proxies.origin_of(link)
             if origin is not None:
                 by_node.setdefault(origin, []).append(link.id)
         for origin, ids in by_node.items():
@@ -291,7 +293,7 @@ class Router:
         """True, and the client sent to reconnect, if its proxy here was dropped when its node
         went silent: a new proxy would follow none of its rooms (no updates would follow its
         acks), so its node is told to close it, and the client resumes everywhere."""
-        if self._dropped.pop((origin, link), None) is None:
+        if not self.proxies.was_silenced(origin, link):
             return False
         logger.info("a request on a dropped proxy of node %s: its client is sent to reconnect", origin)
         self.mail.post(origin, Reroute([link]))
@@ -322,7 +324,7 @@ class Router:
             logger.exception("forwarded request from node %s failed", request.origin)
         finally:
             self.mail.post(request.origin, Done(request.seq, moved))
-            self._tidy(proxy)
+            self.proxies.tidy(proxy)
 
     async def _resume(self, resume: Resume) -> None:
         if self._rerouted_dropped(resume.origin, resume.link, resume.seq):
@@ -340,16 +342,10 @@ class Router:
             logger.warning("room %s: seat of %s not given back: %s", resume.code, resume.name, error)
         finally:
             self.mail.post(resume.origin, Done(resume.seq, moved))
-            self._tidy(proxy)
-
-    def _tidy(self, proxy: ClientLink) -> None:
-        if not proxy.rooms:
-            origin = self._origin.pop(proxy, None)
-            if origin is not None:
-                self._proxies.pop((origin, proxy.id), None)
+            self.proxies.tidy(proxy)
 
     async def _gone(self, proxy: ClientLink) -> None:
-        self._origin.pop(proxy, None)
+        """``proxy``, forgotten already, is dropped like a closed connection."""
         try:
             await identity.disconnected(self.ctx, proxy)
         except StoreUnavailable as error:
@@ -361,7 +357,7 @@ class Router:
         by_node: dict[str, list[int]] = {}
         followers = [link for links in runner.audience.racers.values() for link in links]
         for link in followers + runner.audience.spectators:
-            origin = self._origin.get(link)
+            origin = self.proxies.origin_of(link)
             if origin is not None:
                 by_node.setdefault(origin, []).append(link.id)
             else:
@@ -388,8 +384,7 @@ class Router:
             case Frames():
                 self._deliver(message)
             case Gone():
-                self._dropped.pop((message.origin, message.link), None)
-                proxy = self._proxies.pop((message.origin, message.link), None)
+                proxy = self.proxies.closed(message.origin, message.link)
                 if proxy is not None:
                     self._background(self._gone(proxy))
             case Reroute():
@@ -431,22 +426,19 @@ class Router:
         here for other nodes' clients are dropped (their clients were sent to reconnect)."""
         logger.warning("this node lapsed: its clients of other nodes' rooms reconnect, other nodes' proxies dropped")
         self._owners.clear()
+        self.following.clear()
         for link_id in list(self._peers_of):
             link = self._local.get(link_id)
             if link is not None:
                 self._close(link, "this server lost touch with the others for a moment")
         self._peers_of.clear()
-        now = time.monotonic()
-        for (origin, link_id), proxy in list(self._proxies.items()):
-            self._proxies.pop((origin, link_id), None)
-            self._dropped[(origin, link_id)] = now
+        for proxy in self.proxies.silenced(None, time.monotonic()):
             self._background(self._gone(proxy))
 
     async def _check_peers(self) -> None:
-        now = time.monotonic()
-        self._dropped = {key: at for key, at in self._dropped.items() if now - at < _DROPPED_KEEP}
+        self.proxies.prune(time.monotonic())
         owners = {node for nodes in self._peers_of.values() for node in nodes}
-        origins = set(self._origin.values())
+        origins = self.proxies.origins()
         watched = owners | origins | set(self._owners.values())
         if not watched:
             return
@@ -461,12 +453,40 @@ class Router:
                 nodes -= dead
                 link = self._local.get(link_id)
                 if link is not None:
-                    self._close(link, "a server your rooms ran on went away")
-        for proxy, origin in list(self._origin.items()):
-            if origin in dead:
-                self._proxies.pop((origin, proxy.id), None)
-                self._dropped[(origin, proxy.id)] = now
-                self._background(self._gone(proxy))
+                    self._background(self._follow_again(link, dead))
+        for proxy in self.proxies.silenced(dead, time.monotonic()):
+            self._background(self._gone(proxy))
+
+    async def _follow_again(self, link: ClientLink, dead: set[str]) -> None:
+        """The owner of rooms ``link`` follows died: follow them on their new owner (taken over
+        within the lease's TTL, here or on another node), each with a snapshot that says which
+        version it resumes from, and keep the connection. Only when that fails, or the rooms
+        are not known here, is the client closed with 1001 to resume by itself."""
+        lost: dict[str, Role] = dict(self.following.lost(link.id, dead))
+        try:
+            if not self._stopping and link.player is not None:
+                # Seats known nowhere here (a quick-match race formed on another node) may have
+                # been on the dead node too: given back as well (a resync where they were not).
+                known = self.following.rooms_of(link.id) | set(link.rooms)
+                lost |= {code: "racer" for code in await self.node.store.seats(link.player) if code not in known}
+                if not lost or not await self._refollow(link, lost):
+                    logger.info("%s follows %d rooms again after a server went away", link.name, len(lost))
+                    return
+        except Exception as error:  # any failure: the client resumes by itself instead
+            logger.warning("%s's rooms not followed again (%s): sent to reconnect", link.name, error)
+        self._close(link, "a server your rooms ran on went away")
+
+    async def _refollow(self, link: ClientLink, rooms: dict[str, Role]) -> list[str]:
+        """Follow ``rooms`` again in their roles, on their owners now (here, or another
+        node), each with a snapshot; the rooms whose seat could not be given back."""
+        racing = {code for code, role in rooms.items() if role == "racer"}
+        missed = await self.resume_elsewhere(link, 0, racing) if racing else []
+        for code in racing:
+            if self.ctx.rooms.live(code):  # it runs here now
+                await identity.resume_seat(self.ctx, link, self.ctx.rooms[code], 0)
+        for code in sorted(set(rooms) - racing):
+            await dispatch(self.ctx, link, Spectate(id=0, room=code))
+        return missed
 
     def _background(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(coroutine)

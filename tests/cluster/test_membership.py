@@ -10,8 +10,8 @@ import signal
 
 import pytest
 
-from client.lib.connection import RaceClient
-from protocol.messages import Ack, AskLegalMoves, LegalMoves, PlayMove
+from client.lib.connection import RaceClient, ServerError
+from protocol.messages import Ack, AskLegalMoves, Joined, LegalMoves, PlayMove, RoomOptions, Spectate
 from protocol.mirror import RoomMirror
 from tests.nodes.conftest import NODE_TTL, Service
 from tests.nodes.test_service import open_race, race_started
@@ -24,18 +24,21 @@ GRACE = 8.0
 UPDATE_WITHIN = 3.0
 
 
-async def move_until_acked(racer: RaceClient, code: str) -> int:
-    """Play a legal move, retrying while the client reconnects and resumes; the acked version."""
+async def move_acked(racer: RaceClient, code: str, reconnects: bool) -> int:
+    """Play a legal move; the acked version. Asked again while the room changes owner
+    (``storage-unavailable``, no answer in time) and, if ``reconnects``, while the client
+    reconnects and resumes; otherwise a closed connection fails the test."""
     deadline = asyncio.get_running_loop().time() + 30
     while True:
         try:
             legal = await racer.request(lambda i: AskLegalMoves(id=i, room=code))
             assert isinstance(legal, LegalMoves), legal
             assert legal.moves, "no legal move left"
-            move = legal.moves[0]
-            ack = await racer.request(functools.partial(PlayMove, room=code, move=move))
-        except (ConnectionError, TimeoutError):
-            if asyncio.get_running_loop().time() > deadline:
+            ack = await racer.request(functools.partial(PlayMove, room=code, move=legal.moves[0]))
+        except (ServerError, ConnectionError, TimeoutError) as error:
+            again = isinstance(error, TimeoutError) or (reconnects and isinstance(error, ConnectionError))
+            again = again or (isinstance(error, ServerError) and error.code == "storage-unavailable")
+            if not again or asyncio.get_running_loop().time() > deadline:
                 raise
             await asyncio.sleep(0.2)
             continue
@@ -61,8 +64,8 @@ async def test_a_racer_on_a_node_paused_past_its_ttl_is_not_cut_off(service: Ser
     service.clients.append(bob)
     code = await open_race(ann, bob)  # the room runs on node A; Bob is on node B
     await race_started(code, ann, bob)
-    await move_until_acked(ann, code)
-    await move_until_acked(bob, code)
+    await move_acked(ann, code, reconnects=True)
+    await move_acked(bob, code, reconnects=True)
 
     b.signal(signal.SIGSTOP)
     await asyncio.sleep(NODE_TTL * 2)  # node A declares B gone and drops its proxies
@@ -70,13 +73,39 @@ async def test_a_racer_on_a_node_paused_past_its_ttl_is_not_cut_off(service: Ser
 
     # Every move Bob plays is acknowledged and followed by the update bringing his copy to it.
     for _ in range(4):
-        version = await move_until_acked(bob, code)
+        version = await move_acked(bob, code, reconnects=True)
         await bob.wait_room(code, functools.partial(reached, version=version), timeout=UPDATE_WITHIN)
     # Past the grace period Bob still races: never resigned as "disconnected" while he plays.
     await asyncio.sleep(GRACE + NODE_TTL)
-    version = await move_until_acked(bob, code)
+    version = await move_acked(bob, code, reconnects=True)
     mirror = await bob.wait_room(code, functools.partial(reached, version=version), timeout=UPDATE_WITHIN)
     racer = mirror.view().racers[seat_of(mirror, "Bob")]
     assert racer.resigned is None
     assert racer.connected
     assert mirror.view().state == "racing"
+
+
+async def test_clients_on_surviving_nodes_stay_connected_when_the_owner_dies(service: Service) -> None:
+    a, b, c = await service.start(3)
+    ann = await service.connect(a, "Ann")
+    bob = await service.connect(b, "Bob")  # no automatic reconnection: he must never need one
+    code = await open_race(ann, bob, RoomOptions(public=True, spectator_delay=1))
+    eve = await service.connect(c, "Eve")
+    assert isinstance(await eve.request(lambda i: Spectate(id=i, room=code)), Joined)
+    await race_started(code, ann, bob)
+    before = await move_acked(bob, code, reconnects=False)
+
+    a.signal(signal.SIGKILL)  # the owner dies
+    a.process.wait()
+    # Bob, on node B, races on without reconnecting: his node follows the room on its new
+    # owner, and his next move is acknowledged there, after every move acknowledged before.
+    after = await move_acked(bob, code, reconnects=False)
+    assert after > before
+    mirror = await bob.wait_room(code, functools.partial(reached, version=after), timeout=UPDATE_WITHIN)
+    assert mirror.view().state == "racing"
+    assert mirror.view().racers[seat_of(mirror, "Bob")].resigned is None
+    # Eve, on node C, watches on, also on her first connection.
+    await eve.wait_room(code, functools.partial(reached, version=after), timeout=NODE_TTL * 4 + 10)
+    for client in (bob, eve):
+        assert client.connected.is_set()
+        assert client.ended is None
