@@ -294,10 +294,14 @@ class RaceServer:
             self.listener.close(close_connections=True)
             await self.listener.wait_closed()
         if self.ctx is not None:
-            if self.router is not None:
-                for runner in self.ctx.rooms.runners():
-                    self.router.rerouted(runner)  # other nodes' clients go to the next owner
+            # A planned handoff: every lease is given up first, then the other nodes are told,
+            # so that their clients follow each room on its next owner at once (claimed by
+            # whoever needs it first), without waiting for a lease to expire.
+            handed_over = self.ctx.rooms.runners()
             await self.ctx.rooms.drain()
+            if self.router is not None:
+                for runner in handed_over:
+                    self.router.rerouted(runner)
         if self.router is not None:
             await self.router.close()
         if self.cluster is not None:

@@ -55,7 +55,11 @@ class Gone(msgspec.Struct, tag=5, array_like=True):
 
 
 class Reroute(msgspec.Struct, tag=6, array_like=True):
+    """These connections' rooms left ``sender`` (fenced, or handed over by a draining node):
+    they follow them again on the new owner; with no sender, they reconnect."""
+
     links: list[int]
+    sender: str = ""
 
 
 Message = Request | Resume | Done | Frames | Gone | Reroute

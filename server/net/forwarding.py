@@ -352,7 +352,8 @@ class Router:
             logger.warning("a proxy's drop was not stored: %s", error)
 
     def rerouted(self, runner: RoomRunner) -> None:
-        """``runner`` was fenced: every client following it reconnects, to find the new owner."""
+        """``runner`` left this node (fenced, or handed over by a drain): the other nodes'
+        clients following it follow it again on its next owner; this node's reconnect."""
         self._owners.pop(runner.code, None)
         by_node: dict[str, list[int]] = {}
         followers = [link for links in runner.audience.racers.values() for link in links]
@@ -363,7 +364,7 @@ class Router:
             else:
                 self._close(link, f"room {runner.code} moved to another server")
         for origin, ids in by_node.items():
-            self.mail.post(origin, Reroute(ids))
+            self.mail.post(origin, Reroute(ids, self.node.id))
 
     def _close(self, link: ClientLink, why: str) -> None:
         if link.socket is not None:
@@ -390,7 +391,11 @@ class Router:
             case Reroute():
                 for link_id in message.links:
                     link = self._local.get(link_id)
-                    if link is not None:
+                    if link is None:
+                        continue
+                    if message.sender:
+                        self._background(self._follow_again(link, {message.sender}))
+                    else:
                         self._close(link, "your room moved to another server")
 
     def _deliver(self, frames: Frames) -> None:
@@ -463,6 +468,8 @@ class Router:
         version it resumes from, and keep the connection. Only when that fails, or the rooms
         are not known here, is the client closed with 1001 to resume by itself."""
         lost: dict[str, Role] = dict(self.following.lost(link.id, dead))
+        for code in lost:
+            self._owners.pop(code, None)
         try:
             if not self._stopping and link.player is not None:
                 # Seats known nowhere here (a quick-match race formed on another node) may have

@@ -199,3 +199,12 @@ def test_solver_speed_compares_a_baseline_the_build_and_the_source() -> None:
     assert "positions per GiB" in output
     if built_here():
         assert "this tree, pure Python" in output
+
+
+@pytest.mark.slow
+def test_handoff_times_a_drain_and_a_failover_and_no_racer_is_disconnected() -> None:
+    output = bench("bench.handoff", "--rooms", "2")
+    for kind in ("drain (SIGTERM)", "failover (SIGKILL)"):
+        [line] = [line for line in output.splitlines() if line.startswith(kind)]
+        assert "stall per racer median" in line
+        assert "disconnected 0 of" in line  # a client on a surviving node keeps its connection

@@ -109,3 +109,23 @@ async def test_clients_on_surviving_nodes_stay_connected_when_the_owner_dies(ser
     for client in (bob, eve):
         assert client.connected.is_set()
         assert client.ended is None
+
+
+async def test_a_draining_owner_hands_its_rooms_over_without_dropping_other_nodes_clients(service: Service) -> None:
+    a, b = await service.start(2)
+    ann = await service.connect(a, "Ann")
+    bob = await service.connect(b, "Bob")  # no automatic reconnection: he must never need one
+    code = await open_race(ann, bob)
+    await race_started(code, ann, bob)
+    before = await move_acked(bob, code, reconnects=False)
+
+    a.signal(signal.SIGTERM)  # a planned stop: node A gives its rooms up as it goes
+    assert a.process.wait(30) == 0
+    after = await move_acked(bob, code, reconnects=False)
+    assert after > before
+    mirror = await bob.wait_room(code, functools.partial(reached, version=after), timeout=UPDATE_WITHIN)
+    assert mirror.view().state == "racing"
+    assert bob.connected.is_set()
+    # Ann, whose own node went away, resumes on node B and races on.
+    ann = await service.connect(b, "Ann", resume=ann.resume)
+    assert await move_acked(ann, code, reconnects=False) > after
