@@ -172,9 +172,15 @@ CLUSTER_INSIDES = (
     "server.cluster.inbox",
     "server.storage.nodes",
 )
-#: Besides the package: the process's wiring, and the edge's router, which forwards a request
-#: to its room's owner in the cluster's messages.
-CLUSTER_NEIGHBOURS = ("server/cluster/", "server/storage/nodes.py", "server/app.py", "server/net/forwarding.py")
+#: Besides the package: the process's wiring, and the edge's router (with the answers it waits
+#: for), which forwards a request to its room's owner in the cluster's messages.
+CLUSTER_NEIGHBOURS = (
+    "server/cluster/",
+    "server/storage/nodes.py",
+    "server/app.py",
+    "server/net/forwarding.py",
+    "server/net/answers.py",
+)
 
 
 def test_only_the_cluster_package_knows_other_nodes_exist() -> None:

@@ -81,9 +81,10 @@ class Cluster:
         """This node's id."""
         return self.node.id
 
-    async def alive(self, nodes: set[str]) -> set[str]:
-        """Which of ``nodes`` beat (this one always does)."""
-        return await self.node.alive(nodes)
+    async def alive(self, nodes: set[str], fresh: float | None = None) -> set[str]:
+        """Which of ``nodes`` beat (this one always does), from a view at most ``fresh`` s
+        old (None: the node's default)."""
+        return await (self.node.alive(nodes) if fresh is None else self.node.alive(nodes, fresh))
 
     async def seats_of(self, player: str) -> list[str]:
         """The unfinished rooms ``player`` races in, on any node."""

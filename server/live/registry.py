@@ -23,11 +23,11 @@ import msgspec
 from protocol.messages import RoomOptions, RoomSummary, Variant
 from server.clock import now_ms
 from server.cluster.cluster import Cluster
+from server.live.loading import load_room
 from server.live.recording import RaceRecorder
 from server.live.runner import RoomRunner
 from server.rooms.draft import DealPicker
-from server.rooms.entries import parse_entry
-from server.rooms.record import RoomRecord, decode_record
+from server.rooms.record import RoomRecord
 from server.rooms.room import Room
 from server.storage.connection import StoreUnavailable
 from server.storage.rooms import RoomStore
@@ -91,6 +91,9 @@ class Registry:
     def _grace_ms(self, daily: bool) -> int:
         # A daily attempt is one a day: a dropped player has a quarter of an hour to come back.
         return int((max(self._grace, DAILY_GRACE_SECONDS) if daily else self._grace) * 1000)
+
+    def _grace_of(self, record: RoomRecord) -> int:
+        return self._grace_ms(record.daily is not None)
 
     def _ttl(self, record: RoomRecord) -> int:
         if record.options.deal is not None:
@@ -204,17 +207,11 @@ class Registry:
             await self.leases.release(code)
 
     async def _load_owned(self, code: str) -> RoomRunner | None:
-        stored = await self._store.load(code)
-        if stored is None:
-            return None
-        record = decode_record(stored.record)
-        if not record.seats:
-            return None  # everyone left: the room is closed
-        record.version = max(record.version, stored.version)
-        logs = await self._store.logs(code, record.race)
-        entries = {seat: [parse_entry(text) for text in texts] for seat, texts in logs.items()}
-        daily = record.daily is not None
-        room = Room.restore(record, entries, now_ms(), self._pick_deal, self._grace_ms(daily))
+        room = await load_room(
+            self._store, code, self._pick_deal, lambda record: self._grace_ms(record.daily is not None)
+        )
+        if room is None or not room.record.seats:
+            return None  # no such room, or everyone left: the room is closed
         runner = self._rooms.get(code)
         if runner is not None and not runner.closed:
             return runner  # loaded by another request meanwhile

@@ -26,13 +26,14 @@ from protocol.messages import Ack, Snapshot
 from server.clock import now_ms
 from server.connections.link import ClientLink
 from server.live.audience import Audience
+from server.live.loading import load_room
 from server.live.recording import RaceRecorder
 from server.rooms.commands import Command, SetSpectators, Tick
 from server.rooms.draft import DealPicker
-from server.rooms.entries import entry_text, parse_entry
+from server.rooms.entries import entry_text
 from server.rooms.errors import RoomError
 from server.rooms.lifecycle import State
-from server.rooms.record import RoomRecord, decode_record, encode_record
+from server.rooms.record import RoomRecord, encode_record
 from server.rooms.room import Room
 from server.rooms.step import Step
 from server.storage.connection import StoreUnavailable
@@ -48,8 +49,6 @@ logger = logging.getLogger("server.rooms")
 SPECTATOR_COUNT_INTERVAL: Final = 1.0
 #: Backoff of a timer whose command could not be stored (seconds, doubling).
 _RETRY_FIRST, _RETRY_MAX = 0.2, 5.0
-#: Reads of a room during one resync before giving up on its changing under us.
-_RESYNC_READS: Final = 5
 
 
 class RoomRunner:
@@ -224,29 +223,17 @@ class RoomRunner:
     async def _resync(self) -> None:
         """Rebuild the room from Redis, the truth after a failed write (raises
         :class:`StoreUnavailable` while Redis is still away)."""
-        for _ in range(_RESYNC_READS):
-            stored = await self._store.load(self.code)
-            if stored is None:
-                raise StoreUnavailable(f"room {self.code} is gone from storage")
-            record = decode_record(stored.record)
-            record.version = max(record.version, stored.version)
-            logs = await self._store.logs(self.code, record.race)
-            # The record and the logs are two reads: a write whose reply was lost may land
-            # between them. The same version after the logs means they belong together.
-            again = await self._store.load(self.code)
-            if again is not None and again.version == stored.version:
-                break
-        else:
-            raise StoreUnavailable(f"room {self.code} kept changing in storage while it was reloaded")
-        self.room = Room.restore(
-            record,
-            {seat: [parse_entry(text) for text in entries] for seat, entries in logs.items()},
-            now_ms(),
+        room = await load_room(
+            self._store,
+            self.code,
             self._pick_deal,
-            self._grace_ms,
+            lambda record: self._grace_ms,
             present=frozenset(self.audience.present_seats()),
             spectators=self.room.spectators,
         )
+        if room is None:
+            raise StoreUnavailable(f"room {self.code} is gone from storage")
+        self.room = room
         self._stale = False
         logger.info("room %s resynchronised from storage at version %d", self.code, self.room.version)
         # Everyone sees the room as storage has it (spectators after their delay).

@@ -111,8 +111,9 @@ async def route(ctx: Context, link: ClientLink, message: ClientMessage) -> None:
             assert_never(message)
 
 
-async def dispatch(ctx: Context, link: ClientLink, message: ClientMessage) -> None:
-    """Answer one decoded request; a refusal or a storage outage becomes its error frame."""
+async def dispatch(ctx: Context, link: ClientLink, message: ClientMessage, frame: bytes | None = None) -> None:
+    """Answer one decoded request; a refusal or a storage outage becomes its error frame.
+    ``frame``: the request as the client sent it, forwarded unchanged to another node."""
     if link.player is None and not isinstance(message, Hello):
         link.error(ErrorCode.HELLO_FIRST, "say hello first: no request is served before it", message.id)
         return
@@ -122,7 +123,7 @@ async def dispatch(ctx: Context, link: ClientLink, message: ClientMessage) -> No
         if (
             forwarder is not None
             and not forwarder.served_here(link, message)
-            and await forwarder.forwarded(link, message)
+            and await forwarder.forwarded(link, message, frame)
         ):
             return
         await route(ctx, link, message)

@@ -136,13 +136,13 @@ class Edge:
         link.bucket.charge(_COSTS.get(type(message), 1.0) - 1.0)
         started = time.perf_counter()
         link.begin(message.id)
-        await self._handle(link, message)
+        await self._handle(link, message, frame)
         served(link, message, started)
         return True
 
-    async def _handle(self, link: ClientLink, message: ClientMessage) -> None:
+    async def _handle(self, link: ClientLink, message: ClientMessage, frame: bytes) -> None:
         try:
-            await dispatch(self.ctx, link, message)
+            await dispatch(self.ctx, link, message, frame)
         except Exception:
             # A bug: logged with its traceback, but rate-limited, so no client can make the
             # server fill its disk.

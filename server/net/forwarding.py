@@ -37,6 +37,7 @@ from server.connections.link import ClientLink
 from server.features import identity
 from server.features.context import Context
 from server.live.runner import RoomRunner
+from server.net.answers import Answers
 from server.net.dispatch import dispatch
 from server.net.following import Following, Role
 from server.net.proxies import Proxies
@@ -48,8 +49,6 @@ logger = logging.getLogger("server.nodes")
 
 #: Times a request follows a room that moves before it gives up.
 _MOVES: Final = 3
-#: Seconds an answer may be late before the router checks that its node still beats.
-_LATE: Final = 0.5
 
 
 def room_of(message: ClientMessage) -> str | None:
@@ -76,7 +75,8 @@ class Router:
         #: Stand-ins for other nodes' connections to the rooms that run here.
         self.proxies = Proxies(self)
         self._owners: dict[str, str] = {}  # room code -> the node last seen owning it
-        self._pending: dict[int, asyncio.Future[Done]] = {}
+        #: The answers awaited from other nodes.
+        self.answers = Answers(cluster, timeout)
         #: The rooms other nodes run that each local link follows, and on which owner.
         self.following = Following()
         self._lapses_seen = cluster.node.lapses
@@ -92,9 +92,7 @@ class Router:
         one is forwarded (connections must close now, not after the forwarding timeout)."""
         self._stopping = True
         self.mail.stopping = True
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(StoreUnavailable("storage unavailable: this server is shutting down"))
+        self.answers.fail_all(StoreUnavailable("storage unavailable: this server is shutting down"))
 
     def _check_running(self) -> None:
         if self._stopping:
@@ -111,12 +109,14 @@ class Router:
         code = room_of(message)
         return code is None or self.ctx.rooms.live(code)
 
-    async def forwarded(self, link: ClientLink, message: ClientMessage) -> bool:
+    async def forwarded(self, link: ClientLink, message: ClientMessage, frame: bytes | None = None) -> bool:
         """Run ``message`` on its room's owner if that is another node; False: serve it here.
-        For a message :meth:`served_here` did not vouch for (dispatch asks it first)."""
+        For a message :meth:`served_here` did not vouch for (dispatch asks it first).
+        ``frame``: the request as the client sent it, passed on unchanged (else encoded)."""
         code = room_of(message)
         if code is None:
             return False
+        sent = encode(message) if frame is None else frame
         for _ in range(_MOVES):
             owner = self._owners.get(code) or await self.locate(code)
             # A room followed on an owner that is gone is followed again (here or on the new
@@ -127,9 +127,7 @@ class Router:
                 raise StoreUnavailable(f"storage unavailable: room {code} is changing server")
             if owner is None:
                 return False
-            request = Request(
-                self.node.id, link.id, next(self._seq), link.player or "", link.name, link.bot, encode(message)
-            )
+            request = Request(self.node.id, link.id, next(self._seq), link.player or "", link.name, link.bot, sent)
             done = await self._ask(owner, link, request)
             if not done.moved:
                 self.following.served(link.id, code, owner, message)
@@ -207,19 +205,16 @@ class Router:
     async def _ask(self, owner: str, link: ClientLink, message: Request | Resume) -> Done:
         self._check_running()
         self._local[link.id] = link
-        future: asyncio.Future[Done] = asyncio.get_running_loop().create_future()
-        self._pending[message.seq] = future
+        future = self.answers.expect(message.seq)
         self.mail.post(owner, message)
         sent = time.perf_counter()
         try:
-            done = await self._wait(owner, future)
+            done = await self.answers.wait(message.seq, future, owner)
         except TimeoutError:
             FORWARDED_SENT.labels("timeout").inc()
             self._owners = {code: node for code, node in self._owners.items() if node != owner}
             self.node.suspect(owner)
             raise StoreUnavailable(f"storage unavailable: server {owner} did not answer") from None
-        finally:
-            self._pending.pop(message.seq, None)
         FORWARDED_SENT.labels("moved" if done.moved else "ok").inc()
         FORWARD_SECONDS.observe(time.perf_counter() - sent)
         if not done.moved:
@@ -227,40 +222,6 @@ class Router:
             # and the link is closed if the owner dies.
             self._peers_of.setdefault(link.id, set()).add(owner)
         return done
-
-    async def _wait(self, owner: str, future: asyncio.Future[Done]) -> Done:
-        """``future``'s answer; TimeoutError after the timeout, or as soon as ``owner`` is
-        seen to stop beating (checked every half second while the answer is late). An answer
-        in time costs one timer and no task."""
-        deadline = time.monotonic() + self.timeout
-        loop = asyncio.get_running_loop()
-        timer = loop.call_later(_LATE, self._late, owner, future, deadline)
-        try:
-            return await future
-        finally:
-            timer.cancel()
-
-    def _late(self, owner: str, future: asyncio.Future[Done], deadline: float) -> None:
-        if not future.done():
-            self._background(self._check_late(owner, future, deadline))
-
-    async def _check_late(self, owner: str, future: asyncio.Future[Done], deadline: float) -> None:
-        """The answer is late: fail it if its owner stopped beating or the time is up
-        (TimeoutError) or Redis cannot say (StoreUnavailable), else look again in half a second."""
-        try:
-            gone = owner not in await self.node.alive({owner}, fresh=0.0)
-        except StoreUnavailable as error:
-            # Redis is out of reach: the request (or its answer) is lost with it; say so now.
-            if not future.done():
-                future.set_exception(error)
-            return
-        if future.done():
-            return
-        left = deadline - time.monotonic()
-        if gone or left <= 0:
-            future.set_exception(TimeoutError())
-        else:
-            asyncio.get_running_loop().call_later(min(left, _LATE), self._late, owner, future, deadline)
 
     def dropped(self, link: ClientLink) -> None:
         """A local connection closed: the nodes holding its proxies drop them."""
@@ -310,7 +271,8 @@ class Router:
             message = decode_client(request.frame)
             request_id = message.id
             code = room_of(message)
-            if code is not None and await self.locate(code) is not None:
+            # A room that runs here (the usual case) is served without asking where it runs.
+            if code is not None and not self.ctx.rooms.live(code) and await self.locate(code) is not None:
                 moved = True
             else:
                 proxy.begin(message.id)
@@ -379,9 +341,7 @@ class Router:
                 FORWARDED_RECEIVED.inc()
                 self._background(self._resume(message))
             case Done():
-                future = self._pending.get(message.seq)
-                if future is not None and not future.done():
-                    future.set_result(message)
+                self.answers.arrived(message)
             case Frames():
                 self._deliver(message)
             case Gone():
@@ -502,4 +462,4 @@ class Router:
 
     async def close(self) -> None:
         """Stop serving other nodes' requests (the cluster sends what waits for them)."""
-        await stop_tasks(list(self._tasks))
+        await stop_tasks(list(self._tasks) + self.answers.checks())

@@ -29,6 +29,7 @@ from redis.asyncio.cluster import ClusterPubSub
 
 from server.storage.connection import Storage, as_int, as_text, cancelled_in_flight
 from server.storage.keys import Keys
+from server.storage.lease_rule import LEASE_STANDS
 
 #: KEYS: owner, epoch, record. ARGV: node, ttl ms, "1" if the room must exist.
 #: Returns {1, lease} when taken, {0, holder} when held, {-1, ""} for no such room.
@@ -63,16 +64,19 @@ return 0
 """
 
 #: KEYS: owner, epoch. ARGV: lease, ttl ms. 1 renewed, 2 taken again, 0 lost. An expired
-#: lease is taken again only while the epoch is still its token, as the commit script
-#: (server/storage/rooms.py) counts it: a lease granted since, even one given up again
-#: (a drain), raised the epoch, and then the room may have changed under another owner.
-_RENEW_ROOM: Final = """
-local held = redis.call('GET', KEYS[1])
-if held == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
-if held or redis.call('GET', KEYS[2]) ~= string.match(ARGV[1], ':(%d+)$') then return 0 end
+#: lease is taken again only while it stands as the commit script counts it
+#: (server/storage/lease_rule.py): a lease granted since, even one given up again (a drain),
+#: raised the epoch, and then the room may have changed under another owner.
+_RENEW_ROOM: Final = (
+    LEASE_STANDS
+    + """
+local stands, held = lease_stands(KEYS[1], KEYS[2], ARGV[1])
+if not stands then return 0 end
+if held then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 2
 """
+)
 
 #: KEYS: owner. ARGV: lease. Deletes the lease only if it is still this one.
 _RELEASE: Final = """

@@ -27,6 +27,7 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
 from server.storage.keys import MAX_SEATS, Keys
+from server.storage.lease_rule import LEASE_STANDS
 from server.storage.pipelined import PipelinedConnection
 
 #: Keys: 1 record, 2 version, 3 race archive, 4 owner lease, 5 epoch, then for each seat
@@ -40,13 +41,10 @@ from server.storage.pipelined import PipelinedConnection
 #: owner writes nothing (-1). A lease that merely expired (a writer starved between checking
 #: it and this commit) still counts while the epoch is its token: every lease granted since
 #: would have raised the epoch, so nobody else can have owned the room meanwhile.
-_COMMIT: Final = """
-if ARGV[5] ~= '' then
-  local held = redis.call('GET', KEYS[4])
-  if held ~= ARGV[5] and (held or redis.call('GET', KEYS[5]) ~= string.match(ARGV[5], ':(%d+)$')) then
-    return -1
-  end
-end
+_COMMIT: Final = (
+    LEASE_STANDS
+    + """
+if ARGV[5] ~= '' and not lease_stands(KEYS[4], KEYS[5], ARGV[5]) then return -1 end
 local stored = tonumber(redis.call('GET', KEYS[2]) or '0')
 if stored ~= tonumber(ARGV[1]) then return 0 end
 for i = 0, tonumber(ARGV[6]) - 1 do
@@ -73,6 +71,7 @@ else
 end
 return 1
 """
+)
 
 
 class Expiry(enum.IntEnum):
