@@ -1,0 +1,1 @@
+"""This process as one node of the service: the only package that knows other nodes exist."""
