@@ -61,10 +61,6 @@ async def http_get(port: int, path: str) -> tuple[int, str]:
     return (int(status) if status.isdigit() else 0), body.decode(errors="replace")
 
 
-async def _http_ok(port: int, path: str) -> bool:
-    return (await http_get(port, path))[0] == 200
-
-
 @dataclass
 class NodeProcess:
     port: int
@@ -107,11 +103,14 @@ class Service:
 
     async def ready(self, node: NodeProcess) -> None:
         deadline = time.monotonic() + _START_TIMEOUT
-        while not await _http_ok(node.port, "/readyz"):
+        while (answer := await http_get(node.port, "/readyz"))[0] != 200:
             if node.process.poll() is not None:
                 raise AssertionError(f"node on port {node.port} exited: {node.log.read_text()[-2000:]}")
             if time.monotonic() > deadline:
-                raise AssertionError(f"node on port {node.port} not ready: {node.log.read_text()[-2000:]}")
+                status, body = answer  # status 0: no answer at all
+                raise AssertionError(
+                    f"node on port {node.port} not ready ({status} {body.strip()!r}): {node.log.read_text()[-2000:]}"
+                )
             await asyncio.sleep(0.1)
 
     async def connect(self, node: NodeProcess, name: str, resume: str | None = None) -> RaceClient:
