@@ -2,7 +2,7 @@
 
 Run::
 
-    python -m bench.ab --tree old=/work/wt-old --tree new=. --repeats 3 --phases 1,2 \\
+    python -m bench.ab --tree old=../wt-old --tree new=. --repeats 3 --phases 1,2 \\
         --racers 1000 --rooms 500 --seconds 15
     python -m bench.ab --tree off=. --tree uvloop=. --flags 'uvloop=--event-loop uvloop' --repeats 3
 

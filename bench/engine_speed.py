@@ -8,7 +8,7 @@ for push+pop and apply+undo, pairs per second): the median of ``--repeats`` meas
 Another checkout's engine, with this bench (the script runs from its path, and ``server``
 is imported from the checkout it is started in)::
 
-    cd /work/wt-old && .venv/bin/python /path/to/this/bench/engine_speed.py --repeats 3
+    cd ../wt-old && .venv/bin/python ../main/bench/engine_speed.py --repeats 3   # ../main: this checkout
 
 On a shared machine, run the two one after the other a few times and compare medians.
 """

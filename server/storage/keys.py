@@ -1,4 +1,4 @@
-"""Every Redis key the server uses, in one table (the README's "Key layout" shows it too).
+"""Every Redis key the server uses, in one table (the README points operators here).
 
 Every key starts with a prefix (``sr:`` by default), so several servers or test runs can
 share one Redis. A room's keys share the hash tag ``{<code>}``, so a Redis Cluster keeps

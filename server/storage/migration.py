@@ -12,7 +12,7 @@ over when their layout changes. Two changes since the first version:
    became one string per player, ``<prefix>rating:{<game>}:player:<id>``.
 
 Rooms stored by a version before the redesign (``<prefix>room:<code>``, another record
-format) are not carried over: a race in progress across that upgrade is lost, as the README says.
+format) are not carried over: a race in progress across that upgrade is lost.
 
 Contract of :func:`migrate`: safe to run on every start, by several nodes at once, and to be
 cut short anywhere. A key is copied (DUMP and RESTORE, which work across Cluster slots) to a

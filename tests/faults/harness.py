@@ -9,7 +9,7 @@
     ``python -m server --redis-url <that Redis> --port 0``: its port is read from its log
     line "listening on ws://...". SIGKILL it and start it again; each start gets a new port.
     ``FAULT_SERVER_ROOT`` runs the server from another checkout (to show that a test fails
-    on old code: ``git worktree add /tmp/old 7d9b562``).
+    on old code: ``git worktree add ../old 7d9b562``).
 :class:`Racer`
     A :class:`RaceClient` (real websocket, mirrors of its rooms) that keeps a ledger of
     every command it sent and what came of it: acknowledged (with the version and its own

@@ -6,8 +6,8 @@ server and checks the invariants of :mod:`tests.faults.invariants`. Fault points
 seeded :class:`random.Random` (see ``FAULT_RUNS``/``FAULT_SEED`` in conftest.py); a failure
 names its seed in the test id.
 
-Against the pre-redesign code (``git archive 7d9b562 | tar -x -C /tmp/old``, then
-``FAULT_SERVER_ROOT=/tmp/old FAULT_PAUSE=5.5,6.5 pytest tests/faults``: its reply timeout
+Against the pre-redesign code (``git archive 7d9b562 | tar -x -C ../old``, then
+``FAULT_SERVER_ROOT=../old FAULT_PAUSE=5.5,6.5 pytest tests/faults``: its reply timeout
 was 5 s) the scenarios fail as issue 9 found them (checked on 2026-12-01):
 
 - finding 1, ``test_redis_paused_mid_race`` (3 seeds of 3) and
