@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from protocol.messages import RoomSummary
 from server.cluster.leases import RoomLeases
-from server.cluster.node import Node
+from server.cluster.node import PEERS_FRESH, Node
 from server.cluster.node_mail import NodeMail
 from server.config import Config
 from server.rooms.record import decode_record
@@ -81,10 +81,9 @@ class Cluster:
         """This node's id."""
         return self.node.id
 
-    async def alive(self, nodes: set[str], fresh: float | None = None) -> set[str]:
-        """Which of ``nodes`` beat (this one always does), from a view at most ``fresh`` s
-        old (None: the node's default)."""
-        return await (self.node.alive(nodes) if fresh is None else self.node.alive(nodes, fresh))
+    async def alive(self, nodes: set[str], fresh: float = PEERS_FRESH) -> set[str]:
+        """Which of ``nodes`` beat (this one always does), from a view at most ``fresh`` s old."""
+        return await self.node.alive(nodes, fresh)
 
     async def seats_of(self, player: str) -> list[str]:
         """The unfinished rooms ``player`` races in, on any node."""

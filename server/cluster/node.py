@@ -29,7 +29,7 @@ from server.storage.nodes import NodeStore
 logger = logging.getLogger("server.nodes")
 
 #: Seconds the view of which nodes are alive is trusted before it is read again.
-_PEERS_FRESH: Final = 0.5
+PEERS_FRESH: Final = 0.5
 _summaries = msgspec.msgpack.Decoder(list[RoomSummary])
 _encoder = msgspec.msgpack.Encoder()
 
@@ -120,7 +120,7 @@ class Node:
         except StoreUnavailable as error:
             logger.warning("node %s not unlisted (its heartbeat expires by itself): %s", self.id, error)
 
-    async def alive(self, nodes: set[str], fresh: float = _PEERS_FRESH) -> set[str]:
+    async def alive(self, nodes: set[str], fresh: float = PEERS_FRESH) -> set[str]:
         """Which of ``nodes`` are alive (this one always is), from a view at most ``fresh`` s old
         for nodes seen alive; a node not seen alive is asked about at once."""
         others = nodes - {self.id}

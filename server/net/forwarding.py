@@ -135,16 +135,15 @@ class Router:
             self._owners.pop(code, None)
         raise StoreUnavailable(f"storage unavailable: room {code} keeps moving between servers")
 
-    async def resume_elsewhere(self, link: ClientLink, request_id: int, only: set[str] | None = None) -> list[str]:
-        """Give ``link``'s player back their seats in rooms other nodes run (a hello; with
-        ``only``, in those rooms alone); rooms nobody runs are taken over here, where the
-        hello's own resume finds them. Returns the rooms whose seat could not be given back."""
+    async def resume_elsewhere(self, link: ClientLink, request_id: int, rooms: list[str] | None = None) -> list[str]:
+        """Give ``link``'s player back their seats in ``rooms`` (None: every seat the seat
+        index holds, as for a hello) where other nodes run them; rooms nobody runs are taken
+        over here, where the caller's own resume finds them. Returns the rooms whose seat
+        could not be given back."""
         player = link.player
         assert player is not None
         missed = []
-        for code in await self.node.store.seats(player):
-            if only is not None and code not in only:
-                continue
+        for code in await self.node.store.seats(player) if rooms is None else rooms:
             given = False
             # Giving a seat back is safe to repeat: an owner that does not answer (it died
             # and its heartbeat has not expired yet) is asked again, or its room taken over.
@@ -423,10 +422,10 @@ class Router:
             self._background(self._gone(proxy))
 
     async def _follow_again(self, link: ClientLink, dead: set[str]) -> None:
-        """The owner of rooms ``link`` follows died: follow them on their new owner (taken over
-        within the lease's TTL, here or on another node), each with a snapshot that says which
-        version it resumes from, and keep the connection. Only when that fails, or the rooms
-        are not known here, is the client closed with 1001 to resume by itself."""
+        """The owner of rooms ``link`` follows died (or handed them over): follow them on their
+        new owner (taken over within the lease's TTL, here or on another node), each with a
+        snapshot that says which version it resumes from, and keep the connection. Only when
+        that fails is the client closed with 1001 to resume by itself."""
         lost: dict[str, Role] = dict(self.following.lost(link.id, dead))
         for code in lost:
             self._owners.pop(code, None)
@@ -436,7 +435,9 @@ class Router:
                 # been on the dead node too: given back as well (a resync where they were not).
                 known = self.following.rooms_of(link.id) | set(link.rooms)
                 lost |= {code: "racer" for code in await self.node.store.seats(link.player) if code not in known}
-                if not lost or not await self._refollow(link, lost):
+                if not lost:
+                    return
+                if not await self._refollow(link, lost):
                     logger.info("%s follows %d rooms again after a server went away", link.name, len(lost))
                     return
         except Exception as error:  # any failure: the client resumes by itself instead
@@ -447,7 +448,7 @@ class Router:
         """Follow ``rooms`` again in their roles, on their owners now (here, or another
         node), each with a snapshot; the rooms whose seat could not be given back."""
         racing = {code for code, role in rooms.items() if role == "racer"}
-        missed = await self.resume_elsewhere(link, 0, racing) if racing else []
+        missed = await self.resume_elsewhere(link, 0, sorted(racing)) if racing else []
         for code in racing:
             if self.ctx.rooms.live(code):  # it runs here now
                 await identity.resume_seat(self.ctx, link, self.ctx.rooms[code], 0)
