@@ -13,9 +13,10 @@ key                                            type    holds
 ``sr:player:<id>``                             hash    ``name``: the player's display name
 ``sr:created:<id>:<hour>``                     string  rooms the player created in that UTC hour
 ``sr:room:{<code>}``                           string  the room record (msgspec, see rooms/record.py)
-``sr:room:{<code>}:version``                   string  the room version stored with its last command
-``sr:room:{<code>}:race:<n>:log:<seat>``       list    seat's log entries in race n, oldest first
-``<that log key>:times``                       list    the server time (Unix ms) of each entry
+``sr:room:{<code>}:version``                   string  ``token * 10**9 + version``: the room's version
+                                                       stamped with its last lease's token (lease_rule.py)
+``sr:room:{<code>}:race:<n>:log:<seat>``       list    seat's log entries in race n, oldest first, each
+                                                       ``<entry>\t<server time, Unix ms>``
 ``sr:room:{<code>}:race:<n>``                  string  the record of race n as it finished
 ``sr:room:{<code>}:owner``                     string  ``<node>:<token>``: the owner's lease (PX, renewed)
 ``sr:room:{<code>}:epoch``                     string  the last fencing token handed out for the room
@@ -106,9 +107,6 @@ class Keys:
 
     def pool(self, game: str) -> str:
         return f"{self.prefix}pool:{key_part(game)}"
-
-    def move_times(self, code: str, race: int, seat: int) -> str:
-        return f"{self.log(code, race, seat)}:times"
 
     def account(self, player: str) -> str:
         return f"{self.prefix}account:{key_part(player)}"

@@ -1,7 +1,7 @@
 """Keys stored by earlier versions, moved to today's layout at start-up.
 
 Rooms last hours; boards, statistics and ratings are kept for good, so their keys are carried
-over when their layout changes. Two changes since the first version:
+over when their layout changes. Three changes since the first version:
 
 1. **Cluster hash tags.** ``<prefix>lb:<game>:...`` and ``<prefix>stats:<game>:...`` became
    ``<prefix>lb:{<game>}:...`` and ``<prefix>stats:{<game>}:...``, and the rating board
@@ -10,6 +10,11 @@ over when their layout changes. Two changes since the first version:
 2. **A key per rating.** The game's ratings hash (player -> ``"<rating> <rd> <volatility>"``),
    ``<prefix>rating:<game>`` in the first version and ``<prefix>rating:{<game>}`` after it,
    became one string per player, ``<prefix>rating:{<game>}:player:<id>``.
+
+3. **Move times beside the moves.** Each log entry holds its server time (``<text>\t<ms>``);
+   the separate lists ``<prefix>room:{<code>}:race:<n>:log:<seat>:times`` of the second
+   layout are deleted (nothing reads them: a race in progress across the upgrade has no move
+   times for its anti-cheat check).
 
 Rooms stored by a version before the redesign (``<prefix>room:<code>``, another record
 format) are not carried over: a race in progress across that upgrade is lost.
@@ -38,7 +43,7 @@ from server.storage.ratings import player_keys, rating_key
 logger = logging.getLogger("server.storage.migration")
 
 #: The version of the key layout this server writes (see the module docstring).
-LAYOUT_VERSION: Final = 2
+LAYOUT_VERSION: Final = 3
 #: Keys asked for per SCAN step.
 SCAN_COUNT: Final = 1000
 
@@ -51,14 +56,21 @@ class Renamed:
 
 
 @dataclass(frozen=True, slots=True)
+class Dropped:
+    """Delete the key: this layout keeps what it held elsewhere."""
+
+
+@dataclass(frozen=True, slots=True)
 class SplitRatings:
     """An old ratings hash: each field becomes the player's own key in ``game``."""
 
     game: str
 
 
-def planned(prefix: str, key: str) -> Renamed | SplitRatings | None:
+def planned(prefix: str, key: str) -> Renamed | SplitRatings | Dropped | None:
     """What becomes of ``key`` (a key under ``prefix``); None if it is already in today's layout."""
+    if key.startswith(prefix + "room:") and key.endswith(":times") and ":log:" in key:
+        return Dropped()
     for kind in ("lb:", "stats:"):
         if key.startswith(prefix + kind):
             rest = key[len(prefix) + len(kind) :]
@@ -86,6 +98,7 @@ class Migration:
 
     moved: int = 0
     ratings: int = 0
+    dropped: int = 0
     #: Old keys kept because their new name holds other data.
     kept: list[str] = field(default_factory=list)
     skipped: bool = False
@@ -103,7 +116,7 @@ async def migrate(storage: Storage) -> Migration:
         if stored is not None and int(stored) >= LAYOUT_VERSION:
             done.skipped = True
             return done
-        for pattern in ("lb:*", "stats:*", "rating:*"):
+        for pattern in ("lb:*", "stats:*", "rating:*", "room:*:times"):
             async for raw in redis.scan_iter(match=prefix + pattern, count=SCAN_COUNT):
                 key = as_text(raw)
                 plan = planned(prefix, key)
@@ -111,10 +124,14 @@ async def migrate(storage: Storage) -> Migration:
                     await _rename(storage, key, plan.new, done)
                 elif isinstance(plan, SplitRatings):
                     await _split(storage, key, plan.game, done)
+                elif isinstance(plan, Dropped):
+                    done.dropped += await redis.delete(key)
         if not done.kept:
             await redis.set(marker, LAYOUT_VERSION)
-    if done.moved or done.ratings:
-        logger.info("key layout: %d keys moved, %d ratings split out", done.moved, done.ratings)
+    if done.moved or done.ratings or done.dropped:
+        logger.info(
+            "key layout: %d keys moved, %d ratings split out, %d dropped", done.moved, done.ratings, done.dropped
+        )
     for key in done.kept:
         logger.warning("key layout: %s kept: its new name already holds other data", key)
     return done

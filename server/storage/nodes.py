@@ -5,8 +5,9 @@ room, where each player races, the lobby, and a channel per node.
   rewritten while it runs: a node that dies simply stops being there (no counter to drift).
 - **Room leases.** ``sr:room:{CODE}:owner`` holds ``<node>:<token>`` with a TTL; the token
   comes from ``INCR sr:room:{CODE}:epoch``, so every owner of a room has a token no earlier
-  owner had. The room's commit script (:mod:`server.storage.rooms`) checks it first. All in
-  the room's hash tag: one slot.
+  owner had, and the room's version key is stamped with it (:mod:`server.storage.lease_rule`):
+  the room's commit script (:mod:`server.storage.rooms`) writes only under the last token
+  granted. All in the room's hash tag: one slot.
 - **Singleton leases** (``sr:lease:<name>``): a job the service runs once (the quick-match
   matcher, the deal supplies) runs on the node holding the lease.
 - **Seats** (``sr:seats:{player}``): the unfinished rooms a player races in, so a player
@@ -29,30 +30,30 @@ from redis.asyncio.cluster import ClusterPubSub
 
 from server.storage.connection import Storage, as_int, as_text, cancelled_in_flight
 from server.storage.keys import Keys
-from server.storage.lease_rule import LEASE_STANDS
+from server.storage.lease_rule import GRANT, LEASE_STANDS
 
-#: KEYS: owner, epoch, record. ARGV: node, ttl ms, "1" if the room must exist.
+#: KEYS: owner, epoch, version, record. ARGV: node, ttl ms, "1" if the room must exist.
 #: Returns {1, lease} when taken, {0, holder} when held, {-1, ""} for no such room.
-_CLAIM: Final = """
-if ARGV[3] == '1' and redis.call('EXISTS', KEYS[3]) == 0 then return {-1, ''} end
+_CLAIM: Final = (
+    GRANT
+    + """
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[4]) == 0 then return {-1, ''} end
 local held = redis.call('GET', KEYS[1])
 if held then return {0, held} end
-local token = redis.call('INCR', KEYS[2])
-local lease = ARGV[1] .. ':' .. token
-redis.call('SET', KEYS[1], lease, 'PX', ARGV[2])
-return {1, lease}
+return {1, grant(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])}
 """
+)
 
-#: KEYS: owner, epoch. ARGV: the lease seen held, node, ttl ms. Takes the room over from a
-#: dead holder (no heartbeat): only if the lease is still exactly the one seen, with a new
-#: token, so the old holder's writes are fenced even if it was only paused.
-_STEAL: Final = """
+#: KEYS: owner, epoch, version. ARGV: the lease seen held, node, ttl ms. Takes the room over
+#: from a dead holder (no heartbeat): only if the lease is still exactly the one seen, with
+#: a new token, so the old holder's writes are fenced even if it was only paused.
+_STEAL: Final = (
+    GRANT
+    + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return '' end
-local token = redis.call('INCR', KEYS[2])
-local lease = ARGV[2] .. ':' .. token
-redis.call('SET', KEYS[1], lease, 'PX', ARGV[3])
-return lease
+return grant(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3])
 """
+)
 
 #: KEYS: lease key. ARGV: holder, ttl ms. 1 renewed, 2 taken again (it had expired and
 #: nobody held it), 0 held by another. For the singleton leases.
@@ -77,6 +78,33 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 2
 """
 )
+
+#: The same for many rooms at once, on one Redis: KEYS owner and epoch of each room in turn,
+#: ARGV each room's lease, then the ttl ms. The answers in the order of the rooms. One MGET
+#: reads every owner: a renewal costs a room one PEXPIRE.
+_RENEW_ROOMS: Final = (
+    LEASE_STANDS
+    + """
+local ttl, rooms, owners, answers = ARGV[#ARGV], #ARGV - 1, {}, {}
+for i = 1, rooms do owners[i] = KEYS[2 * i - 1] end
+local held = redis.call('MGET', unpack(owners))
+for i = 1, rooms do
+  local lease = ARGV[i]
+  if held[i] == lease then
+    redis.call('PEXPIRE', owners[i], ttl)
+    answers[i] = 1
+  elseif not stands_with(held[i], KEYS[2 * i], lease) then
+    answers[i] = 0
+  else
+    redis.call('SET', owners[i], lease, 'PX', ttl)
+    answers[i] = 2
+  end
+end
+return answers
+"""
+)
+#: Rooms per renewal script (Lua's ``unpack`` has a stack limit).
+_RENEWED_AT_ONCE: Final = 500
 
 #: KEYS: owner. ARGV: lease. Deletes the lease only if it is still this one.
 _RELEASE: Final = """
@@ -178,7 +206,7 @@ class NodeStore:
         keys = self.keys
         with self._storage.guard(f"claim room {code}"):
             status, value = await self._claim(
-                keys=[keys.room_owner(code), keys.room_epoch(code), keys.room(code)],
+                keys=[keys.room_owner(code), keys.room_epoch(code), keys.room_version(code), keys.room(code)],
                 args=[node, ttl_ms, "1" if must_exist else "0"],
             )
         text = as_text(value)
@@ -193,7 +221,9 @@ class NodeStore:
         or None if the lease changed meanwhile."""
         keys = self.keys
         with self._storage.guard(f"take room {code} over"):
-            value = await self._steal(keys=[keys.room_owner(code), keys.room_epoch(code)], args=[held, node, ttl_ms])
+            value = await self._steal(
+                keys=[keys.room_owner(code), keys.room_epoch(code), keys.room_version(code)], args=[held, node, ttl_ms]
+            )
         return as_text(value) or None
 
     async def owner(self, code: str) -> str | None:
@@ -219,12 +249,23 @@ class NodeStore:
             return {}
         codes = sorted(leases)
         keys = self.keys
+        action = f"renew {len(codes)} room leases"
         # EVAL, not EVALSHA: a Cluster pipeline cannot load a missing script.
-        commands = [
-            ("EVAL", _RENEW_ROOM, 2, keys.room_owner(code), keys.room_epoch(code), leases[code], ttl_ms)
-            for code in codes
-        ]
-        results = await self._storage.send_all(f"renew {len(codes)} room leases", commands)
+        if self._storage.cluster is None:
+            # A script for many rooms: renewals cost Redis a command a room, not three.
+            scripts: list[list[str | int]] = []
+            for start in range(0, len(codes), _RENEWED_AT_ONCE):
+                batch = codes[start : start + _RENEWED_AT_ONCE]
+                pairs = [key for code in batch for key in (keys.room_owner(code), keys.room_epoch(code))]
+                scripts.append(["EVAL", _RENEW_ROOMS, len(pairs), *pairs, *(leases[code] for code in batch), ttl_ms])
+            replies = await self._storage.send_all(action, scripts)
+            results = [answer for reply in replies if isinstance(reply, list) for answer in reply]
+        else:  # a room's keys are in its own slot: a script each
+            commands = [
+                ("EVAL", _RENEW_ROOM, 2, keys.room_owner(code), keys.room_epoch(code), leases[code], ttl_ms)
+                for code in codes
+            ]
+            results = await self._storage.send_all(action, commands)
         return {code: as_int(result) > 0 for code, result in zip(codes, results, strict=True)}
 
     async def release(self, code: str, lease: str) -> None:

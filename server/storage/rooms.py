@@ -1,15 +1,16 @@
 """Rooms in Redis: records, move logs by race, and the set of rooms in progress.
 
-Every write of a room is one Lua script, :data:`_COMMIT`, conditional on the room's stored
-version: it appends the step's log entries, stores the new version and, when the step
-saves it, the record, all at once, and only if the stored version is the one the step was
+Every write of a room is one Lua script, :data:`_COMMIT`, conditional on the writer's lease
+and the room's stored version (checked together, :mod:`server.storage.lease_rule`): it
+appends the step's log entries, stores the new version and, when the step saves it, the
+record, all at once, and only if the stored version is the one the step was
 decided on. Applying the same step twice is then harmless (the second finds the version
 moved on and writes nothing), and a step decided on a stale room is refused instead of
 corrupting the log. A stored version equal to the step's *new* version is a conflict too,
 not "already stored": another step may have reached that version (a write whose reply was
 lost landing after a reload had read the room), and taking it for this one would
-acknowledge a step that was never stored. A finished race's record is also kept under its race number, and
-its logs stay keyed by race, so a rematch never hides the race before it.
+acknowledge a step that was never stored. A finished race's record is also kept under its
+race number, and its logs stay keyed by race, so a rematch never hides the race before it.
 
 Durability: Redis hands every write to its append-only file before it replies (fsync every
 second), so a step stored when :meth:`RoomStore.commit` returns survives a crash of Redis.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -27,51 +29,62 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
 from server.storage.keys import MAX_SEATS, Keys
-from server.storage.lease_rule import LEASE_STANDS
+from server.storage.lease_rule import VERSION_SPAN, stored_version
 from server.storage.pipelined import PipelinedConnection
 
-#: Keys: 1 record, 2 version, 3 race archive, 4 owner lease, 5 epoch, then for each seat
-#: appended to (every seat when finishing, to expire them all) its log key followed by its
-#: move-time key (each entry's server time beside it, for anti-cheat).
+#: Keys: 1 record, 2 version (stamped, server/storage/lease_rule.py), 3 race archive, 4 epoch,
+#: then the log key of each seat appended to (every seat when finishing, to expire them all).
 #: Argv: 1 base version, 2 new version, 3 record or "" (no save), 4 ttl mode (-1 keep the
 #: record's expiry, 0 no expiry, > 0 finish: expire the room's keys after that many
-#: seconds), 5 the writer's lease (``<node>:<token>``, or "" for tools and tests that own the
-#: Redis alone), 6 entry count, then per entry its log key's index in KEYS and its text, and
-#: last the server time in Unix ms. The lease is checked FIRST: a writer that is not the
-#: owner writes nothing (-1). A lease that merely expired (a writer starved between checking
-#: it and this commit) still counts while the epoch is its token: every lease granted since
-#: would have raised the epoch, so nobody else can have owned the room meanwhile.
-_COMMIT: Final = (
-    LEASE_STANDS
-    + """
-if ARGV[5] ~= '' and not lease_stands(KEYS[4], KEYS[5], ARGV[5]) then return -1 end
-local stored = tonumber(redis.call('GET', KEYS[2]) or '0')
-if stored ~= tonumber(ARGV[1]) then return 0 end
+#: seconds), 5 the writer's lease token (or "" for tools and tests that own the Redis alone),
+#: 6 entry count, then per entry its log key's index in KEYS and its text (the move's text, a
+#: tab and the server time in Unix ms: the time stays beside the move, for anti-cheat).
+#: One INCRBY checks the lease and the version and stores the new version: it lands on the
+#: writer's token and new version only if no lease was granted since the writer's (a lease
+#: that merely expired still counts: nobody else can have owned the room meanwhile) and the
+#: stored version was the base. Otherwise it is taken back and nothing is written: -1 fenced
+#: (another lease was granted), 0 a version conflict. A move costs that INCRBY and one RPUSH.
+_COMMIT: Final = f"""
+local span = {VERSION_SPAN}
+local stamped = redis.call('INCRBY', KEYS[2], ARGV[2] - ARGV[1])
+local token, version = math.floor(stamped / span), stamped % span
+if (ARGV[5] ~= '' and token ~= tonumber(ARGV[5])) or version ~= tonumber(ARGV[2]) then
+  redis.call('DECRBY', KEYS[2], ARGV[2] - ARGV[1])
+  if ARGV[5] ~= '' and token ~= tonumber(ARGV[5]) then return -1 end
+  return 0
+end
 for i = 0, tonumber(ARGV[6]) - 1 do
-  local log = tonumber(ARGV[7 + 2 * i])
-  redis.call('RPUSH', KEYS[log], ARGV[8 + 2 * i])
-  redis.call('RPUSH', KEYS[log + 1], ARGV[#ARGV])
+  redis.call('RPUSH', KEYS[tonumber(ARGV[7 + 2 * i])], ARGV[8 + 2 * i])
 end
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
-  redis.call('SET', KEYS[2], ARGV[2], 'EX', ttl)
+  redis.call('EXPIRE', KEYS[2], ttl)
   if ARGV[3] ~= '' then
     redis.call('SET', KEYS[1], ARGV[3], 'EX', ttl)
     redis.call('SET', KEYS[3], ARGV[3], 'EX', ttl)
   end
-  redis.call('EXPIRE', KEYS[5], ttl)
-  for i = 6, #KEYS do redis.call('EXPIRE', KEYS[i], ttl) end
-elseif ttl == 0 then
-  redis.call('SET', KEYS[2], ARGV[2])
-  if ARGV[3] ~= '' then redis.call('SET', KEYS[1], ARGV[3]) end
-  redis.call('PERSIST', KEYS[5])
-else
-  redis.call('SET', KEYS[2], ARGV[2], 'KEEPTTL')
-  if ARGV[3] ~= '' then redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL') end
+  for i = 4, #KEYS do redis.call('EXPIRE', KEYS[i], ttl) end
+elseif ARGV[3] ~= '' then
+  if ttl == 0 then
+    -- A rematch brings a finished room back in progress: nothing of it expires any more.
+    redis.call('SET', KEYS[1], ARGV[3])
+    redis.call('PERSIST', KEYS[2])
+    redis.call('PERSIST', KEYS[4])
+  else
+    redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL')
+  end
 end
 return 1
 """
-)
+
+#: Between a stored log entry and its server time (entries never hold a tab).
+TIME_MARK: Final = "\t"
+
+
+def _split_time(stored: str) -> tuple[str, int | None]:
+    """A stored log entry's text and server time (None for an entry stored without one)."""
+    text, mark, stored_at = stored.rpartition(TIME_MARK)
+    return (text, int(stored_at)) if mark else (stored, None)
 
 
 class Expiry(enum.IntEnum):
@@ -125,12 +138,11 @@ _KEY_CACHE: Final = 4096
 
 @dataclass(frozen=True, slots=True)
 class _RoomKeys:
-    """The key names of one race of one room, as the commit script takes them: its five
-    room keys (see :data:`_COMMIT`), and each seat's log and move-time keys."""
+    """The key names of one race of one room, as the commit script takes them: its four
+    room keys (see :data:`_COMMIT`), and each seat's log key."""
 
     base: tuple[str, ...]
     logs: tuple[str, ...]
-    times: tuple[str, ...]
 
 
 #: A write waiting for the next batch: the write, its script's keys and arguments, its answer.
@@ -207,13 +219,12 @@ class RoomStore:
         seats = range(MAX_SEATS) if write.expiry > 0 else sorted({seat for seat, _ in write.entries})
         for seat in seats:
             names.append(room.logs[seat])
-            position[seat] = len(names)  # Lua counts KEYS from 1; the times key follows
-            names.append(room.times[seat])
+            position[seat] = len(names)  # Lua counts KEYS from 1
         args: list[str | bytes | int] = [write.base, write.version, write.record or b"", int(write.expiry)]
-        args += [write.lease, len(write.entries)]
+        args += [write.lease.rpartition(":")[2], len(write.entries)]
+        stamp = f"{TIME_MARK}{int(time.time() * 1000)}"
         for seat, text in write.entries:
-            args += [position[seat], text]
-        args.append(int(time.time() * 1000))
+            args += [position[seat], text + stamp]
         return names, args
 
     def _room_keys(self, code: str, race: int) -> _RoomKeys:
@@ -222,16 +233,9 @@ class RoomStore:
             if len(self._names) >= _KEY_CACHE:
                 self._names.clear()  # rooms come and go; the live ones are back at their next write
             keys = self._keys
-            base = (
-                keys.room(code),
-                keys.room_version(code),
-                keys.race(code, race),
-                keys.room_owner(code),
-                keys.room_epoch(code),
-            )
+            base = (keys.room(code), keys.room_version(code), keys.race(code, race), keys.room_epoch(code))
             logs = tuple(keys.log(code, race, seat) for seat in range(MAX_SEATS))
-            times = tuple(keys.move_times(code, race, seat) for seat in range(MAX_SEATS))
-            names = self._names[code, race] = _RoomKeys(base, logs, times)
+            names = self._names[code, race] = _RoomKeys(base, logs)
         return names
 
     async def _send_batches(self) -> None:
@@ -296,24 +300,34 @@ class RoomStore:
                 record, version = await pipe.execute()
         if record is None:
             return None
-        return StoredRoom(as_bytes(record), 0 if version is None else int(version), {})
+        return StoredRoom(as_bytes(record), 0 if version is None else stored_version(int(version)), {})
 
     async def logs(self, code: str, race: int, seats: int = MAX_SEATS) -> dict[int, list[str]]:
         """The log entries of race ``race``, by seat (seats without entries are left out)."""
-        keys = self._keys
-        with self._storage.guard(f"read the move logs of room {code}"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
-                for seat in range(seats):
-                    pipe.lrange(keys.log(code, race, seat), 0, -1)
-                replies = await pipe.execute()
-        return {seat: [as_text(e) for e in entries] for seat, entries in enumerate(replies) if entries}
+        return {
+            seat: [entry for entry, _ in timed]
+            for seat, timed in (await self._timed_logs(code, race, range(seats))).items()
+        }
 
     async def move_times(self, code: str, race: int, seat: int) -> list[int]:
         """The server time (Unix ms) each of the seat's log entries in race ``race`` was
-        stored, in log order (empty for logs stored before times were kept)."""
-        with self._storage.guard(f"read the move times of room {code}"):
-            times = await self._storage.redis.lrange(self._keys.move_times(code, race, seat), 0, -1)
-        return [int(t) for t in times]
+        stored, in log order; empty if any entry was stored without its time."""
+        timed = (await self._timed_logs(code, race, [seat])).get(seat, [])
+        times = [stored for _, stored in timed if stored is not None]
+        return times if len(times) == len(timed) else []
+
+    async def _timed_logs(self, code: str, race: int, seats: Sequence[int]) -> dict[int, list[tuple[str, int | None]]]:
+        keys = self._keys
+        with self._storage.guard(f"read the move logs of room {code}"):
+            async with self._storage.redis.pipeline(transaction=True) as pipe:
+                for seat in seats:
+                    pipe.lrange(keys.log(code, race, seat), 0, -1)
+                replies = await pipe.execute()
+        return {
+            seat: [_split_time(as_text(e)) for e in entries]
+            for seat, entries in zip(seats, replies, strict=True)
+            if entries
+        }
 
     async def finished_race(self, code: str, race: int) -> bytes | None:
         """The record of race ``race`` of the room as it finished, or None."""

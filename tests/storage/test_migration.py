@@ -10,7 +10,7 @@ import pytest
 from server.competition.ratings import Rating
 from server.storage.boards import Leaderboards, Ranked
 from server.storage.connection import Storage
-from server.storage.migration import LAYOUT_VERSION, Renamed, SplitRatings, migrate, planned
+from server.storage.migration import LAYOUT_VERSION, Dropped, Renamed, SplitRatings, migrate, planned
 from server.storage.ratings import RatingStore, rating_text
 from tests.nodes.conftest import redis_cluster
 
@@ -24,6 +24,7 @@ def test_each_old_key_is_planned_to_its_new_name_and_new_keys_stay() -> None:
     assert planned("sr:", "sr:rating:antares:board") == Renamed("sr:rating:{antares}:board")
     assert planned("sr:", "sr:rating:antares") == SplitRatings("antares")
     assert planned("sr:", "sr:rating:{antares}") == SplitRatings("antares")
+    assert planned("sr:", "sr:room:{ABCD}:race:2:log:3:times") == Dropped()
     for today in (
         "sr:lb:{antares}:daily:2026-11-30",
         "sr:stats:{scorpion}:best-time",
@@ -31,6 +32,7 @@ def test_each_old_key_is_planned_to_its_new_name_and_new_keys_stay() -> None:
         "sr:rating:{antares}:player:p1",
         "sr:rating:{antares}:rated:ABCD:1",
         "sr:room:{ABCD}",
+        "sr:room:{ABCD}:race:2:log:3",
         "sr:secret",
     ):
         assert planned("sr:", today) is None, today
@@ -45,6 +47,7 @@ async def _store_old_layout(store: Storage) -> None:
     await redis.zadd(f"{p}stats:antares:best-time", {"ann": 61_000})
     await redis.hset(f"{p}rating:antares", mapping={"ann": rating_text(ANN), "bob": rating_text(BOB)})
     await redis.zadd(f"{p}rating:antares:board", {"ann": -round(ANN.rating * 1000), "bob": -round(BOB.rating * 1000)})
+    await redis.rpush(f"{p}room:{{ABCD}}:race:1:log:0:times", 1764800000000)  # the second layout's move times
 
 
 async def _assert_read_in_new_layout(store: Storage) -> None:
@@ -63,8 +66,9 @@ async def _assert_read_in_new_layout(store: Storage) -> None:
 async def test_an_upgraded_server_reads_the_boards_stats_and_ratings_of_the_old_layout(store: Storage) -> None:
     await _store_old_layout(store)
     done = await migrate(store)
-    assert (done.moved, done.ratings, done.kept) == (5, 2, [])
+    assert (done.moved, done.ratings, done.dropped, done.kept) == (5, 2, 1, [])
     await _assert_read_in_new_layout(store)
+    assert not await store.redis.exists(f"{store.prefix}room:{{ABCD}}:race:1:log:0:times")
     assert await store.redis.get(f"{store.prefix}layout") == str(LAYOUT_VERSION).encode()
     leftovers = [key async for key in store.redis.scan_iter(match=f"{store.prefix}*antares:*")]
     assert not [key for key in leftovers if b"{" not in key]

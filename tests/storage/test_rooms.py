@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from redis.asyncio import Redis
 
 from server.storage.connection import Storage
+from server.storage.embedded import EmbeddedRedis
 from server.storage.keys import Keys
 from server.storage.nodes import NodeStore
 from server.storage.rooms import Committed, Expiry, Fenced, RoomStore, RoomWrite, VersionConflict
@@ -169,3 +172,50 @@ async def test_a_lease_that_expired_unclaimed_still_writes_and_one_taken_over_ne
         await rooms.commit(replace(write(3, 4, [(0, "8H>c")]), lease=first.lease))
     assert await rooms.commit(replace(write(3, 4, [(1, "deal")]), lease=second.lease)) is Committed.STORED
     assert await rooms.logs("ROOM", 1) == {0: ["QS>5", "7H>c"], 1: ["deal"]}
+
+
+async def test_each_move_is_stored_with_its_server_time_beside_it(store: Storage) -> None:
+    """The anti-cheat check reads when each move was stored; the log reads as the moves alone."""
+    rooms = RoomStore(store)
+    before = int(time.time() * 1000)
+    await rooms.commit(write(0, 1, [(0, "QS>5")], b"created"))
+    await rooms.commit(write(1, 2, [(0, "undo"), (1, "resign left")]))
+    after = int(time.time() * 1000)
+    assert await rooms.logs("ROOM", 1) == {0: ["QS>5", "undo"], 1: ["resign left"]}
+    times = await rooms.move_times("ROOM", 1, 0)
+    assert len(times) == 2
+    assert before <= times[0] <= times[1] <= after
+
+
+async def test_a_log_with_an_entry_stored_without_its_time_has_no_move_times(store: Storage, raw: Redis) -> None:
+    """A race in progress across the upgrade to times beside the moves: its log reads as
+    always, and its anti-cheat check gets no times rather than times out of step."""
+    rooms = RoomStore(store)
+    await raw.rpush(Keys(store.prefix).log("ROOM", 1, 0), "QS>5")
+    await rooms.commit(write(0, 1, [(0, "7H>c")], b"created"))
+    assert await rooms.logs("ROOM", 1) == {0: ["QS>5", "7H>c"]}
+    assert await rooms.move_times("ROOM", 1, 0) == []
+
+
+async def test_a_move_costs_redis_one_script_of_two_commands(tmp_path: Path) -> None:
+    """The lease check, the version check and the new version are one INCRBY; the move and
+    its time one RPUSH (INFO commandstats counts the commands a script runs)."""
+    async with EmbeddedRedis(tmp_path) as redis:
+        storage = await Storage.connect(redis.url)
+        try:
+            rooms, nodes = RoomStore(storage), NodeStore(storage)
+            claim = await nodes.claim("ROOM", "node-a", 60_000, must_exist=False)
+            assert claim.lease is not None
+            await rooms.commit(replace(write(0, 1, record=b"created"), lease=claim.lease))
+            before = await _calls(storage)
+            for version in range(1, 11):
+                await rooms.commit(replace(write(version, version + 1, [(0, f"m{version}")]), lease=claim.lease))
+            spent = {name: n - before.get(name, 0) for name, n in (await _calls(storage)).items()}
+        finally:
+            await storage.close()
+    assert {name: n for name, n in spent.items() if n and name != "info"} == {"evalsha": 10, "incrby": 10, "rpush": 10}
+
+
+async def _calls(storage: Storage) -> dict[str, int]:
+    stats = await storage.redis.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
