@@ -59,6 +59,7 @@ class ErrorCode(enum.StrEnum):
     HINTS_DISABLED = "hints-disabled"
     NOT_IN_QUEUE = "not-in-queue"
     DAILY_UNAVAILABLE = "daily-unavailable"
+    DAILY_CLOSED = "daily-closed"
     # The server.
     STORAGE_UNAVAILABLE = "storage-unavailable"
     INTERNAL_ERROR = "internal-error"

@@ -215,7 +215,13 @@ from protocol.values import (
     Clock as Clock,
 )
 from protocol.values import (
+    DailyAccess as DailyAccess,
+)
+from protocol.values import (
     DailyTag as DailyTag,
+)
+from protocol.values import (
+    Date as Date,
 )
 from protocol.values import (
     HintItem as HintItem,

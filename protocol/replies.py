@@ -6,7 +6,18 @@ import msgspec
 
 from protocol.events import RoomEvent
 from protocol.requests import LeaderboardName
-from protocol.values import Card, HintItem, Patch, RacerLog, Role, RoomOptions, RoomSummary, RoomView, Variant
+from protocol.values import (
+    Card,
+    DailyAccess,
+    HintItem,
+    Patch,
+    RacerLog,
+    Role,
+    RoomOptions,
+    RoomSummary,
+    RoomView,
+    Variant,
+)
 
 
 class _Reply(msgspec.Struct, tag_field="type", omit_defaults=True):
@@ -115,7 +126,8 @@ class DailyReveal(msgspec.Struct, frozen=True):
 
 class DailyInfo(_Reply, tag="daily"):
     """Today's challenge of ``variant``: its commitment and par; whether you have used your
-    ranked attempt; when the day ends (Unix ms); and yesterday's challenge revealed."""
+    ranked attempt; what ``start_daily`` of today's deal does for you (``access``); when the
+    day ends (Unix ms); and yesterday's challenge revealed."""
 
     id: int
     variant: Variant
@@ -124,6 +136,7 @@ class DailyInfo(_Reply, tag="daily"):
     par: int
     attempted: bool
     ends: int
+    access: DailyAccess
     yesterday: DailyReveal | None = None
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from protocol.values import MoveText, PlayerName, RequestId, RoomCode, RoomOptions, Variant
+from protocol.values import Date, MoveText, PlayerName, RequestId, RoomCode, RoomOptions, Variant
 
 
 class _Request(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
@@ -108,10 +108,12 @@ class AskDaily(_Request, tag="daily"):
 
 
 class StartDaily(_Request, tag="start_daily"):
-    """Play today's daily challenge: the first attempt of the day is ranked, later ones are
-    practice. Answered by Joined and a Snapshot of a one-racer room."""
+    """Play a daily challenge: today's (``date`` None or today) once per account, ranked, and
+    in no other way; an earlier day's as practice, with hints, as often as you like.
+    Answered by Joined and a Snapshot of a one-racer room."""
 
     variant: Variant
+    date: Date | None = None
 
 
 LeaderboardName = Literal["daily", "best-time", "wins", "streak", "rating"]

@@ -18,6 +18,13 @@ AutoplayMode = Literal["off", "safe", "all"]
 RoomState = Literal["waiting", "countdown", "racing", "finished"]
 Role = Literal["racer", "spectator"]
 Card = Annotated[int, Meta(ge=0, le=51)]
+#: A UTC day, ``YYYY-MM-DD``.
+Date = Annotated[str, Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+#: What ``start_daily`` of today's deal does for you: opens your one ranked attempt
+#: (``ranked``), or nothing, since you started it already (``used``), you are a guest
+#: (``guest``: register, or practise an earlier day), you said ``bot`` (``bot``), or your
+#: account was registered after the day began (``new-account``: it opens for you tomorrow).
+DailyAccess = Literal["ranked", "used", "guest", "bot", "new-account"]
 
 
 class RoomOptions(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):

@@ -5,6 +5,7 @@ day), with what the player should know about when a deal is revealed."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Final
 
 from client.render.describe import count
 from protocol.fairness import verify
@@ -52,12 +53,19 @@ def time_left(ms: float) -> str:
     return f"{hours} h {minutes:02} min" if hours else f"{minutes} min {seconds:02} s"
 
 
+#: What today's deal is for you, by the server's ``access`` (protocol/values.py, DailyAccess).
+ACCESS_TEXT: Final[dict[str, str]] = {
+    "ranked": "[b]Your ranked attempt today: not used yet.[/b] Start plays it: one try, no hints, timed.",
+    "used": "[b]Your ranked attempt today: used.[/b] Today's deal is played once; practise yesterday's instead.",
+    "guest": "[b]Today's deal is for accounts[/b], once each, ranked: register to play it, or practise yesterday's.",
+    "bot": "[b]Bots do not play today's deal[/b]: it is the players' competition.",
+    "new-account": "[b]Your account is newer than today's deal:[/b] it opens for you tomorrow; practise yesterday's.",
+}
+
+
 def today_text(info: DailyInfo, now_ms: float, first_seen: str) -> str:
-    """Today's challenge: date, par, the ranked attempt, time left and the commitment."""
-    if info.attempted:
-        attempt = "[b]Your ranked attempt today: used.[/b] Starting again is practice (not ranked, hints allowed)."
-    else:
-        attempt = "[b]Your ranked attempt today: not used yet.[/b] Start plays it: one try, no hints, timed."
+    """Today's challenge: date, par, what it is for you, time left and the commitment."""
+    attempt = ACCESS_TEXT.get(info.access, ACCESS_TEXT["used"])
     lines = [
         f"[b]{info.variant.capitalize()} · {info.date}[/b] (UTC): the same deal for everyone today.",
         f"Par: {count(info.par, 'move')} (the solver's solution).",

@@ -1,6 +1,6 @@
 """The daily challenge of one game: today's date, par and commitment, whether the ranked
 attempt is used, the time left in the day; yesterday's deal, revealed, with the solver's
-solution and the fairness check; and the start of an attempt (ranked first, practice after).
+solution and the fairness check; and the start of an attempt (today's, ranked, once; or yesterday's, as practice).
 
 Commitments are remembered in the settings when first seen, so that yesterday's reveal is
 checked against the commitment this client saw before the deal was known, not only against
@@ -116,26 +116,36 @@ class DailyScreen(ClientScreen):
         seen = None if key is None else app.settings.commitments.get(key)
         self.query_one("#daily-yesterday", Static).update(yesterday_text(info.variant, reveal, seen))
         start = self.query_one("#daily-start", Button)
-        start.label = "Practice (s)" if info.attempted else "Start your ranked attempt (s)"
-        if start.disabled:
-            start.disabled = False
-            start.focus()
+        ranked = info.access == "ranked"
+        start.label = "Start your ranked attempt (s)" if ranked else "Practise yesterday's deal (s)"
+        playable = ranked or reveal is not None
+        if start.disabled == playable:
+            start.disabled = not playable
+            if playable:
+                start.focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "daily-start":
             self.action_start()
 
     def action_start(self) -> None:
-        if self.info is None:
+        """Today's ranked attempt if it is open to you; else yesterday's deal, as practice."""
+        info = self.info
+        if info is None:
             return
         variant = self.variant
+        date = None
+        if info.access != "ranked":
+            if info.yesterday is None:
+                return
+            date = info.yesterday.date
 
         def opened(reply: ServerMessage) -> None:
             if isinstance(reply, Joined):
                 # The server readied the only seat: the countdown is already running.
                 self.navigate(to.Game(reply.room, seat=reply.seat), replace=True)
 
-        self.request(lambda i: StartDaily(id=i, variant=variant), opened, "start the daily challenge")
+        self.request(lambda i: StartDaily(id=i, variant=variant, date=date), opened, "start the daily challenge")
 
     def action_other_game(self) -> None:
         self.variant = GAMES[(GAMES.index(self.variant) + 1) % len(GAMES)]

@@ -175,6 +175,11 @@ def previous_date(date: str) -> str:
     return (dt.date.fromisoformat(check_date(date)) - dt.timedelta(days=1)).isoformat()
 
 
+def day_start_ms(date: str) -> int:
+    """When the UTC day ``date`` begins, in Unix milliseconds."""
+    return day_end_ms(previous_date(date))
+
+
 def day_end_ms(date: str) -> int:
     """When the UTC day ``date`` ends, in Unix milliseconds."""
     end = dt.datetime.fromisoformat(next_date(date)).replace(tzinfo=dt.UTC)

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import logging
+from typing import Final
 
 from protocol.errors import ErrorCode
-from protocol.messages import AskDaily, DailyInfo, DailyReveal, Joined, RoomOptions, RoomSummary, StartDaily, Variant
+from protocol.messages import (
+    AskDaily,
+    DailyAccess,
+    DailyInfo,
+    DailyReveal,
+    Joined,
+    RoomOptions,
+    RoomSummary,
+    StartDaily,
+    Variant,
+)
 from server.clock import now_ms
 from server.cluster.cluster import DailyAttempt
-from server.competition.daily import DailyDeal, day_end_ms, previous_date, utc_date
+from server.competition.daily import DailyDeal, check_date, day_end_ms, day_start_ms, previous_date, utc_date
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits, count_creation
@@ -53,35 +64,103 @@ async def daily_info(ctx: Context, link: ClientLink, message: AskDaily) -> None:
             par=deal.par,
             attempted=await ctx.players.attempted_daily(message.variant, date, player),
             ends=day_end_ms(date),
+            access=await daily_access(ctx, link, message.variant, date),
             yesterday=yesterday,
         )
     )
 
 
+#: Why ``start_daily`` of today's deal is refused, by :data:`DailyAccess`.
+_CLOSED: Final[dict[DailyAccess, str]] = {
+    "used": "you have started your one attempt at today's deal: it opens to practice once the day is over",
+    "guest": "today's deal is for accounts, once each, ranked: register to play it, or practise an earlier day's",
+    "bot": "bots do not play today's deal: it is the players' competition",
+    "new-account": "your account is newer than today's deal: it opens for you with tomorrow's",
+}
+
+
+async def daily_access(ctx: Context, link: ClientLink, variant: Variant, date: str) -> DailyAccess:
+    """What ``start_daily`` of today's deal does for ``link``'s player (see :data:`DailyAccess`).
+
+    Today's deal is played once per account, ranked, and in no other way until the day is
+    over, so that nobody studies it first: not as a guest or a second connection, not by
+    saying ``bot``, and not with an account registered once the deal was out (the rule
+    against registering accounts to study it on)."""
+    if link.bot:
+        return "bot"
+    if link.generation <= 0:
+        return "guest"
+    account = await ctx.accounts.get(player_of(link))
+    if account is None:
+        return "guest"
+    if account.created >= day_start_ms(date):
+        return "new-account"
+    if await ctx.players.attempted_daily(variant, date, player_of(link)):
+        return "used"
+    return "ranked"
+
+
 async def start_daily(ctx: Context, link: ClientLink, message: StartDaily) -> None:
-    player, date = player_of(link), today()
+    player, date = player_of(link), message.date or today()
+    try:
+        check_date(date)
+    except ValueError:
+        raise RoomError(ErrorCode.INVALID_MESSAGE, f"{date} is not a day") from None
     await check_room_limits(ctx, link)
+    if date > today():
+        raise RoomError(ErrorCode.DAILY_UNAVAILABLE, f"the daily challenge of {date} is not out yet")
+    if date < today():
+        await _practise(ctx, link, message, date)
+        return
     deal = await _deal(ctx, message.variant, date)
-    await count_creation(ctx, link)
-    # The first attempt of the day is the ranked one, whatever happens to it afterwards. Only
-    # an account has one (its id is the player id on every device); guests and bots practise.
-    ranked = link.generation > 0 and not link.bot
+    access = await daily_access(ctx, link, message.variant, date)
+    if access != "ranked":
+        raise RoomError(ErrorCode.DAILY_CLOSED, _CLOSED[access])
     # The attempt names its room, so whether it is over is read from the room's stored
     # record by any node (server/cluster/cluster.py), never from the rooms of this process.
     code = await ctx.rooms.reserve_code()
-    ranked = ranked and await ctx.players.start_daily_attempt(message.variant, date, player, code)
+    if not await ctx.players.start_daily_attempt(message.variant, date, player, code):
+        raise RoomError(ErrorCode.DAILY_CLOSED, _CLOSED["used"])  # another connection's came first
+    await count_creation(ctx, link)
     # Ranked attempts have no hints: everyone races the same deal with the same tools. An
     # attempt ends with its day, when the day's deal and solution are published.
     left = (day_end_ms(date) - now_ms()) // 1000
-    options = RoomOptions(max_racers=1, hints=not ranked, time_limit=int(min(max(left, 30), 86_400)))
+    options = RoomOptions(max_racers=1, hints=False, time_limit=int(min(max(left, 30), 86_400)))
+    await _open_attempt(ctx, link, message, options, deal.deal, deal.salt, date, code, ranked=True)
+
+
+async def _practise(ctx: Context, link: ClientLink, message: StartDaily, date: str) -> None:
+    """An earlier day's deal, as practice: hints, no clock, as often as the room limits allow."""
+    if ctx.daily is None:
+        raise RoomError(ErrorCode.DAILY_UNAVAILABLE, "this server offers no daily challenge")
+    deal = await ctx.daily.stored(message.variant, date)
+    if deal is None:
+        raise RoomError(ErrorCode.DAILY_UNAVAILABLE, f"there was no {message.variant} daily challenge on {date}")
+    await count_creation(ctx, link)
+    code = await ctx.rooms.reserve_code()
+    await _open_attempt(ctx, link, message, RoomOptions(max_racers=1), deal.deal, deal.salt, date, code, ranked=False)
+
+
+async def _open_attempt(
+    ctx: Context,
+    link: ClientLink,
+    message: StartDaily,
+    options: RoomOptions,
+    deal: str,
+    salt: str,
+    date: str,
+    code: str,
+    ranked: bool,
+) -> None:
+    player = player_of(link)
     runner = await ctx.rooms.create(
         message.variant,
         options,
         player,
         link.name,
         bot=link.bot,
-        next_deal=deal.deal,
-        next_salt=deal.salt,  # the day's commitment, the same for every attempt
+        next_deal=deal,
+        next_salt=salt,  # the day's commitment, the same for every attempt
         daily=date,
         ranked=ranked,
         code=code,

@@ -17,10 +17,22 @@ from client.commands import list_rooms, run_bots, show_leaderboard, show_stats, 
 from client.lib.connection import RaceClient
 from client.lib.settings import Settings
 from client.render.describe import precise_duration
-from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, Register, Resign, RoomOptions, StartDaily
+from protocol.messages import (
+    AccountInfo,
+    CreateRoom,
+    Joined,
+    JoinRoom,
+    Ready,
+    Register,
+    Resign,
+    RoomOptions,
+    StartDaily,
+)
 from server.competition.daily import utc_date
+from server.storage.connection import Storage
 from tests.client.conftest import PATIENCE, Serve, ServeDaily, playing
 from tests.known_deals import ANTARES_DEAL, winning_line
+from tests.server.conftest import registered_before_today
 
 pytestmark = pytest.mark.asyncio
 
@@ -132,10 +144,14 @@ async def test_a_bot_can_join_a_persons_room_and_race_them(serve: Serve) -> None
         assert out.getvalue().splitlines()[-1].startswith("bot resigned after ")
 
 
-async def play_daily(client: RaceClient, solution: tuple[str, ...]) -> str:
-    """Register (only accounts have ranked attempts), start today's Antares daily challenge
-    and play ``solution`` to the end; the room code."""
-    await client.request(lambda i: Register(id=i, name=client.name, password="a daily password"))
+async def play_daily(client: RaceClient, storage: Storage | None, solution: tuple[str, ...]) -> str:
+    """Register (only accounts registered before the day play today's deal: dated back with
+    ``storage``), start today's Antares daily challenge and play ``solution`` to the end; the
+    room code."""
+    account = await client.request(lambda i: Register(id=i, name=client.name, password="a daily password"))
+    assert isinstance(account, AccountInfo)
+    assert storage is not None
+    await registered_before_today(storage, account.player)
     joined = await client.request(lambda i: StartDaily(id=i, variant="antares"))
     assert isinstance(joined, Joined)
     code = joined.room
@@ -149,7 +165,7 @@ async def play_daily(client: RaceClient, solution: tuple[str, ...]) -> str:
 async def test_leaderboard_and_stats_print_the_saved_players_lines(serve_daily: ServeDaily, tmp_path: Path) -> None:
     async with serve_daily() as (srv, deal):
         ann = await srv.connect("Ann")
-        await play_daily(ann, deal.solution)
+        await play_daily(ann, srv.server.storage, deal.solution)
         assert ann.resume is not None
         Settings(tmp_path, name="Ann", tokens={srv.url: ann.resume}).save()
         mirror_time = next(iter(ann.rooms.values())).view().racers[0].finished_ms

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from protocol.messages import AccountInfo, Ack, Error, Joined, Resign, Spectate
+from protocol.messages import AccountInfo, Ack, AskDaily, DailyInfo, Error, Joined, Resign, Spectate, StartDaily
 from server.app import RaceServer, stop_leftovers
 from server.config import Config
 from tests.nodes.conftest import redis_cluster
@@ -41,9 +41,17 @@ async def two_nodes(
 
 
 async def client(node: RaceServer, clients: list[RawClient]) -> RawClient:
-    opened = await RawClient.open(f"ws://127.0.0.1:{node.port}")
+    opened = await RawClient.open(f"ws://127.0.0.1:{node.port}", node.storage)
     clients.append(opened)
     return opened
+
+
+async def ranked_attempt(node: RaceServer, name: str, clients: list[RawClient]) -> tuple[RawClient, str]:
+    """``name``'s connection to ``node``, and the room of the ranked attempt it started there."""
+    await daily_deal(node)
+    player = await client(node, clients)
+    await player.hello(name)
+    return player, (await start_daily(player)).room
 
 
 def token_of(player: RawClient) -> str:
@@ -57,14 +65,8 @@ async def test_a_ranked_daily_attempt_is_watched_only_after_ones_own_on_any_node
     a, b = two_nodes
     clients: list[RawClient] = []
     try:
-        await daily_deal(a)
-        await daily_deal(b)
-        ann = await client(a, clients)
-        await ann.hello("Ann")
-        ann_room = (await start_daily(ann)).room  # Ann's ranked attempt runs on node A
-        bob = await client(b, clients)
-        await bob.hello("Bob")
-        bob_room = (await start_daily(bob)).room  # Bob's on node B
+        ann, ann_room = await ranked_attempt(a, "Ann", clients)  # Ann's ranked attempt runs on node A
+        bob, bob_room = await ranked_attempt(b, "Bob", clients)  # Bob's on node B
         await racing(ann, ann_room)
         await racing(bob, bob_room)
 
@@ -88,6 +90,34 @@ async def test_a_ranked_daily_attempt_is_watched_only_after_ones_own_on_any_node
         assert isinstance(watching, Joined)
         assert watching.role == "spectator"
         assert ann_room in await lobby(bob_on_a)
+    finally:
+        for opened in clients:
+            with contextlib.suppress(Exception):
+                await opened.close()
+
+
+async def test_todays_deal_is_played_once_whichever_node_is_asked_again(
+    two_nodes: tuple[RaceServer, RaceServer],
+) -> None:
+    """Ann's ranked attempt runs on node A; from node B, while it runs and after, she gets no
+    second look at the deal: no second attempt, no practice."""
+    a, b = two_nodes
+    clients: list[RawClient] = []
+    try:
+        ann, ann_room = await ranked_attempt(a, "Ann", clients)
+        await daily_deal(b)
+        ann_on_b = await client(b, clients)
+        await ann_on_b.hello("Ann", resume=token_of(ann))
+        for running in (True, False):
+            info = await ask(ann_on_b, lambda i: AskDaily(id=i, variant="antares"))
+            assert isinstance(info, DailyInfo)
+            assert info.access == "used"
+            again = await ask(ann_on_b, lambda i: StartDaily(id=i, variant="antares"))
+            assert isinstance(again, Error), again
+            assert again.code == "daily-closed"
+            if running:
+                await racing(ann, ann_room)
+                assert isinstance(await ask(ann, lambda i: Resign(id=i, room=ann_room)), Ack)
     finally:
         for opened in clients:
             with contextlib.suppress(Exception):

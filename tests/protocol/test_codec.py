@@ -132,6 +132,7 @@ CLIENT_MESSAGES: list[ClientMessage] = [
     LeaveQueue(id=5, variant="scorpion"),
     AskDaily(id=6, variant="antares"),
     StartDaily(id=7, variant="antares"),
+    StartDaily(id=7, variant="antares", date="2026-11-28"),
     AskLeaderboard(id=8, variant="scorpion", board="wins", limit=5),
     AskLeaderboard(id=9, variant="scorpion", date="2026-11-29", around=True),
     AskStats(id=10, variant="antares", player="p1"),
@@ -177,6 +178,7 @@ SERVER_MESSAGES: list[ServerMessage] = [
         par=61,
         attempted=False,
         ends=1_800_000_000_000,
+        access="guest",
         yesterday=DailyReveal(date="2026-11-28", deal="12345", salt="cd" * 16, commitment="ef" * 32, solution=["AS>h"]),
     ),
     Leaderboard(

@@ -52,9 +52,13 @@ from protocol.messages import (
 )
 from protocol.mirror import RoomMirror
 from server.app import RaceServer, stop_leftovers
+from server.clock import now_ms
+from server.competition.daily import day_start_ms, utc_date
 from server.config import Config
 from server.features.context import Context
 from server.rooms.room import DealPicker, random_deal
+from server.storage.connection import Storage
+from server.storage.keys import Keys
 from tests.polling import PATIENCE as PATIENCE
 from tests.polling import eventually as eventually
 
@@ -74,8 +78,10 @@ class RawClient:
     :attr:`frames` (raw bytes) and :attr:`messages` (decoded, ``None`` for a frame that is
     not a server message) by a background reader, so nothing the server sends is missed."""
 
-    def __init__(self, socket: ClientConnection) -> None:
+    def __init__(self, socket: ClientConnection, storage: Storage | None = None) -> None:
         self.socket = socket
+        #: The server's storage, when the test has it: see :func:`registered_before_today`.
+        self.storage = storage
         self.frames: list[bytes | str] = []
         self.messages: list[ServerMessage | None] = []
         self._inbox: asyncio.Queue[ServerMessage | None] = asyncio.Queue()
@@ -83,8 +89,8 @@ class RawClient:
         self._reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def open(cls, url: str) -> RawClient:
-        return cls(await connect(url, compression=None, max_size=2**22))
+    async def open(cls, url: str, storage: Storage | None = None) -> RawClient:
+        return cls(await connect(url, compression=None, max_size=2**22), storage)
 
     async def _read(self) -> None:
         with contextlib.suppress(ConnectionClosed):
@@ -166,7 +172,7 @@ class RunningServer:
 
     async def raw(self, name: str | None = None) -> RawClient:
         """A :class:`RawClient`, already past hello if ``name`` is given."""
-        client = await RawClient.open(self.url)
+        client = await RawClient.open(self.url, self.server.storage)
         self._clients.append(client)
         if name is not None:
             await client.hello(name)
@@ -176,6 +182,14 @@ class RunningServer:
         for client in self._clients:
             with contextlib.suppress(Exception):
                 await client.close()
+
+
+async def registered_before_today(storage: Storage, player: str) -> None:
+    """Date ``player``'s account back to yesterday: today's daily deal is played by accounts
+    registered before the day began (server/features/daily.py), and tests register on the day."""
+    key = Keys(storage.prefix).account(player)
+    assert await storage.redis.exists(key), f"{player} is no account"
+    await storage.redis.hset(key, "created", day_start_ms(utc_date(now_ms())) - 1)
 
 
 ServerFactory = Callable[..., contextlib.AbstractAsyncContextManager[RunningServer]]

@@ -62,7 +62,14 @@ from server.config import Config
 from server.games import Antares, Deal
 from server.solver import Budget, Solved, solve
 from tests.polling import eventually_async
-from tests.server.conftest import PATIENCE, RawClient, RunningServer, ServerFactory, eventually
+from tests.server.conftest import (
+    PATIENCE,
+    RawClient,
+    RunningServer,
+    ServerFactory,
+    eventually,
+    registered_before_today,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -86,11 +93,13 @@ async def daily_deal(server: RaceServer) -> DailyDeal:
 
 async def as_account(client: RawClient) -> None:
     """Register the client's player under its name, unless it is an account (only accounts
-    have ranked attempts)."""
+    have ranked attempts), dated before today (only those play today's deal)."""
     welcome = next(m for m in reversed(client.messages) if isinstance(m, Welcome))
     if not welcome.account and not any(isinstance(m, AccountInfo) for m in client.messages):
         reply = await ask(client, lambda i: Register(id=i, name=welcome.name, password="a daily password"))
         assert isinstance(reply, AccountInfo), reply
+        assert client.storage is not None, "open the client with the server's storage"
+        await registered_before_today(client.storage, reply.player)
 
 
 async def start_daily(client: RawClient) -> Snapshot:
@@ -168,7 +177,7 @@ def assert_deal_never_sent(clients: list[RawClient], deal: str) -> None:
             assert form not in frame
 
 
-async def test_the_first_daily_attempt_is_ranked_and_later_ones_are_practice(start_server: ServerFactory) -> None:
+async def test_the_daily_attempt_is_ranked_and_there_is_no_second_one(start_server: ServerFactory) -> None:
     async with start_server(**SOLVER) as srv:
         deal = await daily_deal(srv.server)
         date = today()
@@ -217,10 +226,9 @@ async def test_the_first_daily_attempt_is_ranked_and_later_ones_are_practice(sta
         assert restored.view.racers[0].progress.moves == 3
         assert restored.view.clock.started == mirror.view().clock.started
 
-        practice = await start_daily(back)
-        assert practice.room != code
-        assert practice.view.daily == DailyTag(date=date, ranked=False)
-        assert practice.view.options.hints  # practice comes with hints
+        again = await ask(back, lambda i: StartDaily(id=i, variant="antares"))
+        assert isinstance(again, Error)
+        assert again.code == "daily-closed"  # no practice of today's deal: it could be studied
 
         # The ranked attempt is each player's own: a newcomer still gets one.
         bob = await srv.raw("Bob")
@@ -318,7 +326,7 @@ async def test_the_ranked_attempt_survives_a_server_restart(redis_url: str) -> N
     children = set(multiprocessing.active_children())
     async with RaceServer(config) as first:
         deal = await daily_deal(first)
-        ann = await RawClient.open(f"ws://127.0.0.1:{first.port}")
+        ann = await RawClient.open(f"ws://127.0.0.1:{first.port}", first.storage)
         try:
             welcome = await ann.hello("Ann")
             code = (await start_daily(ann)).room
@@ -348,8 +356,9 @@ async def test_the_ranked_attempt_survives_a_server_restart(redis_url: str) -> N
             assert isinstance(info, DailyInfo)
             assert info.attempted
             assert info.commitment == deal.commitment  # the same deal after the restart
-            practice = await start_daily(back)
-            assert practice.view.daily == DailyTag(date=today(), ranked=False)
+            again = await ask(back, lambda i: StartDaily(id=i, variant="antares"))
+            assert isinstance(again, Error)
+            assert again.code == "daily-closed"
 
             # The ranked attempt goes on where it was, and counts.
             await play(back, code, deal.solution[5:])

@@ -37,7 +37,7 @@ from server.competition.daily import DailyDeal, utc_date
 from server.storage.deals import DealStore
 from server.supply.certified import DailyDeals
 from tests.known_deals import ANTARES_DEAL, winning_line
-from tests.server.conftest import RawClient, RunningServer, ServerFactory, eventually
+from tests.server.conftest import RawClient, RunningServer, ServerFactory, eventually, registered_before_today
 
 pytestmark = pytest.mark.asyncio
 
@@ -65,6 +65,8 @@ async def account(srv: RunningServer, name: str) -> tuple[RawClient, AccountInfo
     client = await srv.raw(name)
     reply = await client.request(lambda i: Register(id=i, name=name, password=PASSWORD))
     assert isinstance(reply, AccountInfo), reply
+    assert srv.server.storage is not None
+    await registered_before_today(srv.server.storage, reply.player)  # today's deal is for those
     return client, reply
 
 
@@ -150,13 +152,13 @@ async def test_one_person_posts_one_ranked_daily_entry_and_guests_never_watch(st
         assert watching.code == ErrorCode.NOT_ALLOWED
         await resign_when_racing(srv, ann, ann_room)
 
-        # Ann on a second device, and the guest, only practise.
+        # Ann on a second device, and the guest, cannot play today's deal at all.
         laptop = await srv.raw("Ann's laptop")
         assert isinstance(await laptop.request(lambda i: Login(id=i, name="Ann", password=PASSWORD)), AccountInfo)
         for client in (laptop, guest):
-            room, ranked = await start_daily(client)
-            assert not ranked
-            await resign_when_racing(srv, client, room)
+            refused = await client.request(lambda i: StartDaily(id=i, variant="antares"))
+            assert isinstance(refused, Error)
+            assert refused.code == ErrorCode.DAILY_CLOSED
         await until_board(srv, 2)
         await asyncio.sleep(0.2)  # any wrongly recorded entry would be on the board by now
         assert await board(srv) == [(1, "Dan"), (2, "Ann")]  # Dan stopped first: ranks first

@@ -19,6 +19,15 @@ function shownValue(board, entry) {
   return String(entry.value);
 }
 
+// What today's deal is for you, by the server's `access` (PROTOCOL.md, daily).
+const ACCESS_TEXT = {
+  ranked: "Your one attempt today is ranked: no hints, timed, and no second try.",
+  used: "You have played today's deal: it is played once. Practise yesterday's instead.",
+  guest: "Today's deal is for accounts, once each, ranked: register to play it, or practise yesterday's.",
+  bot: "Bots do not play today's deal: it is the players' competition.",
+  "new-account": "Your account is newer than today's deal: it opens for you tomorrow. Practise yesterday's now.",
+};
+
 export class DailyScreen {
   constructor(conn, variant) {
     this.conn = conn;
@@ -59,14 +68,18 @@ export class DailyScreen {
   }
 
   drawToday(info) {
-    const play = h(
-      "button",
-      { className: "primary", id: "play-daily", onclick: () => this.play() },
-      info.attempted ? "Practise today's deal" : "Play today's deal (ranked, once)",
-    );
-    fill(this.today, 
+    const ranked = info.access === "ranked";
+    const yesterday = info.yesterday ? info.yesterday.date : null;
+    const play = ranked || yesterday
+      ? h(
+          "button",
+          { className: "primary", id: "play-daily", onclick: () => this.play(ranked ? null : yesterday) },
+          ranked ? "Play today's deal (ranked, once)" : `Practise yesterday's deal (${yesterday})`,
+        )
+      : null;
+    fill(this.today,
       h("h2", {}, `${variantName(info.variant)} · ${info.date}`),
-      h("p", {}, `Par ${info.par} moves. `, info.attempted ? "You have used your ranked attempt today." : "Your first attempt today is the ranked one; hints are off in it."),
+      h("p", { id: "daily-access" }, `Par ${info.par} moves. `, ACCESS_TEXT[info.access] || ACCESS_TEXT.used),
       h("p", { className: "muted" }, "Commitment: ", h("code", {}, info.commitment)),
       play,
       info.yesterday
@@ -75,9 +88,11 @@ export class DailyScreen {
     );
   }
 
-  async play() {
+  async play(date) {
     try {
-      const joined = await this.conn.request({ type: "start_daily", variant: this.variant });
+      const request = { type: "start_daily", variant: this.variant };
+      if (date) request.date = date;
+      const joined = await this.conn.request(request);
       location.assign(`/r/${joined.room}`);
     } catch (error) {
       this.status.show(error.message, true);

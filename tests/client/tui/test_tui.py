@@ -28,7 +28,7 @@ from client.tui.results import ReplayScreen, ResultsScreen
 from client.tui.spectate import SpectateScreen
 from client.tui.standings import LeaderboardScreen, StatsScreen
 from client.tui.widgets import BoardView
-from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, Register, RoomOptions
+from protocol.messages import AccountInfo, CreateRoom, Joined, JoinRoom, Ready, Register, RoomOptions
 from server.games import Game
 from tests.client.conftest import (
     PATIENCE,
@@ -39,6 +39,7 @@ from tests.client.conftest import (
     playing,
 )
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
+from tests.server.conftest import registered_before_today
 
 pytestmark = pytest.mark.asyncio
 
@@ -357,11 +358,16 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             await eventually(lambda: "Par:" in text_of(app, "#daily-today"), what="today's challenge", timeout=30)
             today = text_of(app, "#daily-today")
             assert f"Par: {deal.par} moves (the solver's solution)." in today
-            assert "Your ranked attempt today: not used yet." in today
+            assert "Today's deal is for accounts" in today  # Ann is a guest so far
             assert "The day ends in " in today
             assert f"sha256 {deal.commitment[:16]}…" in today
             # Only accounts have ranked attempts (the register screen has tests of its own: test_account.py).
-            await client_of(app).request(lambda i: Register(id=i, name="Ann", password="a terminal password"))
+            account = await client_of(app).request(lambda i: Register(id=i, name="Ann", password="a terminal password"))
+            assert isinstance(account, AccountInfo)
+            assert srv.server.storage is not None
+            await registered_before_today(srv.server.storage, account.player)  # today's deal is for those
+            await pilot.press("r")  # what today's deal is for Ann now
+            await eventually(lambda: "not used yet" in text_of(app, "#daily-today"), what="the ranked attempt offered")
 
             await pilot.press("s")
             screen = await eventually(showing(app, GameScreen), what="the race")
