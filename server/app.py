@@ -27,6 +27,7 @@ from server.connections.compact import CompactConnection
 from server.connections.keepalive import Keepalive
 from server.features import moderation, quick_match
 from server.features.context import Context
+from server.live.hint_search import HintSearch
 from server.live.recording import RaceRecorder
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
@@ -58,7 +59,7 @@ from server.storage.moderation import ModerationStore
 from server.storage.players import PlayerStore
 from server.storage.rooms import RoomStore
 from server.supply.certified import DailyDeals, WinnablePool
-from server.supply.workers import solver_pool
+from server.supply.workers import solver_pool, stop_pool
 
 logger = logging.getLogger("server")
 
@@ -93,6 +94,7 @@ class RaceServer:
         self._line: OpeningLine | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._executor: ProcessPoolExecutor | None = None
+        self._hint_pool: ProcessPoolExecutor | None = None
         self._daily: DailyDeals | None = None
         self._pool: WinnablePool | None = None
         self.max_connections = config.max_connections
@@ -162,6 +164,7 @@ class RaceServer:
             cluster,
             self._daily,
             self._pool,
+            self._hint_search(config.hint_workers),
         )
         router = self.router = Router(ctx, cluster, timeout=config.node_ttl + 1.0)
         ctx.forwarder = router
@@ -275,15 +278,10 @@ class RaceServer:
         if self.router is not None:
             self.router.stop_forwarding()
         await stop_tasks(self._tasks)
-        if self._executor is not None:
-            # A worker finishes the solve it is running before it exits, and the process
-            # waits for it at exit: a daily pick tries deal after deal, for up to the budget
-            # each. Nothing it would return is wanted any more (stores happen here), so stop
-            # it first: the supplies' pending picks then fail at once instead of finishing.
-            workers = list((self._executor._processes or {}).values())
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            for worker in workers:
-                worker.terminate()
+        # Stopped before the supplies close: their pending picks then fail at once.
+        for pool in (self._executor, self._hint_pool):
+            if pool is not None:
+                stop_pool(pool)
         for supply in (self._daily, self._pool):
             if supply is not None:
                 await supply.close()
@@ -312,6 +310,14 @@ class RaceServer:
             await self.embedded.stop()
         if self.listener is not None:
             logger.info("server stopped")
+
+    def _hint_search(self, workers: int) -> HintSearch | None:
+        """Hints' winning-line searches, in processes of their own: never queued behind a
+        daily pick, whose solves take seconds."""
+        if workers == 0:
+            return None
+        self._hint_pool = solver_pool(workers)
+        return HintSearch(self._hint_pool)
 
     async def __aenter__(self) -> RaceServer:
         try:

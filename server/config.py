@@ -119,6 +119,9 @@ class Config:
     solver_workers: int = _setting(
         1, "solver processes; 0 turns daily challenges and winnable deals off", int, minimum=0
     )
+    hint_workers: int = _setting(
+        1, "processes that search winning lines for hints; 0: hints from the engine alone", int, minimum=0
+    )
     solver_budget: float = _setting(10.0, "seconds the solver may spend certifying one deal", float, minimum=0.1)
     pool_size: int = _setting(20, "certified winnable deals kept ready per game", int, minimum=1)
     drain: float = _setting(0.0, "seconds between turning not ready (SIGTERM) and shutting down", float, minimum=0)

@@ -10,6 +10,7 @@ from protocol.messages import ClientMessage
 from server.cluster.cluster import Cluster
 from server.config import Config
 from server.connections.link import ClientLink
+from server.live.hint_search import HintSearch
 from server.live.registry import Registry
 from server.live.runner import RoomRunner
 from server.rooms.errors import RoomError
@@ -56,6 +57,8 @@ class Context:
     cluster: Cluster
     daily: DailyDeals | None = None
     pool: WinnablePool | None = None
+    #: Winning-line searches for hints, in worker processes (None: engine hints only).
+    hints: HintSearch | None = None
     links: set[ClientLink] = field(default_factory=set)
     by_player: dict[str, set[ClientLink]] = field(default_factory=dict)
     #: This node's connections waiting in a quick-match line, with their request.

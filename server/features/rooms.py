@@ -150,8 +150,15 @@ async def rematch(ctx: Context, link: ClientLink, message: Rematch) -> None:
 
 
 async def hint(ctx: Context, link: ClientLink, message: AskHint) -> None:
-    runner = await ctx.room(message.room)
-    link.send(Hints(id=message.id, room=runner.code, hints=runner.room.hints(player_of(link))))
+    """The racer's hints; a winning line is searched for first, in a worker process, where
+    one could add a move (server/live/hint_search.py)."""
+    runner, player = await ctx.room(message.room), player_of(link)
+    searched = runner.room.hint_search(player)
+    if searched is not None and ctx.hints is not None:
+        line = await ctx.hints.line(runner.code, player, searched)
+        if line is not None:
+            runner.room.learn_line(player, searched, line)
+    link.send(Hints(id=message.id, room=runner.code, hints=runner.room.hints(player)))
 
 
 async def legal_moves(ctx: Context, link: ClientLink, message: AskLegalMoves) -> None:

@@ -1,8 +1,9 @@
 """The hints a racer is given: a winning move where every card is visible, else the engine's
 visible-information hints, and never nothing while a legal move exists.
 
-The winning hint needs the solver, so it runs within a small budget (it is asked for on the
-request path): where the solver finds no line in time, the engine's hints answer alone.
+The winning move comes from the racer's winning line in memory, never from a search here:
+the server searches in worker processes (server/live/hint_search.py), off the event loop,
+and a line it finds is remembered (:meth:`WinningHints.learn`) before the hints are made.
 """
 
 from __future__ import annotations
@@ -11,21 +12,20 @@ from typing import Final
 
 from protocol.messages import HintItem
 from server.games import Game, hint
-from server.solver.results import Budget
 from server.solver.winning_hint import WinningHints
 
-#: What one winning hint may cost on the request path (cheap against a move's rate limit).
-HINT_BUDGET: Final = Budget(nodes=20_000, seconds=0.05, max_positions=20_000)
+#: Seconds one winning-line search for a hint may take (in a worker process).
+HINT_SEARCH_SECONDS: Final = 0.25
 
 
 def hints_for(game: Game, winning: WinningHints | None = None) -> list[HintItem]:
     """Useful moves for ``game``, best first; empty only when no move is legal.
 
-    ``winning`` (kept per racer, so a followed line is answered from memory) adds the next
-    move of a winning line first, where the racer sees every card.
+    ``winning`` (kept per racer) adds the next move of its winning line first, where the line
+    in memory reaches the racer's position.
     """
     items: list[HintItem] = []
-    best = (winning or WinningHints(HINT_BUDGET)).next_move(game)
+    best = winning.remembered(game) if winning is not None else None
     if best is not None:
         items.append(HintItem(game.move_text(best), "it is on a winning line"))
     seen = {item.move for item in items}

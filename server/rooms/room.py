@@ -19,13 +19,13 @@ import msgspec
 
 from protocol.errors import ErrorCode
 from protocol.messages import HintItem, RaceOver, Result, RoomOptions, RoomSummary, RoomView, Variant
-from server.games import Autoplay, Deal, Game, GameError, Options, variant_class
+from server.games import Autoplay, Deal, Game, GameError, Move, Options, variant_class
 from server.rooms.commands import Command, Join
 from server.rooms.draft import DealPicker as DealPicker
 from server.rooms.draft import Draft, racing_seat
 from server.rooms.entries import LogEntry, Played, Resigned, Undone
 from server.rooms.errors import RoomError as RoomError
-from server.rooms.hints import HINT_BUDGET, hints_for
+from server.rooms.hints import hints_for
 from server.rooms.lifecycle import STATE_OF, Act, State, check_command
 from server.rooms.record import RoomRecord, copy_record
 from server.rooms.step import Emission, Outcome, Step
@@ -221,13 +221,32 @@ class Room:
         return not self._seats
 
     def hints(self, player: str) -> list[HintItem]:
+        """The racer's hints: the next move of their winning line in memory first, if it
+        reaches their position (see :meth:`hint_search`), then the engine's."""
+        game, winning = self._hinted(player)
+        return hints_for(game, winning)
+
+    def hint_search(self, player: str) -> Game | None:
+        """A copy of the racer's game for a winning-line search (run it elsewhere, then
+        :meth:`learn_line`), or None when a search would add nothing: cards are hidden, or
+        the line in memory reaches the position. Refused as :meth:`hints` is."""
+        game, winning = self._hinted(player)
+        return game.copy(history=False) if winning.needs_search(game) else None
+
+    def learn_line(self, player: str, searched: Game, line: tuple[Move, ...]) -> None:
+        """Remember ``line``, a winning line from ``searched`` (a copy :meth:`hint_search`
+        gave): it answers the racer's hints for every position on it."""
+        number = self.seat_of(player)
+        if number is not None:
+            self._winning.setdefault(number, WinningHints()).learn(searched, line)
+
+    def _hinted(self, player: str) -> tuple[Game, WinningHints]:
         _, _, game = racing_seat(self._seats, self.state, self.code, player, Act.HINT)
         if not self.record.options.hints:
             raise RoomError(ErrorCode.HINTS_DISABLED, "hints are turned off in this room")
         number = self.seat_of(player)
         assert number is not None
-        winning = self._winning.setdefault(number, WinningHints(HINT_BUDGET))
-        return hints_for(game, winning)
+        return game, self._winning.setdefault(number, WinningHints())
 
     def legal_moves(self, player: str) -> list[str]:
         _, _, game = racing_seat(self._seats, self.state, self.code, player, Act.LEGAL_MOVES)

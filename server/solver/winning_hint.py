@@ -7,6 +7,8 @@ player what they are. Elsewhere the engine's visible-information hints apply.
 
 from __future__ import annotations
 
+import time
+
 from server.games import Game, Move
 from server.solver.keys import key_function, translate
 from server.solver.results import Budget, Solved
@@ -32,19 +34,36 @@ class WinningHints:
 
     def next_move(self, game: Game) -> Move | None:
         """The next move of a winning line, or None: game won, no win found within the
-        budget, the position lost, or cards still hidden (see :func:`sees_everything`)."""
-        if not sees_everything(game) or game.is_won():
-            return None
-        key_of = key_function(type(game))
-        entry = self._line.get(key_of(game))
-        if entry is None:
+        budget, the position lost, or cards still hidden (see :func:`sees_everything`).
+        Searches here when the line in memory does not reach ``game`` (for tools and tests;
+        the server searches in worker processes: :meth:`needs_search`, :meth:`learn`)."""
+        if self.needs_search(game):
             result = solve_position(game, self._budget, par_seconds=0.0)
             if not isinstance(result, Solved):
                 return None
-            self._remember(game, result.moves)
-            entry = self._line[key_of(game)]
+            self.learn(game, result.moves)
+        return self.remembered(game)
+
+    def remembered(self, game: Game) -> Move | None:
+        """The next move of the winning line in memory from ``game``, if the line reaches it."""
+        if not sees_everything(game) or game.is_won():
+            return None
+        entry = self._line.get(key_function(type(game))(game))
+        if entry is None:
+            return None
         position, move = entry
         return translate(move, position, game)
+
+    def needs_search(self, game: Game) -> bool:
+        """Whether a search could add a winning move for ``game``: every card is visible, the
+        game is not won, and the line in memory does not reach it."""
+        if not sees_everything(game) or game.is_won():
+            return False
+        return key_function(type(game))(game) not in self._line
+
+    def learn(self, game: Game, line: tuple[Move, ...]) -> None:
+        """Remember ``line``, a winning line from ``game`` (found by :func:`search_line`)."""
+        self._remember(game, line)
 
     def _remember(self, game: Game, line: tuple[Move, ...]) -> None:
         key_of = key_function(type(game))
@@ -53,3 +72,11 @@ class WinningHints:
         for move in line:
             self._line[key_of(walker)] = (walker.copy(history=False), move)
             walker.push(move)
+
+
+def search_line(game: Game, seconds: float) -> tuple[tuple[Move, ...] | None, float]:
+    """A winning line from ``game`` found within ``seconds`` (None: none found, or lost), and
+    the seconds the search took. Module level, so a solver worker process can run it."""
+    start = time.perf_counter()
+    result = solve_position(game, Budget(seconds=seconds), par_seconds=0.0)
+    return (result.moves if isinstance(result, Solved) else None), time.perf_counter() - start

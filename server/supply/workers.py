@@ -29,3 +29,12 @@ def die_with_parent(parent: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
     if os.getppid() != parent:
         os._exit(1)
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` now: a worker would finish the solve it is running before it exits (a
+    daily pick tries deal after deal), and nothing it returns is wanted any more."""
+    workers = list((pool._processes or {}).values())  # tests/supply/test_workers.py checks it
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.terminate()

@@ -93,7 +93,8 @@ async def serve(redis_url: str) -> AsyncIterator[Serve]:
         **settings: Any,
     ) -> AsyncIterator[Running]:
         prefix = prefix or f"test:{uuid.uuid4().hex[:12]}:"
-        settings.setdefault("solver_workers", 0)  # no solver processes unless a test asks
+        settings.setdefault("solver_workers", 0)
+        settings.setdefault("hint_workers", 0)  # no solver processes unless a test asks
         config = Config(host=host, port=port, redis_url=redis_url, key_prefix=prefix, **settings)
         picker = random_deal if deal is None else (lambda variant: deal)
         async with RaceServer(config, picker) as server:

@@ -7,8 +7,21 @@ from functools import partial
 
 import pytest
 
-from protocol.messages import Ack, AskSnapshot, CreateRoom, Joined, JoinRoom, Leave, RoomOptions, Spectate
-from tests.server.conftest import RunningServer, eventually
+from protocol.messages import (
+    Ack,
+    AskHint,
+    AskSnapshot,
+    CreateRoom,
+    Hints,
+    Joined,
+    JoinRoom,
+    Leave,
+    PlayMove,
+    RoomOptions,
+    Spectate,
+)
+from tests.known_deals import ANTARES_DEAL
+from tests.server.conftest import RunningServer, ServerFactory, eventually, fixed_deal, start_race
 
 pytestmark = pytest.mark.asyncio
 
@@ -52,3 +65,19 @@ async def test_a_spectator_who_takes_a_seat_stops_spectating_on_every_connection
     # The first connection follows the room no more: it is not sent the room, nor may it ask.
     assert (await watching.error(await watching.send(partial(AskSnapshot, room=code)))).code == "not-in-room"
     assert [racer.name for racer in ann.rooms[code].view().racers] == ["Ann", "Bob"]
+
+
+async def test_a_hint_names_a_winning_move_searched_in_a_worker_process(start_server: ServerFactory) -> None:
+    """Antares shows every card: the first hint is the next move of a winning line, found by
+    the hint workers (the search never runs on the server's event loop)."""
+    async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL)), hint_workers=1) as srv:
+        race = await start_race(srv, "antares")
+        ann = race.racers[0]
+        hints = await ann.request(partial(AskHint, room=race.code), timeout=30)
+        assert isinstance(hints, Hints)
+        assert hints.hints[0].reason == "it is on a winning line"
+        # Followed, the line answers from memory.
+        await ann.request(partial(PlayMove, room=race.code, move=hints.hints[0].move))
+        again = await ann.request(partial(AskHint, room=race.code))
+        assert isinstance(again, Hints)
+        assert again.hints[0].reason == "it is on a winning line"

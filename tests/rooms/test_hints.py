@@ -25,9 +25,11 @@ def test_antares_hints_never_run_dry_while_a_move_is_legal() -> None:
             game.push(chooser.choice(legal))
 
 
-def test_the_first_antares_hint_is_on_a_winning_line() -> None:
+def test_the_first_antares_hint_is_on_a_winning_line_once_one_is_found() -> None:
     game = Antares.new(24, Options(autoplay=Autoplay.SAFE))
     winning = WinningHints()
+    assert hints_for(game, winning)[0].reason != "it is on a winning line"  # hints never search
+    assert winning.next_move(game) is not None  # the search (a worker process's, in the server)
     for _ in range(200):
         if game.is_won():
             break

@@ -202,6 +202,7 @@ async def start_server(redis_url: str) -> ServerFactory:
         grace: float = 60.0, deal_picker: DealPicker = random_deal, **settings: Any
     ) -> AsyncIterator[RunningServer]:
         settings.setdefault("solver_workers", 0)  # no solver processes unless a test asks
+        settings.setdefault("hint_workers", 0)
         config = Config(
             port=0, redis_url=redis_url, key_prefix=f"test:{uuid.uuid4().hex[:12]}:", grace=grace, **settings
         )

@@ -85,6 +85,7 @@ def web_server(redis_url: str) -> Any:
     @contextlib.contextmanager
     def start(deal: str | None = None, **settings: Any) -> Iterator[ThreadedServer]:
         settings.setdefault("solver_workers", 0)
+        settings.setdefault("hint_workers", 0)
         config = Config(port=0, redis_url=redis_url, key_prefix=f"test:{uuid.uuid4().hex[:12]}:", **settings)
         server = ThreadedServer(config, deal)
         try:

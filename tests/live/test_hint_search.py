@@ -1,0 +1,78 @@
+"""Hint searches in a real worker process: a winning line comes back, one search at a time
+per racer, within the racer's allowance, and the event loop stays free meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+from server.games import Antares, Autoplay, Game, Options
+from server.live.hint_search import ALLOWANCE, MIN_CHARGE, HintSearch
+from server.supply.workers import solver_pool, stop_pool
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture(scope="module")
+def workers() -> Iterator[ProcessPoolExecutor]:
+    pool = solver_pool(1)
+    try:
+        yield pool
+    finally:
+        stop_pool(pool)
+
+
+def visible_game() -> Game:
+    return Antares.new(24, Options(autoplay=Autoplay.SAFE))
+
+
+async def test_a_search_brings_back_a_winning_line_while_the_loop_goes_on(workers: ProcessPoolExecutor) -> None:
+    search = HintSearch(workers)
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.005)
+            ticks += 1
+
+    ticking = asyncio.create_task(tick())
+    try:
+        line = await search.line("ROOM", "ann", visible_game())
+    finally:
+        ticking.cancel()
+    assert line is not None
+    game = visible_game()
+    for move in line:
+        game.push(move)
+    assert game.is_won()
+    assert ticks > 0  # the loop ran while the worker searched
+
+
+async def test_one_search_at_a_time_per_racer_and_others_are_not_held(workers: ProcessPoolExecutor) -> None:
+    search = HintSearch(workers)
+    first = asyncio.create_task(search.line("ROOM", "ann", visible_game()))
+    await asyncio.sleep(0)
+    assert await search.line("ROOM", "ann", visible_game()) is None  # Ann's first is running
+    assert await first is not None
+    assert await search.line("ROOM", "bob", visible_game()) is not None
+
+
+async def test_a_racer_out_of_allowance_gets_no_search_until_it_refills(workers: ProcessPoolExecutor) -> None:
+    search = HintSearch(workers, seconds=0.05)
+    answered = 0
+    for _ in range(int(ALLOWANCE / MIN_CHARGE) + 1):
+        if await search.line("ROOM", "ann", visible_game()) is None:
+            break
+        answered += 1
+    else:
+        pytest.fail("the allowance never ran out")
+    assert answered >= 1
+    started = time.monotonic()
+    assert await search.line("ROOM", "ann", visible_game()) is None
+    assert time.monotonic() - started < 0.05  # refused at once, no worker asked
+    assert await search.line("ROOM", "bob", visible_game()) is not None  # Bob's is his own
