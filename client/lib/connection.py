@@ -327,6 +327,9 @@ class RaceClient:
             try:
                 await self._socket.send(encode(build(request_id)))
             except ConnectionClosed as error:
+                # The reader may not have run yet to say so: a caller that retries at once
+                # must wait for the reconnection, not spin on the closed socket.
+                self.connected.clear()
                 raise ConnectionError("the connection dropped before the request was sent") from error
             return await future
         finally:
