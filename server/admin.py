@@ -5,7 +5,8 @@ action on the moderation channel, which every running server carries out on its 
 connections and rooms (:mod:`server.features.moderation`). Every action that changes
 anything is logged in Redis with who did it (``--as``, by default the OS user) and when;
 ``admin log`` shows the log. Flags (``admin flags``) are anti-cheat evidence for a person
-to judge: nothing acts on them by itself.
+to judge: a flagged ranked daily entry is held off the board until ``admin clear-flag``
+puts it there; one refused at machine speed stays off.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from server.clock import now_ms
+from server.competition.daily import check_date
 from server.features.sessions import InvalidName, clean_name
 from server.rooms.record import decode_record
 from server.storage.accounts import AccountStore
@@ -28,7 +30,8 @@ from server.storage.board_edits import BoardEdits
 from server.storage.boards import ALL_TIME_BOARDS
 from server.storage.connection import Storage, StoreUnavailable
 from server.storage.embedded import SOCKET_NAME
-from server.storage.moderation import AdminAction, ModerationStore
+from server.storage.held import HeldEntries, Released
+from server.storage.moderation import AdminAction, Flag, ModerationStore
 from server.storage.players import PlayerStore
 from server.storage.rooms import RoomStore
 
@@ -62,7 +65,13 @@ def _parser() -> argparse.ArgumentParser:
     races = commands.add_parser("races", help="a player's recent races")
     races.add_argument("player")
     races.add_argument("-n", type=int, default=20)
-    commands.add_parser("flags", help="anti-cheat flags on ranked daily entries, with their evidence")
+    flags = commands.add_parser("flags", help="anti-cheat flags on ranked daily entries, with their evidence")
+    flags.add_argument("--player", help="only this player's")
+    flags.add_argument("-n", type=int, default=100, help="the latest N flags (default 100)")
+    clear = commands.add_parser("clear-flag", help="put a flagged ranked daily entry on its board after all")
+    clear.add_argument("game", choices=GAMES)
+    clear.add_argument("date", type=check_date, help="the day of the attempt, YYYY-MM-DD")
+    clear.add_argument("player")
     commands.add_parser("log", help="the admin actions, newest first")
     return parser
 
@@ -80,6 +89,7 @@ class Admin:
         self.moderation = ModerationStore(storage)
         self.players = PlayerStore(storage)
         self.boards = BoardEdits(storage)
+        self.held = HeldEntries(storage)
         self.rooms = RoomStore(storage)
 
     async def _log(self, action: str, target: str, detail: str = "") -> None:
@@ -176,13 +186,43 @@ class Admin:
             lines.append(f"{when}  {code} race {race}  {record.variant}{daily}  {how}")
         return lines or [f"no recent races of {player}"]
 
-    async def flags(self) -> list[str]:
+    async def flags(self, player: str | None = None, n: int = 100) -> list[str]:
         lines = []
-        for flag in await self.moderation.flags():
-            lines.append(f"{_when(flag.flagged)}  {flag.game} {flag.date}  {flag.player}  room {flag.room}")
+        for flag in await self.moderation.flags(n):
+            if player is not None and flag.player != player:
+                continue
+            status = await self._status(flag)
+            lines.append(f"{_when(flag.flagged)}  {flag.game} {flag.date}  {flag.player}  room {flag.room}  {status}")
+            if flag.parts:
+                parts = ", ".join(f"{name} {part:.2f}" for name, part in flag.parts.items())
+                lines.append(f"    score {flag.score:.2f}: {parts}")
+            if flag.first_move_ms is not None:
+                lines.append(f"    first move {flag.first_move_ms} ms after the start")
             lines += [f"    {reason}" for reason in flag.reasons]
             lines.append(f"    gaps (ms): {' '.join(map(str, flag.gaps_ms[:60]))}")
         return lines or ["no flags"]
+
+    async def _status(self, flag: Flag) -> str:
+        """What became of a flagged entry: still held back, shown, or refused for good."""
+        if flag.verdict == "noted":
+            return "NOTED (left on the board)"
+        held = await self.held.held(flag.game, flag.date, flag.player)
+        if held is None:
+            rank = await self.boards.rank(flag.game, flag.date, flag.player)
+            return "not held, not on the board (removed since?)" if rank is None else f"CLEARED (rank {rank})"
+        if held.refused:
+            return "REFUSED (machine speed: never on the board)"
+        return f"HIDDEN until cleared: admin clear-flag {flag.game} {flag.date} {flag.player}"
+
+    async def clear_flag(self, game: str, date: str, player: str) -> list[str]:
+        released = await self.held.release(game, date, player)
+        where = f"the {game} daily board of {date}"
+        if released is Released.RELEASED:
+            await self._log("clear-flag", player, where)
+            return [f"cleared {player}'s entry: it is on {where}"]
+        if released is Released.REFUSED:
+            return [f"{player}'s entry was refused at machine speed: it stays off {where}"]
+        return [f"{player} has no entry held back from {where}"]
 
     async def log(self) -> list[str]:
         return [
@@ -214,7 +254,9 @@ async def run(args: argparse.Namespace) -> list[str]:
             case "races":
                 return await admin.races(args.player, args.n)
             case "flags":
-                return await admin.flags()
+                return await admin.flags(args.player, args.n)
+            case "clear-flag":
+                return await admin.clear_flag(args.game, args.date, args.player)
             case _:
                 return await admin.log()
     finally:

@@ -7,9 +7,16 @@ per race (:func:`~server.storage.ratings.rate_race_once`). Bots are never rated,
 practice rooms with a chosen deal never count toward statistics, best times or ratings.
 Only accounts appear on boards: guests are rated (an account they register keeps the
 rating) but kept off the rating board, and a ranked daily entry is an account's that is no
-bot. Every finished race is remembered in its racers' recent races (for moderators), and a
-ranked daily entry's move times are checked for anti-cheat signals
-(:mod:`server.competition.move_timing`), which flag it for moderators and do nothing else.
+bot. Every finished race is remembered in its racers' recent races (for moderators).
+
+Before a ranked daily entry goes on the board, its log is judged
+(:mod:`server.competition.studied`: the solver's line, exploration, pace against the
+player's own earlier races, the first move's delay). An entry that looks studied is flagged
+for moderators with the evidence and held back (:mod:`server.storage.held`), out of the
+statistics too, until one clears it; one played at machine speed is flagged and never
+counted. The judgement reads only what was stored by the race's end (the player's races
+over before it began), so a retried recording judges the same, and a held entry is never
+recorded, however asked.
 """
 
 from __future__ import annotations
@@ -18,15 +25,21 @@ import asyncio
 import logging
 from typing import Final
 
+import msgspec
+
 from server.clock import now_ms
-from server.competition.move_timing import gaps, signals
+from server.competition.move_timing import gaps, play_times
+from server.competition.studied import Judgement, Verdict, assess
+from server.games import Autoplay, Options, variant_class
 from server.rooms.lifecycle import State
+from server.rooms.record import RoomRecord, decode_record
 from server.rooms.room import Room
 from server.rooms.step import Step
 from server.storage.accounts import AccountStore
 from server.storage.boards import Leaderboards
 from server.storage.connection import Storage, StoreUnavailable
 from server.storage.deals import DealStore
+from server.storage.held import Held, HeldEntries
 from server.storage.moderation import Flag, ModerationStore
 from server.storage.ratings import rate_race_once
 from server.storage.rooms import RoomStore
@@ -39,6 +52,8 @@ _TRIES: Final = 12
 #: of a few round trips: unbounded, a burst of races ending (a saturated server) took every
 #: pooled Redis connection, and players' own requests timed out waiting for one.
 RECORDING_AT_ONCE: Final = 8
+#: A player's earlier races read for their pace norm, at most (two reads each).
+HISTORY_RACES: Final = 8
 
 
 def counts(room: Room) -> bool:
@@ -56,6 +71,7 @@ class RaceRecorder:
         self._moderation = ModerationStore(storage)
         self._deals = DealStore(storage)
         self._rooms = RoomStore(storage)
+        self._held = HeldEntries(storage)
         self._recording = asyncio.Semaphore(RECORDING_AT_ONCE)
 
     async def rate(self, room: Room, step: Step) -> None:
@@ -130,6 +146,10 @@ class RaceRecorder:
                 game = room.game_of(first.seat)
                 progress = game.progress() if game is not None else None
                 player = players[first.seat]
+                ordered = progress.ordered if progress is not None else 0
+                entry = Held(first.name, first.finished, first.time_ms, first.moves, first.home, ordered, now_ms())
+                if not await self._admit(room, first.seat, player, entry):
+                    return
                 # Statistics before the board: whoever sees the entry on the board then sees it
                 # counted in the player's statistics too. Both writes are idempotent, so a retry
                 # after either one fails changes nothing twice.
@@ -143,15 +163,11 @@ class RaceRecorder:
                     first.time_ms,
                     first.moves,
                     first.home,
-                    progress.ordered if progress is not None else 0,
+                    ordered,
                 )
                 logger.debug(
                     "daily %s %s: %s %s", variant, record.daily, first.name, "finished" if first.finished else "stopped"
                 )
-                try:
-                    await self._check_timing(room, first.seat, player)
-                except StoreUnavailable as error:
-                    logger.warning("room %s: move times not checked: %s", room.code, error)
             return
         for result in results:
             won = result.place == 1 and result.finished
@@ -162,15 +178,81 @@ class RaceRecorder:
         racer = room.record.seats_by(seat)
         return not racer.bot and bool(await self._accounts.generation(racer.player))
 
-    async def _check_timing(self, room: Room, seat: int, player: str) -> None:
-        """Flag the ranked daily entry of ``player`` if its move log looks machine-played."""
+    async def _admit(self, room: Room, seat: int, player: str, entry: Held) -> bool:
+        """Whether the ranked daily entry of ``player`` (in ``seat``) may go on the board: not
+        if it is held already (a retry), nor if it is judged studied or machine-played, which
+        flags it for moderators and holds it back. The flag goes first and is added once per
+        race, so a retry after either write failed completes both."""
         record = room.record
         assert record.daily is not None
-        logs = await self._rooms.logs(record.code, record.race)
-        times = await self._rooms.move_times(record.code, record.race, seat)
+        if await self._held.held(record.variant, record.daily, player) is not None:
+            return False
+        judged, times = await self._judge(record, seat, player)
+        if judged.verdict is Verdict.CLEAR:
+            return True
+        first = times[0] - record.started if times and record.started is not None else None
+        flag = Flag(
+            record.variant,
+            record.daily,
+            player,
+            record.code,
+            record.race,
+            judged.reasons,
+            gaps(times),
+            now_ms(),
+            judged.score,
+            judged.parts,
+            judged.verdict.value,
+            first,
+        )
+        await self._moderation.flag(flag)
+        if judged.verdict is Verdict.REFUSED:
+            entry = msgspec.structs.replace(entry, refused=True)
+        await self._held.hold(record.variant, record.daily, player, entry)
+        logger.info(
+            "daily %s %s: %s's entry %s (score %.2f)",
+            record.variant,
+            record.daily,
+            player,
+            judged.verdict.value,
+            judged.score,
+        )
+        return False
+
+    async def _judge(self, record: RoomRecord, seat: int, player: str) -> tuple[Judgement, list[int]]:
+        """The anti-cheat judgement of the seat's log in ``record``'s race, and the times of
+        its moves and undos. The replay runs in a thread: it is the engine's work for every
+        entry (up to some 60 ms for the longest log), and the event loop serves everyone."""
+        assert record.daily is not None
+        assert record.deal is not None  # dealt at the countdown, kept in the finished record
+        entries = (await self._rooms.logs(record.code, record.race)).get(seat, [])
+        stored = await self._rooms.move_times(record.code, record.race, seat)
         deal = await self._deals.daily(record.variant, record.daily)
-        reasons = signals(logs.get(seat, []), times, deal.solution if deal is not None else ())
-        if reasons:
-            flag = Flag(record.variant, record.daily, player, record.code, record.race, reasons, gaps(times), now_ms())
-            await self._moderation.flag(flag)
-            logger.info("daily %s %s: %s's entry flagged for moderators", record.variant, record.daily, player)
+        history = await self._history(record, player)
+        options = Options(autoplay=Autoplay(record.options.autoplay))
+        lines = [deal.solution] if deal is not None else []
+        judged = await asyncio.to_thread(
+            assess, variant_class(record.variant), record.deal, options, entries, stored, record.started, lines, history
+        )
+        return judged, play_times(entries, stored)
+
+    async def _history(self, record: RoomRecord, player: str) -> list[list[int]]:
+        """The gaps between moves of ``player``'s latest races (up to :data:`HISTORY_RACES`)
+        over before ``record``'s race began, so a retry reads the same ones; a last entry
+        that resigned is left out (a resignation may come any time later)."""
+        earlier: list[list[int]] = []
+        for code, race in await self._moderation.races(player, HISTORY_RACES + 1):
+            if len(earlier) == HISTORY_RACES:
+                break
+            raw = await self._rooms.finished_race(code, race)
+            if raw is None:
+                continue
+            other = decode_record(raw)
+            if other.finished is None or record.started is None or other.finished > record.started:
+                continue
+            racer = next((s for s in other.seats if s.player == player), None)
+            if racer is None:
+                continue
+            times = await self._rooms.move_times(code, race, racer.seat)
+            earlier.append(gaps(times[:-1] if racer.resigned else times))
+        return earlier

@@ -25,9 +25,9 @@ then sequence (the others). Limits that keep the widths fixed: time below 10^12 
 years), moves below 10^9, home and ordered from 0 to 999, sequence below 10^12 entries.
 
 Next to the set, a hash maps each player to their member (for their rank) and another to
-what the board shows (name, finished, time, moves, home, as JSON). An entry is recorded in
-one Lua script (check, INCR, ZADD, both HSETs), so a board never holds half an entry and a
-player never gets two.
+what the board shows (name, finished, time, moves, home, as JSON). One Lua script records
+an entry (check, INCR, ZADD, both HSETs): never half an entry, never two for a player, and
+none held back (:mod:`server.storage.held`) unless ``release`` takes the hold off first.
 
 Other boards: integer scores
 ----------------------------
@@ -49,6 +49,7 @@ key                                          type    holds
 ``sr:lb:{<game>}:daily:<date>:entry``          hash    player -> their member of the board
 ``sr:lb:{<game>}:daily:<date>:shown``          hash    player -> JSON {name, finished, time_ms, moves, home}
 ``sr:lb:{<game>}:daily:<date>:seq``            string  the board's sequence counter (INCR)
+``sr:lb:{<game>}:daily:<date>:held``           hash    player -> JSON of an entry held back (storage/held.py)
 ``sr:lb:{<game>}:best-time``                   zset    player -> best finished daily time, ms
 ``sr:lb:{<game>}:wins``                        zset    player -> minus the number of daily wins
 ``sr:lb:{<game>}:streak``                      zset    player -> minus the longest daily streak, days
@@ -99,10 +100,11 @@ _PROGRESS_TOP = 10**_PROGRESS_WIDTH - 1
 # results can cause it, so a few tries always suffice in practice.
 _WATCH_TRIES = 8
 
-# KEYS: board, entry hash, shown hash, sequence; ARGV: player, member head, shown JSON.
-# The member is the head, the zero-padded sequence, ":" and the player (see the docstring).
+# KEYS: board, entry, shown, sequence, held; ARGV: player, member head, shown JSON, "1" to
+# release a held entry. The member: head, zero-padded sequence, ":", player (see the docstring).
 _RECORD_DAILY = f"""
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 0 end
+if ARGV[4] == '1' then redis.call('HDEL', KEYS[5], ARGV[1]) end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) + redis.call('HEXISTS', KEYS[5], ARGV[1]) > 0 then return 0 end
 local sequence = redis.call('INCR', KEYS[4])
 local member = ARGV[2] .. string.format('%0{_SEQUENCE_WIDTH}d', sequence) .. ':' .. ARGV[1]
 redis.call('ZADD', KEYS[1], 0, member)
@@ -190,12 +192,13 @@ class Leaderboards:
         moves: int,
         home: int,
         ordered: int,
+        release: bool = False,
     ) -> bool:
         """Put ``player``'s ranked attempt on the daily board of ``game`` and ``date``.
 
         ``time_ms`` is the finishing time (required when ``finished``; ignored otherwise),
         ``moves`` the moves played, ``home``/``ordered`` the progress. One entry per player
-        and board: False, and the board unchanged, if the player already has one.
+        and board: False, and the board unchanged, if the player has one (or one held back).
         """
         keys = self._daily_keys(game, date)
         _check_part("player id", player)
@@ -209,12 +212,12 @@ class Leaderboards:
             head = f"1:{left}:{unordered}:{played}:"
         shown = msgspec.json.encode(_Shown(name, finished, time_ms, moves, home))
         with self._unavailable(f"record {player}'s daily {game} attempt of {date}"):
-            added = await self._record_daily(keys=keys, args=[player, head, shown])
+            added = await self._record_daily(keys=keys, args=[player, head, shown, int(release)])
         return bool(added)
 
     async def top(self, game: str, date: str, n: int) -> list[Entry]:
         """The first ``n`` entries of the daily board (fewer if it has fewer)."""
-        board, _, shown, _ = self._daily_keys(game, date)
+        board, _, shown, *_ = self._daily_keys(game, date)
         if n < 0:
             raise ValueError(f"n must not be negative, not {n}")
         if n == 0:
@@ -225,7 +228,7 @@ class Leaderboards:
 
     async def rank(self, game: str, date: str, player: str) -> int | None:
         """``player``'s 1-based rank on the daily board, or None if they are not on it."""
-        board, entry, _, _ = self._daily_keys(game, date)
+        board, entry, *_ = self._daily_keys(game, date)
         with self._unavailable(f"read {player}'s rank on the daily {game} board of {date}"):
             member = await self._redis.hget(entry, player)
             if member is None:
@@ -236,7 +239,7 @@ class Leaderboards:
     async def around(self, game: str, date: str, player: str, span: int) -> list[Entry]:
         """The entries ranked from ``span`` above ``player`` to ``span`` below (their own
         included; cut at the ends of the board); empty if the player is not on the board."""
-        board, entry, shown, _ = self._daily_keys(game, date)
+        board, entry, shown, *_ = self._daily_keys(game, date)
         if span < 0:
             raise ValueError(f"span must not be negative, not {span}")
         with self._unavailable(f"read the daily {game} board of {date} around {player}"):
@@ -271,7 +274,7 @@ class Leaderboards:
 
     def _daily_keys(self, game: str, date: str) -> list[str]:
         board = self._key("lb", _check_part("game", game), "daily", check_date(date))
-        return [board, f"{board}:entry", f"{board}:shown", f"{board}:seq"]
+        return [board, f"{board}:entry", f"{board}:shown", f"{board}:seq", f"{board}:held"]
 
     # -- statistics and all-time boards ---------------------------------------------------
 

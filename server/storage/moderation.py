@@ -38,7 +38,8 @@ class AdminAction:
 
 
 class Flag(msgspec.Struct, frozen=True):
-    """A suspicion about one ranked daily entry, with its evidence; never acted on by itself."""
+    """A suspicion about one ranked daily entry, with its evidence for a moderator
+    (:mod:`server.competition.studied`). One flag per race: the first five fields name it."""
 
     game: str
     date: str
@@ -49,6 +50,29 @@ class Flag(msgspec.Struct, frozen=True):
     #: Milliseconds between consecutive moves, as stored with the log.
     gaps_ms: list[int]
     flagged: int
+    #: The studied-run score (0 to 1) and its parts, by name.
+    score: float = 0.0
+    parts: dict[str, float] = msgspec.field(default_factory=dict)
+    #: What became of the entry: ``flagged`` (held back from the board until a moderator
+    #: clears it), ``refused`` (machine speed: never on the board) or ``noted`` (left on the
+    #: board: what every flag written before held entries existed did).
+    verdict: str = "noted"
+    #: From the race's start to the first move, ms (None if unknown).
+    first_move_ms: int | None = None
+
+
+# KEYS: flags; ARGV: flag JSON, its head (up to the race: which race it is about), how many
+# to keep. Adds the flag unless one of the latest about the same race is there already, so a
+# retried recording adds none twice.
+_FLAG: Final = """
+local head = ARGV[2]
+for _, line in ipairs(redis.call('LRANGE', KEYS[1], 0, 99)) do
+  if string.sub(line, 1, #head) == head then return 0 end
+end
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]) - 1)
+return 1
+"""
 
 
 class ModerationStore:
@@ -72,13 +96,14 @@ class ModerationStore:
             lines = await self._storage.redis.lrange(self._keys.admin_log(), 0, n - 1)
         return [AdminAction(**json.loads(as_text(line))) for line in lines]
 
-    async def flag(self, flag: Flag) -> None:
-        key = self._keys.flags()
+    async def flag(self, flag: Flag) -> bool:
+        """Add ``flag`` to the flags, newest first; False (and nothing added) if one of the
+        latest 100 flags is about the same race already."""
+        encoded = msgspec.json.encode(flag)
+        head = encoded[: encoded.index(b',"reasons":') + 1]  # the comma: race 1 is no prefix of 12
+        script = self._storage.redis.register_script(_FLAG)
         with self._storage.guard(f"flag {flag.player}'s daily entry"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
-                pipe.lpush(key, msgspec.json.encode(flag))
-                pipe.ltrim(key, 0, LOG_LINES - 1)
-                await pipe.execute()
+            return bool(await script(keys=[self._keys.flags()], args=[encoded, head, LOG_LINES]))
 
     async def flags(self, n: int = 100) -> list[Flag]:
         """The ``n`` latest flags, newest first."""

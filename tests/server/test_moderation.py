@@ -34,6 +34,7 @@ from protocol.messages import (
 )
 from server.clock import now_ms
 from server.competition.daily import DailyDeal, utc_date
+from server.live.runner import RoomRunner
 from server.storage.deals import DealStore
 from server.supply.certified import DailyDeals
 from tests.known_deals import ANTARES_DEAL, winning_line
@@ -241,14 +242,23 @@ async def test_rename_close_a_room_list_rooms_and_show_races(server: RunningServ
     assert f"{created.room} race 1  antares  left" in races
 
 
-async def test_a_machine_like_ranked_entry_is_flagged_for_moderators_only(server: RunningServer) -> None:
-    line = winning_line()
+async def racing_ranked_daily(
+    server: RunningServer, line: Sequence[str]
+) -> tuple[RawClient, AccountInfo, str, RoomRunner]:
+    """Ann's ranked attempt at today's deal (whose solution is ``line``), racing: her
+    connection, account, room and the room's runner."""
     await offer_daily(server, solution=line)
     ann, info = await account(server, "Ann")
     room, ranked = await start_daily(ann)
     assert ranked
     runner = server.hub.rooms[room]
     await eventually(lambda: runner.room.state.value == "racing", what="racing")
+    return ann, info, room, runner
+
+
+async def test_a_machine_like_ranked_entry_is_flagged_for_moderators_only(server: RunningServer) -> None:
+    line = winning_line()
+    ann, info, room, runner = await racing_ranked_daily(server, line)
     for text in line:  # the par line, as fast as the server answers
         await play(ann, room, text)
     await eventually(lambda: runner.finished, what="finished")
@@ -265,5 +275,80 @@ async def test_a_machine_like_ranked_entry_is_flagged_for_moderators_only(server
     out = await admin(server, "flags")
     assert info.player in out
     assert "par line" in out
-    # The board shows the entry as usual: a flag punishes nothing.
-    assert (await board(server))[0][1] == "Ann"
+    # Played at machine speed, the entry is refused: it never shows on the board.
+    assert await board(server) == []
+
+
+#: Seconds between the moves of a studied replay: a person's quickest pace, above machine speed
+#: (the check's timing is relative, so this scores like 0.3 to 1.0 s would).
+STUDIED_PACE = (0.17, 0.23, 0.19, 0.26, 0.21, 0.18)
+
+
+async def flags_of(srv: RunningServer, player: str) -> list[str]:
+    """The verdicts of ``player``'s flags, newest first, once there is one."""
+    for _ in range(500):
+        flags = [flag.verdict for flag in await srv.hub.moderation.flags() if flag.player == player]
+        if flags:
+            return flags
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{player}'s entry was never flagged")
+
+
+async def test_a_studied_ranked_entry_is_hidden_until_a_moderator_clears_it(server: RunningServer) -> None:
+    line = winning_line()
+    ann, info, room, runner = await racing_ranked_daily(server, line)
+    # The solver's line from the first move on, at once, at an even human pace; then she stops.
+    for number, text in enumerate(line[:20]):
+        await play(ann, room, text)
+        await asyncio.sleep(STUDIED_PACE[number % len(STUDIED_PACE)])
+    await resign_when_racing(server, ann, room)
+    assert await flags_of(server, info.player) == ["flagged"]
+    [flag] = await server.hub.moderation.flags()
+    assert flag.score >= 0.6
+    assert flag.parts["line"] == flag.parts["clean"] == 1.0
+    assert flag.first_move_ms is not None
+    assert len(flag.gaps_ms) == 19  # between the moves: the resignation says nothing of pace
+    assert "line: 20 of 20 choices on the solver's par line (1.00)" in flag.reasons
+
+    # Hidden: not on the board, not in the statistics, and a retried recording adds nothing.
+    boards = server.hub.boards
+    await runner._recorder.record(runner.room)
+    assert await flags_of(server, info.player) == ["flagged"]  # flagged once
+    assert await board(server) == []
+    assert await boards.rank("antares", today(), info.player) is None
+    assert (await boards.stats("antares", info.player, today())).daily_attempts == 0
+    assert not await boards.record_daily("antares", today(), info.player, "Ann", False, None, 20, 0, 0)
+    out = await admin(server, "flags", "--player", info.player)
+    assert "HIDDEN until cleared" in out
+    assert "score 1.00: line 1.00, clean 1.00, pace 1.00, start 1.00" in out
+
+    # A moderator clears it: on the board and in the statistics, once.
+    assert "it is on the antares daily board" in await admin(server, "clear-flag", "antares", today(), info.player)
+    assert await board(server) == [(1, "Ann")]
+    assert (await boards.stats("antares", info.player, today())).daily_attempts == 1
+    assert "no entry held back" in await admin(server, "clear-flag", "antares", today(), info.player)
+    await runner._recorder.record(runner.room)
+    assert await board(server) == [(1, "Ann")]
+    assert "CLEARED (rank 1)" in await admin(server, "flags")
+    assert f"test-moderator  clear-flag {info.player}" in await admin(server, "log")
+
+
+async def test_a_machine_speed_ranked_entry_never_reaches_the_board(server: RunningServer) -> None:
+    line = winning_line()
+    await offer_daily(server, solution=line)
+    ann, info = await account(server, "Ann")
+    room, _ = await start_daily(ann)
+    runner = server.hub.rooms[room]
+    await eventually(lambda: runner.room.state.value == "racing", what="racing")
+    for text in line:  # the winning line, as fast as the server answers
+        await play(ann, room, text)
+    await eventually(lambda: runner.finished, what="finished")
+    assert await flags_of(server, info.player) == ["refused"]
+    [flag] = await server.hub.moderation.flags()
+    assert flag.reasons[0].startswith("machine speed")
+    out = await admin(server, "clear-flag", "antares", today(), info.player)
+    assert "refused at machine speed: it stays off" in out
+    await runner._recorder.record(runner.room)
+    assert await board(server) == []
+    assert (await server.hub.boards.stats("antares", info.player, today())).daily_wins == 0
+    assert "REFUSED (machine speed: never on the board)" in await admin(server, "flags")

@@ -1,0 +1,46 @@
+"""Anti-cheat flags in Redis: newest first, the evidence kept, one flag per race."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from server.storage.connection import Storage
+from server.storage.moderation import Flag, ModerationStore
+
+pytestmark = pytest.mark.asyncio
+
+
+def flag(race: int, flagged: int = 1) -> Flag:
+    return Flag(
+        "antares",
+        "2026-12-04",
+        "ann",
+        "ROOM",
+        race,
+        ["line: 20 of 20"],
+        [200, 210],
+        flagged,
+        0.9,
+        {"line": 1.0},
+        "flagged",
+        5,
+    )
+
+
+async def test_a_race_is_flagged_once_however_often_it_is_recorded(store: Storage) -> None:
+    moderation = ModerationStore(store)
+    assert await moderation.flag(flag(1))
+    assert not await moderation.flag(flag(1, flagged=2))  # a retry: same race, a later time
+    assert await moderation.flag(flag(12))  # race 1 is no prefix of race 12
+    assert [f.race for f in await moderation.flags()] == [12, 1]
+    assert (await moderation.flags())[1] == flag(1)
+
+
+async def test_flags_written_before_the_score_read_as_noted(store: Storage) -> None:
+    moderation = ModerationStore(store)
+    old = {"game": "antares", "date": "2026-12-01", "player": "bob", "room": "R", "race": 1}
+    old |= {"reasons": ["fast"], "gaps_ms": [5, 5], "flagged": 7}
+    await store.redis.lpush(f"{store.prefix}flags", msgspec.json.encode(old))
+    [read] = await moderation.flags()
+    assert (read.verdict, read.score, read.parts, read.first_move_ms) == ("noted", 0.0, {}, None)
