@@ -3,16 +3,19 @@ or everywhere), change the password.
 
 Passwords are hashed with argon2id (``argon2-cffi``'s defaults) in a worker thread, at most
 two at a time, so the event loop never waits for a hash. A password is never logged nor
-stored; it lives only in the request being served. Failed logins are counted per account
-name and per address in Redis (every process shares the counts): past the limits, logins
-are refused with ``too-many-attempts`` until the window ends, and each failure also costs
-its connection a second.
+stored; it lives only in the request being served. Every password try is counted before the
+password is checked and refused past the limits without checking it
+(:mod:`server.features.login_limits`); each failure also costs its connection a second.
+
+Every reply that makes a connection an account carries a fresh token of the connection's
+device (:mod:`server.features.tokens`); ``logout`` revokes that device's tokens.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from typing import Final
 
 from argon2 import PasswordHasher
@@ -22,12 +25,12 @@ from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import AccountInfo, Ack, ChangePassword, Login, Logout, Register
 from server.clock import now_ms
 from server.connections.link import ClientLink
-from server.features import quick_match
-from server.features.admission import client_address, count_new, refuse_banned, require_secure_transport
+from server.features import login_limits, quick_match, tokens
+from server.features.admission import count_new, refuse_banned, require_secure_transport
 from server.features.context import Context, player_of
 from server.features.identity import forget_player, rejoin
 from server.features.moderation import close_links
-from server.features.sessions import InvalidName, clean_name, sign
+from server.features.sessions import InvalidName, clean_name
 from server.games import VARIANTS
 from server.rooms.errors import RoomError
 from server.storage.accounts import Account, Registered
@@ -40,18 +43,27 @@ MIN_PASSWORD: Final = 8
 FAILURE_DELAY: Final = 1.0
 
 _hasher = PasswordHasher()
-_hashing = asyncio.Semaphore(2)
+#: Hashes at once, per event loop (a semaphore is bound to the loop it first waited in).
+_hashing: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 # Verified against when the name is unknown, so a miss costs what a wrong password costs.
 _dummy_hash: list[str] = []
 
 
+def _hashes() -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    semaphore = _hashing.get(loop)
+    if semaphore is None:
+        semaphore = _hashing[loop] = asyncio.Semaphore(2)
+    return semaphore
+
+
 async def hash_password(password: str) -> str:
-    async with _hashing:
+    async with _hashes():
         return await asyncio.to_thread(_hasher.hash, password)
 
 
 async def password_matches(password_hash: str, password: str) -> bool:
-    async with _hashing:
+    async with _hashes():
         try:
             return await asyncio.to_thread(_hasher.verify, password_hash, password)
         except (VerificationError, InvalidHashError):
@@ -65,15 +77,10 @@ def _check_new_password(password: str, name: str) -> None:
         raise RoomError(ErrorCode.WEAK_PASSWORD, "a password must not be the name")
 
 
-def _account_reply(ctx: Context, link: ClientLink, request_id: int, account: Account, generation: int) -> None:
-    link.send(
-        AccountInfo(
-            id=request_id,
-            player=account.player,
-            name=account.name,
-            resume=sign(account.player, ctx.secret, generation),
-        )
-    )
+async def _account_reply(ctx: Context, link: ClientLink, request_id: int, account: Account, generation: int) -> None:
+    """Answer with a fresh account token for ``link``'s device (which the account now knows)."""
+    resume = await tokens.issue(ctx, link, account.player, generation)
+    link.send(AccountInfo(id=request_id, player=account.player, name=account.name, resume=resume))
 
 
 async def register(ctx: Context, link: ClientLink, message: Register) -> None:
@@ -102,45 +109,28 @@ async def register(ctx: Context, link: ClientLink, message: Register) -> None:
         await ctx.boards.show_rating(variant, player)
     account = await ctx.accounts.get(player)
     assert account is not None
-    # Every connection of this player holds the guest's token (good until the account's first
-    # revocation): they are the same person, so they become the account too.
+    # The player's other connections are the same person: they become the account too, for
+    # as long as they stay open (the guest's token they hold resumes nothing any more).
     for other in ctx.by_player.get(player, {link}):
         other.name, other.generation = name, account.generation
     logger.info("player %s registered as %s", player, name)
-    _account_reply(ctx, link, message.id, account, account.generation)
-
-
-async def _limits(ctx: Context, link: ClientLink, name: str) -> None:
-    """``too-many-attempts`` while the account name or the address has used its failures."""
-    config, accounts = ctx.config, ctx.accounts
-    for kind, who, limit in (
-        ("login-account", name_skeleton(name), config.login_attempts),
-        ("login-address", client_address(ctx, link), config.address_attempts),
-    ):
-        count, left = await accounts.attempts(kind, who)
-        if count >= limit:
-            text = f"too many failed logins; try again in {max(left, 1)} s"
-            raise RoomError(ErrorCode.TOO_MANY_ATTEMPTS, text)
-
-
-async def _failed(ctx: Context, link: ClientLink, name: str) -> None:
-    window = ctx.config.attempt_window
-    await ctx.accounts.count_attempt("login-account", name_skeleton(name), window)
-    await ctx.accounts.count_attempt("login-address", client_address(ctx, link), window)
-    await asyncio.sleep(FAILURE_DELAY)
+    await _account_reply(ctx, link, message.id, account, account.generation)
 
 
 async def _checked(ctx: Context, link: ClientLink, name: str, password: str) -> Account:
-    """The account ``name`` if ``password`` is its password; ``login-failed`` otherwise."""
-    await _limits(ctx, link, name)
-    account = await ctx.accounts.by_name(name)
+    """The account ``name`` if ``password`` is its password; ``login-failed`` otherwise, and
+    ``too-many-attempts`` (the password unchecked) past the login limits."""
+    player = await ctx.accounts.holder(name)
+    known = await login_limits.known_device(ctx, link, player)
+    counted = await login_limits.take(ctx, link, name, known)
+    account = None if player is None else await ctx.accounts.get(player)
     if account is None and not _dummy_hash:
         _dummy_hash.append(await hash_password("not anyone's password"))
     stored = account.password_hash if account is not None else _dummy_hash[0]
     if not await password_matches(stored, password) or account is None:
-        await _failed(ctx, link, name)
+        await asyncio.sleep(FAILURE_DELAY)
         raise RoomError(ErrorCode.LOGIN_FAILED, "wrong name or password")
-    await ctx.accounts.clear_attempts("login-account", name_skeleton(name))
+    await login_limits.succeeded(ctx, counted)
     return account
 
 
@@ -158,11 +148,14 @@ async def login(ctx: Context, link: ClientLink, message: Login) -> None:
     link.player, link.name, link.generation = account.player, account.name, account.generation
     ctx.by_player.setdefault(account.player, set()).add(link)
     logger.info("account %s logged in", account.player)
-    _account_reply(ctx, link, message.id, account, account.generation)
+    await _account_reply(ctx, link, message.id, account, account.generation)
     await rejoin(ctx, link, message.id)
 
 
 async def logout(ctx: Context, link: ClientLink, message: Logout) -> None:
+    """``everywhere``: revoke every token of the account, close all its connections.
+    Otherwise revoke this connection's device's tokens (a guest's too) and close the
+    connections of this process that hold them; the account forgets the device."""
     player = player_of(link)
     if message.everywhere:
         if link.generation == 0:
@@ -172,8 +165,17 @@ async def logout(ctx: Context, link: ClientLink, message: Logout) -> None:
         await ctx.accounts.announce({"action": "revoke", "player": player, "generation": str(generation)})
         close_links(ctx, player, CloseCode.LOGGED_OUT, "logged out everywhere", below=generation)
         return
+    token = tokens.held(link)
+    if token is not None:
+        await tokens.revoke(ctx, token)
+        if link.generation > 0:
+            await ctx.accounts.forget_device(player, token.device)
     link.send(Ack(id=message.id))
     close_links(ctx, player, CloseCode.LOGGED_OUT, "logged out", only=link)
+    for other in list(ctx.by_player.get(player, ())):
+        held = tokens.held(other)
+        if other is not link and token is not None and held is not None and held.device == token.device:
+            close_links(ctx, player, CloseCode.LOGGED_OUT, "logged out", only=other)
 
 
 async def change_password(ctx: Context, link: ClientLink, message: ChangePassword) -> None:
@@ -187,7 +189,7 @@ async def change_password(ctx: Context, link: ClientLink, message: ChangePasswor
     _check_new_password(message.new_password, account.name)
     generation = await ctx.accounts.set_password(player, await hash_password(message.new_password))
     link.generation = generation
-    _account_reply(ctx, link, message.id, account, generation)
+    await _account_reply(ctx, link, message.id, account, generation)
     # Every other session of the account held a token that is void now: they end.
     await ctx.accounts.announce({"action": "revoke", "player": player, "generation": str(generation)})
     close_links(ctx, player, CloseCode.LOGGED_OUT, "the password was changed", below=generation)

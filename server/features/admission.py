@@ -16,7 +16,7 @@ from protocol.errors import ErrorCode
 from server.connections.link import ClientLink
 from server.features.context import Context
 from server.rooms.errors import RoomError
-from server.storage.accounts import FIRST_GENERATION, Account
+from server.storage.accounts import Account
 
 #: Seconds of the window in which new accounts and new identities per address are counted.
 HOUR = 3600
@@ -87,10 +87,9 @@ class Admitted:
 
 async def admit(ctx: Context, link: ClientLink, new_player: str, token: tuple[str, int] | None) -> Admitted:
     """The player a ``hello`` with ``token`` (verified: player id, generation) admits, or
-    ``new_player`` without one. Refuses a banned player, a revoked token (``invalid-token``)
-    and too many new identities from one address. The guest tokens of a player who has
-    registered stay good until the account's first revocation (its devices stay signed in,
-    and are handed an account token); revoking raises the generation past them too."""
+    ``new_player`` without one. Refuses a banned player, a revoked token (``invalid-token``:
+    an account's token of an earlier generation, or the guest token of a player who has
+    registered since, which register replaced) and too many new identities from one address."""
     if token is None:
         await count_new(ctx, link, "identity", ctx.config.identities_per_address)
         return Admitted(new_player, None)
@@ -98,7 +97,9 @@ async def admit(ctx: Context, link: ClientLink, new_player: str, token: tuple[st
     await refuse_banned(ctx, player)
     account = await ctx.accounts.get(player)
     current = 0 if account is None else account.generation
-    if generation != current and not (generation == 0 and current == FIRST_GENERATION):
+    if generation == 0 and account is not None:
+        raise RoomError(ErrorCode.INVALID_TOKEN, "that guest's token was replaced when it registered; log in")
+    if generation != current:
         raise RoomError(
             ErrorCode.INVALID_TOKEN, "that resume token was revoked (logged out or password changed); log in again"
         )

@@ -1,4 +1,9 @@
-"""Identity: hello (new or resumed player), and what a dropped connection leaves behind."""
+"""Identity: hello (new or resumed player), and what a dropped connection leaves behind.
+
+A ``hello`` with a token that still resumes (:mod:`server.features.tokens`) is its player
+again, and its ``welcome`` carries the token renewed; with an expired token it is a new guest
+on the same device; with a token that proves nothing, was logged out, or is the guest token of
+a player who has since registered, it is refused with ``invalid-token``."""
 
 from __future__ import annotations
 
@@ -7,9 +12,10 @@ import logging
 from protocol.errors import ErrorCode
 from protocol.messages import PROTOCOL_VERSION, Hello, Joined, Welcome
 from server.connections.link import ClientLink
+from server.features import tokens
 from server.features.admission import admit
 from server.features.context import Context
-from server.features.sessions import InvalidName, clean_name, new_player_id, sign, verify_token
+from server.features.sessions import InvalidName, clean_name, new_player_id, verify_token
 from server.live.runner import RoomRunner
 from server.rooms.commands import Presence
 from server.storage.connection import StoreUnavailable
@@ -37,11 +43,12 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
             text = "that resume token is not valid here; say hello without it"
             link.error(ErrorCode.INVALID_TOKEN, text, message.id)
             return
-    admitted = await admit(ctx, link, new_player_id(), token)
+    returning = token is not None and await tokens.still_resumes(ctx, token)
+    proved = (token.player, token.generation) if token is not None and returning else None
+    admitted = await admit(ctx, link, new_player_id(), proved)
     player, account = admitted.player, admitted.account
     # A new guest's id was drawn just now: no other connection and no seat can be its yet,
     # so a burst of newcomers costs Redis a count and two writes each, not five round trips.
-    returning = token is not None
     if returning and await _connections(ctx, player) >= ctx.config.max_connections_per_player:
         link.error(ErrorCode.TOO_MANY_CONNECTIONS, "this player has too many connections open", message.id)
         return
@@ -53,7 +60,10 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
     generation = 0 if account is None else account.generation
     link.player, link.name, link.bot, link.generation = player, name, message.bot, generation
     ctx.by_player.setdefault(player, set()).add(link)
-    resume = sign(player, ctx.secret, generation)
+    if token is not None and returning:
+        resume = await tokens.renewed(ctx, link, token, message.resume or "")
+    else:  # a new guest (on the device of an expired token, if it came with one)
+        resume = await tokens.issue(ctx, link, player, generation, None if token is None else token.device)
     welcome = Welcome(
         id=message.id, player=player, name=name, resume=resume, protocol=PROTOCOL_VERSION, account=generation > 0
     )
@@ -115,6 +125,7 @@ async def disconnected(ctx: Context, link: ClientLink) -> None:
         except StoreUnavailable as error:
             logger.warning("%s's closed connection still counted: %s", link.name, error)
     forget_player(ctx, link)
+    tokens.release(link)
     for code in list(link.rooms):
         runner = await ctx.rooms.get(code)
         if runner is None:

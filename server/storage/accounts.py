@@ -6,8 +6,13 @@ statistics and rating). ``generation`` starts at 1 and grows whenever the accoun
 tokens are revoked (password change, log out everywhere): a token carries the generation
 it was signed with and is refused once it is not the current one.
 
-Attempt counters are fixed windows: the first attempt of a window sets the key's expiry, and
-every process sharing the Redis counts in the same key.
+Attempt counters for new accounts and identities are fixed windows: the first attempt of a
+window sets the key's expiry. Login limits are counted before the password is checked, each
+by one script that refuses or counts atomically (:meth:`AccountStore.take_attempt`), so no
+number of parallel tries gets past one. Every process sharing the Redis counts in the same keys.
+
+Token revocation: a device's tokens are refused while its ``revoked`` key lives (``logout``),
+and an account remembers the devices that signed in to it (:meth:`AccountStore.remember_device`).
 """
 
 from __future__ import annotations
@@ -21,8 +26,8 @@ from server.storage.connection import Storage, as_int, as_text
 from server.storage.keys import Keys
 from server.storage.name_skeleton import name_skeleton
 
-#: The generation of a new account (guests' tokens carry 0: they stay good for the account
-#: of the player who registered until its first revocation, which raises it to 2).
+#: The generation of a new account (guests' tokens carry 0, and resume nothing once their
+#: player has registered: see server/features/identity.py).
 FIRST_GENERATION: Final = 1
 
 # A name key and its account's hash lie in different Cluster slots, so no one script may touch
@@ -57,6 +62,59 @@ return 1
 """
 
 
+#: Devices an account remembers (the most recent ones).
+MAX_DEVICES: Final = 32
+
+# KEYS: 1 login limit (hash n, last). ARGV: free tries, first wait ms, window ms.
+# Past ``free`` counted tries, a try waits min(window, first * 2^(tries - free)) after the
+# last one; a try that must wait is refused and not counted (so refusals never lengthen the
+# wait). The key lives a window past the end of the wait its tries built.
+# Returns {counted 1/0, ms left to wait, tries before, last before, now}.
+_TAKE_ATTEMPT: Final = """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local free, first, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local state = redis.call('HMGET', KEYS[1], 'n', 'last')
+local n, last = tonumber(state[1]) or 0, tonumber(state[2]) or 0
+local function wait(tries)
+  if tries < free then return 0 end
+  return math.floor(math.min(window, first * 2 ^ math.min(tries - free, 60)))
+end
+local ready = last + wait(n)
+if now < ready then return {0, ready - now, n, last, now} end
+redis.call('HSET', KEYS[1], 'n', n + 1, 'last', string.format('%d', now))
+redis.call('PEXPIRE', KEYS[1], wait(n + 1) + window)
+return {1, 0, n, last, now}
+"""
+
+# KEYS: 1 login limit. ARGV: last before, now (of the try to take back). One try fewer; the
+# wait runs from the try before again, unless another was counted since.
+_REFUND_ATTEMPT: Final = """
+local state = redis.call('HMGET', KEYS[1], 'n', 'last')
+local n = tonumber(state[1])
+if not n then return 0 end
+if n <= 1 then redis.call('DEL', KEYS[1]) return 1 end
+redis.call('HSET', KEYS[1], 'n', n - 1)
+if state[2] == ARGV[2] then redis.call('HSET', KEYS[1], 'last', ARGV[1]) end
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """The outcome of :meth:`AccountStore.take_attempt`: counted, or refused for ``wait_ms``
+    more milliseconds; ``last_before`` and ``stamp`` let :meth:`AccountStore.refund_attempt`
+    take a counted try back."""
+
+    kind: str
+    who: str
+    counted: bool
+    wait_ms: int
+    tries_before: int
+    last_before: int
+    stamp: int
+
+
 @dataclass(frozen=True, slots=True)
 class Account:
     """A registered player. ``password_hash`` is an argon2 encoded hash, never the password."""
@@ -85,6 +143,9 @@ class AccountStore:
         self._claim_name = storage.redis.register_script(_CLAIM_NAME)
         self._create = storage.redis.register_script(_CREATE)
         self._settle_name = storage.redis.register_script(_SETTLE_NAME)
+        self._take_attempt = storage.redis.register_script(_TAKE_ATTEMPT)
+        self._refund_attempt = storage.redis.register_script(_REFUND_ATTEMPT)
+        self._tokens_since: int | None = None
 
     # -- accounts ----------------------------------------------------------------------
 
@@ -140,19 +201,24 @@ class AccountStore:
         return (await self.generations([player]))[0]
 
     async def set_password(self, player: str, password_hash: str) -> int:
-        """Store a new password hash and revoke every token; the new generation."""
+        """Store a new password hash and revoke every token (the account forgets its
+        devices too); the new generation."""
         key = self._keys.account(player)
         with self._storage.guard(f"change {player}'s password"):
             async with self._storage.redis.pipeline(transaction=True) as pipe:
                 pipe.hset(key, "hash", password_hash)
                 pipe.hincrby(key, "generation", 1)
                 _, generation = await pipe.execute()
+            await self._storage.redis.delete(self._keys.devices(player))
         return int(generation)
 
     async def revoke(self, player: str) -> int:
-        """Revoke every resume token of the account; the new generation."""
+        """Revoke every resume token of the account (it forgets its devices too); the new
+        generation."""
         with self._storage.guard(f"revoke {player}'s tokens"):
-            return int(await self._storage.redis.hincrby(self._keys.account(player), "generation", 1))
+            generation = int(await self._storage.redis.hincrby(self._keys.account(player), "generation", 1))
+            await self._storage.redis.delete(self._keys.devices(player))
+        return generation
 
     async def rename(self, player: str, old: str, new: str) -> bool:
         """Rename an account from ``old`` to ``new``; False if another account holds ``new``.
@@ -204,11 +270,55 @@ class AccountStore:
             bans = await self._storage.redis.hgetall(self._keys.banned())
         return {as_text(k): as_text(v) for k, v in bans.items()}
 
+    # -- devices and revoked tokens -----------------------------------------------------
+
+    async def remember_device(self, player: str, device: str, now: int, memory: int) -> None:
+        """Remember that ``device`` signed in to the account ``player`` at ``now`` (Unix ms),
+        for ``memory`` seconds; only the :data:`MAX_DEVICES` most recent devices are kept."""
+        key = self._keys.devices(player)
+        with self._storage.guard(f"remember a device of {player}"):
+            async with self._storage.redis.pipeline(transaction=True) as pipe:
+                pipe.zadd(key, {device: now})
+                pipe.zremrangebyscore(key, "-inf", now - memory * 1000)
+                pipe.zremrangebyrank(key, 0, -MAX_DEVICES - 1)
+                pipe.expire(key, memory)
+                await pipe.execute()
+
+    async def knows_device(self, player: str, device: str, now: int, memory: int) -> bool:
+        """Whether ``device`` signed in to the account ``player`` within ``memory`` seconds of ``now`` (ms)."""
+        with self._storage.guard(f"read the devices of {player}"):
+            seen = await self._storage.redis.zscore(self._keys.devices(player), device)
+        return seen is not None and seen >= now - memory * 1000
+
+    async def forget_device(self, player: str, device: str) -> None:
+        with self._storage.guard(f"forget a device of {player}"):
+            await self._storage.redis.zrem(self._keys.devices(player), device)
+
+    async def revoke_device(self, device: str, seconds: int) -> None:
+        """Refuse every token of ``device`` for ``seconds`` (at least as long as the newest lives)."""
+        with self._storage.guard("revoke a device's tokens"):
+            await self._storage.redis.set(self._keys.revoked(device), 1, ex=max(1, seconds))
+
+    async def device_revoked(self, device: str) -> bool:
+        with self._storage.guard("read a device's revocation"):
+            return bool(await self._storage.redis.exists(self._keys.revoked(device)))
+
+    async def tokens_since(self, now: int) -> int:
+        """When (Unix s) a server first checked a token here since tokens expire: ``now``
+        if none did before. Set once for the whole service, read once per process."""
+        if self._tokens_since is None:
+            key = self._keys.tokens_since()
+            with self._storage.guard("read when tokens began to expire"):
+                await self._storage.redis.set(key, now, nx=True)
+                since = await self._storage.redis.get(key)
+            self._tokens_since = now if since is None else as_int(since)
+        return self._tokens_since
+
     # -- attempt counters --------------------------------------------------------------
 
     async def count_attempt(self, kind: str, who: str, window: int) -> int:
-        """Count one attempt of ``kind`` (``login-account``, ``login-address``, ``register``,
-        ``identity``) by ``who`` in the current ``window`` seconds; how many there were."""
+        """Count one attempt of ``kind`` (``register``, ``identity``) by ``who`` in the current
+        ``window`` seconds; how many there were."""
         key = self._keys.attempts(kind, who)
         with self._storage.guard(f"count {kind} attempts"):
             async with self._storage.redis.pipeline(transaction=True) as pipe:
@@ -217,15 +327,24 @@ class AccountStore:
                 count, _ = await pipe.execute()
         return int(count)
 
-    async def attempts(self, kind: str, who: str) -> tuple[int, int]:
-        """The attempts of ``kind`` by ``who`` in the current window, and the seconds left of it."""
+    async def take_attempt(self, kind: str, who: str, free: int, first_wait_ms: int, window_ms: int) -> Attempt:
+        """Count one try of the login limit ``kind`` for ``who``, or refuse it without counting.
+        Atomic: of any number of tries at once, each sees the ones counted before it.
+
+        The first ``free`` tries are counted at once; past them a try must wait
+        ``first_wait_ms``, doubling with each counted try, at most ``window_ms``, after the
+        last counted one. Tries are forgotten ``window_ms`` after the end of the last wait."""
         key = self._keys.attempts(kind, who)
-        with self._storage.guard(f"read {kind} attempts"):
-            async with self._storage.redis.pipeline(transaction=False) as pipe:
-                pipe.get(key)
-                pipe.ttl(key)
-                count, ttl = await pipe.execute()
-        return (0 if count is None else int(count)), max(0, int(ttl))
+        with self._storage.guard(f"count a {kind} try"):
+            reply = await self._take_attempt(keys=[key], args=[free, first_wait_ms, window_ms])
+        counted, wait, before, last, stamp = (int(value) for value in reply)
+        return Attempt(kind, who, counted == 1, wait, before, last, stamp)
+
+    async def refund_attempt(self, attempt: Attempt) -> None:
+        """Take back a try :meth:`take_attempt` counted (it turned out not to be a failure)."""
+        key = self._keys.attempts(attempt.kind, attempt.who)
+        with self._storage.guard(f"take back a {attempt.kind} try"):
+            await self._refund_attempt(keys=[key], args=[attempt.last_before, attempt.stamp])
 
     async def clear_attempts(self, kind: str, who: str) -> None:
         with self._storage.guard(f"clear {kind} attempts"):

@@ -1,7 +1,7 @@
 """Keys stored by earlier versions, moved to today's layout at start-up.
 
 Rooms last hours; boards, statistics and ratings are kept for good, so their keys are carried
-over when their layout changes. Three changes since the first version:
+over when their layout changes, and so are account names. Four changes since the first version:
 
 1. **Cluster hash tags.** ``<prefix>lb:<game>:...`` and ``<prefix>stats:<game>:...`` became
    ``<prefix>lb:{<game>}:...`` and ``<prefix>stats:{<game>}:...``, and the rating board
@@ -15,6 +15,14 @@ over when their layout changes. Three changes since the first version:
    the separate lists ``<prefix>room:{<code>}:race:<n>:log:<seat>:times`` of the second
    layout are deleted (nothing reads them: a race in progress across the upgrade has no move
    times for its anti-cheat check).
+4. **Account names under a new skeleton.** ``<prefix>account-name:<hex>`` holds the account
+   whose name has that skeleton (storage/name_skeleton.py), which now maps look-alikes before
+   folding case and reads a confusables table pinned in the repository. Each name key is
+   re-keyed from its account's name: the new key is set for the same account, then the old
+   one deleted (claims of a registration in progress, which expire, are left alone). Where
+   the new key is another account's (two names that now look alike), the old key is kept
+   and named in a warning: a login by that name finds the other account, and this one is
+   reached by its resume tokens until an operator renames one of them (``admin rename``).
 
 Rooms stored by a version before the redesign (``<prefix>room:<code>``, another record
 format) are not carried over: a race in progress across that upgrade is lost.
@@ -38,14 +46,21 @@ from redis import exceptions as redis_errors
 
 from server.storage.connection import Storage, as_text
 from server.storage.keys import Keys
+from server.storage.name_skeleton import name_skeleton
 from server.storage.ratings import player_keys, rating_key
 
 logger = logging.getLogger("server.storage.migration")
 
 #: The version of the key layout this server writes (see the module docstring).
-LAYOUT_VERSION: Final = 3
+LAYOUT_VERSION: Final = 4
 #: Keys asked for per SCAN step.
 SCAN_COUNT: Final = 1000
+
+# KEYS: 1 name key. ARGV: player. Deletes the key if it still names the player.
+_DROP_NAME: Final = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +114,8 @@ class Migration:
     moved: int = 0
     ratings: int = 0
     dropped: int = 0
+    #: Account name keys moved to today's skeleton.
+    names: int = 0
     #: Old keys kept because their new name holds other data.
     kept: list[str] = field(default_factory=list)
     skipped: bool = False
@@ -126,15 +143,42 @@ async def migrate(storage: Storage) -> Migration:
                     await _split(storage, key, plan.game, done)
                 elif isinstance(plan, Dropped):
                     done.dropped += await redis.delete(key)
+        await _rekey_names(storage, done)
         if not done.kept:
             await redis.set(marker, LAYOUT_VERSION)
-    if done.moved or done.ratings or done.dropped:
+    if done.moved or done.ratings or done.dropped or done.names:
         logger.info(
-            "key layout: %d keys moved, %d ratings split out, %d dropped", done.moved, done.ratings, done.dropped
+            "key layout: %d keys moved, %d ratings split out, %d dropped, %d account names re-keyed",
+            done.moved,
+            done.ratings,
+            done.dropped,
+            done.names,
         )
     for key in done.kept:
         logger.warning("key layout: %s kept: its new name already holds other data", key)
     return done
+
+
+async def _rekey_names(storage: Storage, done: Migration) -> None:
+    """Layout 4: every settled account name key under today's skeleton of its account's name."""
+    redis, keys = storage.redis, Keys(storage.prefix)
+    drop = redis.register_script(_DROP_NAME)
+    async for raw in redis.scan_iter(match=keys.account_name("") + "*", count=SCAN_COUNT):
+        key = as_text(raw)
+        holder = await redis.get(key)
+        if holder is None or await redis.pttl(key) != -1:
+            continue  # gone, or a registration's claim (it expires by itself)
+        player = as_text(holder)
+        name = await redis.hget(keys.account(player), "name")
+        if name is None:
+            continue  # no account to re-key it from
+        new = keys.account_name(name_skeleton(as_text(name)))
+        if new == key:
+            continue
+        if await redis.set(new, player, nx=True) or await redis.get(new) == holder:
+            done.names += int(await drop(keys=[key], args=[player]))
+        else:
+            done.kept.append(key)
 
 
 async def _rename(storage: Storage, old: str, new: str, done: Migration) -> None:
