@@ -59,6 +59,8 @@ class StateChanged(_Event, tag="state"):
     clock: Clock
     race: int = 1
     commitment: str | None = None
+    #: As ``view.certified``: whether the race's deal is certified winnable.
+    certified: bool | None = None
 
 
 class RacerFinished(_Event, tag="finished"):

@@ -94,7 +94,12 @@ class RoomMirror:
             self._view = msgspec.structs.replace(view, spectators=event.count)
         elif isinstance(event, StateChanged):
             self._view = msgspec.structs.replace(
-                view, state=event.state, clock=event.clock, race=event.race, commitment=event.commitment
+                view,
+                state=event.state,
+                clock=event.clock,
+                race=event.race,
+                commitment=event.commitment,
+                certified=event.certified,
             )
         elif isinstance(event, RacerFinished):
             self._racer(event.seat, finished_ms=event.time_ms)
@@ -103,7 +108,9 @@ class RoomMirror:
         elif isinstance(event, RaceOver):
             self._view = msgspec.structs.replace(view, results=event.results, reveal=event.reveal)
         elif isinstance(event, Rematched):
-            self._view = msgspec.structs.replace(view, race=event.race, results=None, reveal=None, commitment=None)
+            self._view = msgspec.structs.replace(
+                view, race=event.race, results=None, reveal=None, commitment=None, certified=None
+            )
             for seat, racer in list(self._racers.items()):
                 self._racers[seat] = msgspec.structs.replace(
                     racer,

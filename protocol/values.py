@@ -148,6 +148,9 @@ class RoomView(msgspec.Struct, omit_defaults=True, frozen=True):
     reveal: Reveal | None = None
     results: list[Result] | None = None
     daily: DailyTag | None = None
+    #: In a room that wants winnable deals, once the race's deal is drawn: whether the solver
+    #: certified it winnable (false: a random deal, which may have no winning line).
+    certified: bool | None = None
 
 
 class RoomSummary(msgspec.Struct, omit_defaults=True, frozen=True):

@@ -132,9 +132,22 @@ class Config:
         False, "accept passwords over plain ws:// from other hosts (put TLS in front instead)", _flag
     )
     trust_proxy: bool = _setting(False, "believe the proxy's X-Forwarded-For and X-Forwarded-Proto headers", _flag)
-    login_attempts: int = _setting(5, "failed logins per account name within the attempt window", int, minimum=1)
-    address_attempts: int = _setting(30, "failed logins per address within the attempt window", int, minimum=1)
-    attempt_window: int = _setting(900, "seconds failed logins are counted for", int, minimum=1)
+    login_attempts: int = _setting(
+        5, "failed logins for a name from one address (or one known device) before tries wait", int, minimum=1
+    )
+    name_attempts: int = _setting(
+        20, "failed logins for a name from devices it does not know before their tries wait", int, minimum=1
+    )
+    address_attempts: int = _setting(30, "failed logins from one address before its tries must wait", int, minimum=1)
+    login_wait: float = _setting(
+        30.0, "seconds the first wait past a login limit lasts; each further failure doubles it", float, minimum=0.01
+    )
+    attempt_window: int = _setting(
+        900, "the longest wait, in seconds; failures are forgotten this long after the wait ends", int, minimum=1
+    )
+    token_lifetime: int = _setting(
+        30 * 24 * 3600, "seconds a resume token resumes its player unused (resuming renews it)", int, minimum=1
+    )
     accounts_per_address: int = _setting(5, "new accounts one address may register in an hour", int, minimum=1)
     identities_per_address: int = _setting(300, "new guest players one address may start in an hour", int, minimum=1)
     node_ttl: float = _setting(

@@ -190,6 +190,8 @@ class GameScreen(ClientScreen):
         race = f" · race {view.race}"
         if view.daily is not None:
             deal, race = f" · {daily_label(view.daily)}", ""  # one attempt: no race number
+        if view.certified is False:
+            deal += " · [yellow]random deal, not certified winnable[/yellow]"
         whose = ""
         if state in ("racing", "finished") and self.shown_seat is not None and self.shown_seat != self.seat:
             whose = " · " + next(r.name for r in view.racers if r.seat == self.shown_seat) + "'s board"

@@ -34,21 +34,21 @@ from server.features.daily import may_watch_daily, watchable_daily_rooms
 from server.features.room_limits import check_room_limits, count_creation
 from server.rooms import commands
 from server.rooms.errors import RoomError
+from server.rooms.record import wants_winnable
 
 logger = logging.getLogger("server.rooms")
 
 
-async def certified_deal(ctx: Context, variant: Variant, options: RoomOptions) -> str | None:
+async def certified_deal(ctx: Context, variant: Variant, options: RoomOptions, player: str) -> str | None:
     """A certified winnable deal for the next race of a "winnable deals only" room (the game's
-    default: on for Scorpion, off for Antares), or None: a random deal at the countdown (an
-    empty pool never makes a race wait)."""
-    winnable = options.winnable if options.winnable is not None else variant == "scorpion"
-    if not winnable or options.deal is not None or ctx.pool is None:
+    default: on for Scorpion, off for Antares), drawn for ``player``, or None: a random deal
+    (the room does not want a certified one, or no solver runs: ``--solver-workers 0`` turns
+    the pool off, and the room's view then says its deal is not certified). From the solver's
+    pool, or from the deals shipped with the server when the pool is empty or the player has
+    drawn their share of it: never a wait."""
+    if not wants_winnable(variant, options) or ctx.pool is None:
         return None
-    deal = await ctx.pool.take(variant)
-    if deal is None:
-        logger.warning("no certified %s deal in the pool: the race gets a random one", variant)
-    return deal
+    return await ctx.pool.take(variant, player)
 
 
 async def create_room(ctx: Context, link: ClientLink, message: CreateRoom) -> None:
@@ -56,7 +56,7 @@ async def create_room(ctx: Context, link: ClientLink, message: CreateRoom) -> No
     await check_room_limits(ctx, link)
     await count_creation(ctx, link)
     options = message.options
-    next_deal = await certified_deal(ctx, message.variant, options)
+    next_deal = await certified_deal(ctx, message.variant, options, player)
     runner = await ctx.rooms.create(message.variant, options, player, link.name, bot=link.bot, next_deal=next_deal)
     runner.audience.follow_as_racer(link, 0)
     logger.debug("room %s created by %s (%s, %d racers)", runner.code, link.name, message.variant, options.max_racers)
@@ -144,9 +144,9 @@ async def resign(ctx: Context, link: ClientLink, message: Resign) -> None:
 
 async def rematch(ctx: Context, link: ClientLink, message: Rematch) -> None:
     runner = await ctx.room(message.room)
-    room = runner.room
-    next_deal = await certified_deal(ctx, room.record.variant, room.record.options) if runner.finished else None
-    await runner.run(commands.Rematch(player_of(link), next_deal), link, message.id)
+    record, player = runner.room.record, player_of(link)
+    next_deal = await certified_deal(ctx, record.variant, record.options, player) if runner.finished else None
+    await runner.run(commands.Rematch(player, next_deal), link, message.id)
 
 
 async def hint(ctx: Context, link: ClientLink, message: AskHint) -> None:

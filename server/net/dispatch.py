@@ -42,7 +42,7 @@ from protocol.messages import (
 from server.connections.link import ClientLink
 from server.features import accounts, boards, daily, identity, quick_match, replays, rooms
 from server.features.context import Context
-from server.net.log_limits import LogLimiter
+from server.ops.log_limits import LogLimiter
 from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
 

@@ -25,8 +25,8 @@ from server.connections.link import ClientLink
 from server.features import identity, quick_match
 from server.features.context import Context
 from server.net.dispatch import dispatch
-from server.net.log_limits import LogLimiter
 from server.net.request_metrics import refused, served
+from server.ops.log_limits import LogLimiter
 from server.ops.metrics import CLOSES, CONNECTIONS, CONNECTIONS_OPENED, RATE_LIMITED
 
 logger = logging.getLogger("server.edge")

@@ -30,7 +30,7 @@ import socket
 from collections.abc import Callable
 from typing import Final
 
-from server.net.log_limits import LogLimiter
+from server.ops.log_limits import LogLimiter
 from server.ops.metrics import CLOSES
 from server.ops.stopping import stop_tasks
 

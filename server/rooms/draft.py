@@ -49,7 +49,7 @@ from server.rooms.commands import Move as PlayMove
 from server.rooms.entries import Played, Resigned, Undone
 from server.rooms.errors import RoomError
 from server.rooms.lifecycle import COUNTDOWN_MS, STATE_OF, Act, State, Trigger, check_command, next_state
-from server.rooms.record import RoomRecord, SeatRecord, SeatStatus
+from server.rooms.record import RoomRecord, SeatRecord, SeatStatus, certified_of
 from server.rooms.step import Emission, EngineOp, Outcome
 from server.rooms.views import Seat, clock_of, progress_of, racer_view, results_of, reveal_of
 
@@ -238,6 +238,7 @@ class Draft:
         self._set_state(trigger)
         r = self.record
         r.deal = str(Deal.parse(r.options.deal or r.next_deal or self._pick_deal(r.variant)))
+        r.certified = r.options.deal is None and r.next_deal is not None
         r.salt = r.next_salt or new_salt()
         # next_deal stays until the race starts: a cancelled countdown keeps the prepared deal.
         r.commitment = commitment(r.variant, r.deal, r.salt)
@@ -246,12 +247,15 @@ class Draft:
 
     def _state_event(self, now: int) -> StateChanged:
         r = self.record
-        return StateChanged(state=r.state, clock=clock_of(r, now), race=r.race, commitment=r.commitment)
+        return StateChanged(
+            state=r.state, clock=clock_of(r, now), race=r.race, commitment=r.commitment, certified=certified_of(r)
+        )
 
     def _cancel_countdown(self, now: int, outcome: Outcome) -> None:
         self._set_state(Trigger.CANCEL)
         r = self.record
         r.deal = r.salt = r.commitment = None
+        r.certified = False
         r.countdown_ends = None
         self._emit(outcome, self._state_event(now))
 
@@ -358,6 +362,7 @@ class Draft:
         r = self.record
         r.race += 1
         r.deal = r.salt = r.commitment = None
+        r.certified = False
         r.next_deal, r.next_salt = next_deal, None
         r.ratings = {}
         r.countdown_ends = r.started = r.ends = r.finished = None

@@ -9,6 +9,22 @@ import msgspec
 from protocol.messages import RoomOptions, RoomState, Variant
 
 
+def wants_winnable(variant: Variant, options: RoomOptions) -> bool:
+    """Whether the room's races get deals the solver certified winnable: its ``winnable``
+    option, by default on for Scorpion (most deals are lost) and off for Antares (all but
+    a few are won); never in a practice room on a chosen deal."""
+    winnable = options.winnable if options.winnable is not None else variant == "scorpion"
+    return winnable and options.deal is None
+
+
+def certified_of(record: RoomRecord) -> bool | None:
+    """What the room says of its race's deal: certified winnable or not, in a room that
+    wants winnable deals and once the deal is drawn (it has a commitment); else None."""
+    if record.commitment is None or not wants_winnable(record.variant, record.options):
+        return None
+    return record.certified
+
+
 class SeatStatus(enum.Enum):
     """Where a racer stands in the room's current race; one value instead of several flags."""
 
@@ -62,6 +78,8 @@ class RoomRecord(msgspec.Struct, omit_defaults=True):
     #: A daily-challenge room: the day (YYYY-MM-DD) and whether the attempt is ranked.
     daily: str | None = None
     ranked: bool = False
+    #: The race's deal was prepared (``next_deal``: the solver certified it winnable).
+    certified: bool = False
     #: Rating after the race and its change, by seat (set when a rated race ends).
     ratings: dict[int, tuple[float, float]] = msgspec.field(default_factory=dict)
     salt: str | None = None

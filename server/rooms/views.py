@@ -24,7 +24,7 @@ from protocol.messages import (
     RoomView,
 )
 from server.games import Game
-from server.rooms.record import RoomRecord, SeatRecord, SeatStatus
+from server.rooms.record import RoomRecord, SeatRecord, SeatStatus, certified_of
 from server.rooms.results import Standing, rank
 
 
@@ -135,6 +135,7 @@ def room_view(
         reveal=reveal_of(record) if finished else None,
         results=results_of(record, seats) if finished else None,
         daily=None if record.daily is None else DailyTag(record.daily, record.ranked),
+        certified=certified_of(record),
     )
 
 

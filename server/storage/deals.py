@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from server.clock import now_ms
 from server.competition.daily import DailyDeal
 from server.storage.connection import Storage, as_text
 from server.storage.keys import Keys
@@ -39,6 +40,14 @@ class DealStore:
         with self._storage.guard(f"take a {game} deal from the pool"):
             raw = await self._storage.redis.lpop(self._keys.pool(game))
         return None if raw is None else as_text(raw)
+
+    async def count_draw(self, game: str, player: str) -> int:
+        """Count one draw from ``game``'s pool by ``player`` this UTC hour; the count so far."""
+        key = self._keys.pool_draws(game, player, now_ms() // 3_600_000)
+        replies = await self._storage.send_all(
+            f"count {player}'s draws from the {game} pool", [("INCR", key), ("EXPIRE", key, 3600)], transaction=True
+        )
+        return int(str(replies[0]))
 
     async def pool_size(self, game: str) -> int:
         with self._storage.guard(f"count the {game} pool"):

@@ -32,11 +32,18 @@ key                                            type    holds
 ``sr:daily-attempt:<game>:<date>:<id>``        string  the code of the player's ranked attempt's room (started)
 ``sr:daily:<game>:<date>``                     string  the day's deal, par, solution, salt (JSON)
 ``sr:pool:<game>``                             list    deal numbers certified winnable
+``sr:pool-draws:<game>:<id>:<hour>``           string  deals the player took from the pool that UTC hour
 ``sr:lb:...``, ``sr:stats:...``, ``sr:rating:...``     boards, statistics, ratings (storage/boards.py)
 ``sr:account:<id>``                            hash    ``name``, ``hash`` (argon2), ``generation``, ``created``
 ``sr:account-name:<hex>``                       string  the account holding the name whose skeleton this is
 ``sr:banned``                                  hash    banned account id -> the reason
-``sr:attempts:<kind>:<hex>``                    string  failed logins, new accounts, identities (expiring)
+``sr:attempts:<kind>:<hex>``                   string  new accounts, identities (expiring)
+``sr:attempts:login-<kind>:<hex>``             hash    ``n``, ``last``: a login limit's counted tries and
+                                                       the Redis time of the last (expiring)
+``sr:devices:<id>``                            zset    devices that signed in to the account -> Unix ms
+``sr:revoked:<device>``                        string  a logged-out device's tokens are refused (expiring)
+``sr:tokens-since``                            string  Unix s a server first checked a token since tokens
+                                                       expire (legacy tokens are good a lifetime after it)
 ``sr:races-of:<id>``                           list    ``<code> <race>`` of the player's recent races
 ``sr:admin-log``                               list    JSON of every admin action, newest first
 ``sr:flags``                                   list    JSON anti-cheat flags on ranked daily entries
@@ -108,6 +115,9 @@ class Keys:
     def pool(self, game: str) -> str:
         return f"{self.prefix}pool:{key_part(game)}"
 
+    def pool_draws(self, game: str, player: str, hour: int) -> str:
+        return f"{self.prefix}pool-draws:{key_part(game)}:{key_part(player)}:{hour}"
+
     def account(self, player: str) -> str:
         return f"{self.prefix}account:{key_part(player)}"
 
@@ -120,6 +130,15 @@ class Keys:
 
     def attempts(self, kind: str, who: str) -> str:
         return f"{self.prefix}attempts:{key_part(kind)}:{who.encode().hex()}"
+
+    def devices(self, player: str) -> str:
+        return f"{self.prefix}devices:{key_part(player)}"
+
+    def revoked(self, device: str) -> str:
+        return f"{self.prefix}revoked:{key_part(device)}"
+
+    def tokens_since(self) -> str:
+        return f"{self.prefix}tokens-since"
 
     def races_of(self, player: str) -> str:
         return f"{self.prefix}races-of:{key_part(player)}"

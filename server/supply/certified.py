@@ -34,12 +34,14 @@ from server.competition.daily import (
     utc_date,
 )
 from server.games import VARIANTS
+from server.ops.log_limits import LogLimiter
 from server.ops.metrics import POOL_DEPTH, SOLVER_QUEUE
 from server.ops.stopping import stop_requested, stop_tasks
 from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
 from server.solver import solve
 from server.storage.deals import DealStore
+from server.supply.shipped import draw_shipped
 from server.supply.workers import solver_pool
 
 logger = logging.getLogger("server.deals")
@@ -48,6 +50,9 @@ logger = logging.getLogger("server.deals")
 RUN_AHEAD_INTERVAL: Final = 60.0
 #: Seconds between two top-ups of :meth:`WinnablePool.run` when no deal was taken meanwhile.
 POOL_INTERVAL: Final = 30.0
+#: Deals one player may take from a game's pool in an hour; later races of theirs get
+#: shipped deals (certified too), so that no player can drain the pool for the others.
+DRAWS_PER_HOUR: Final = 30
 
 T = TypeVar("T")
 
@@ -149,21 +154,26 @@ class WinnablePool:
         self._draw = draw
         self._work = _Work(executor)
         self._taken = asyncio.Event()
+        # A burst of races can find the pool empty many times a second: one line says so.
+        self._limited = LogLimiter(logger)
 
     @property
     def target(self) -> int:
         return self._target
 
-    async def take(self, game: str) -> str | None:
-        """A certified-winnable deal number of ``game``, removed from the pool; None if the pool is empty.
-
-        On None the caller falls back to a random deal, and tells the players it is not certified.
-        """
+    async def take(self, game: str, player: str) -> str:
+        """A certified-winnable deal of ``game`` for a race of ``player``'s: one from the pool
+        (removed from it) while ``player`` has drawn fewer than :data:`DRAWS_PER_HOUR` this
+        hour, else, or when the pool is empty, a shipped one (:mod:`server.supply.shipped`).
+        Never waits for the solver, and nobody can empty the pool for others."""
         name = game_name(game)
+        if await self._store.count_draw(name, player) > DRAWS_PER_HOUR:
+            return draw_shipped(name)
         deal = await self._store.take_winnable(name)
         self._taken.set()
         if deal is None:
-            logger.warning("the %s pool of winnable deals is empty", name)
+            self._limited.log(logging.WARNING, f"empty:{name}", "the %s pool is empty: races get shipped deals", name)
+            return draw_shipped(name)
         return deal
 
     async def size(self, game: str) -> int:

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from protocol.messages import AccountInfo, Ack, AskDaily, DailyInfo, Error, Joined, Resign, Spectate, StartDaily
+from protocol.messages import Ack, AskDaily, DailyInfo, Error, Joined, Resign, Spectate, StartDaily
 from server.app import RaceServer, stop_leftovers
 from server.config import Config
 from tests.nodes.conftest import redis_cluster
 from tests.polling import eventually_async
 from tests.server.conftest import RawClient
-from tests.server.test_daily import SOLVER, ask, daily_deal, lobby, racing, start_daily
+from tests.server.test_daily import SOLVER, account_token, ask, daily_deal, lobby, racing, start_daily
 
 pytestmark = pytest.mark.asyncio
 
@@ -54,11 +54,6 @@ async def ranked_attempt(node: RaceServer, name: str, clients: list[RawClient]) 
     return player, (await start_daily(player)).room
 
 
-def token_of(player: RawClient) -> str:
-    """The resume token of ``player``'s account (after :func:`start_daily` registered it)."""
-    return next(m.resume for m in reversed(player.messages) if isinstance(m, AccountInfo))
-
-
 async def test_a_ranked_daily_attempt_is_watched_only_after_ones_own_on_any_node(
     two_nodes: tuple[RaceServer, RaceServer],
 ) -> None:
@@ -73,7 +68,7 @@ async def test_a_ranked_daily_attempt_is_watched_only_after_ones_own_on_any_node
         # Bob, still racing on B, asks node A (where Ann's attempt runs) and node B (which
         # forwards to A): neither lets him watch, nor lists Ann's attempt.
         bob_on_a = await client(a, clients)
-        await bob_on_a.hello("Bob", resume=token_of(bob))
+        await bob_on_a.hello("Bob", resume=account_token(bob))
         for asker in (bob_on_a, bob):
             refused = await ask(asker, lambda i: Spectate(id=i, room=ann_room))
             assert isinstance(refused, Error), refused
@@ -107,7 +102,7 @@ async def test_todays_deal_is_played_once_whichever_node_is_asked_again(
         ann, ann_room = await ranked_attempt(a, "Ann", clients)
         await daily_deal(b)
         ann_on_b = await client(b, clients)
-        await ann_on_b.hello("Ann", resume=token_of(ann))
+        await ann_on_b.hello("Ann", resume=account_token(ann))
         for running in (True, False):
             info = await ask(ann_on_b, lambda i: AskDaily(id=i, variant="antares"))
             assert isinstance(info, DailyInfo)

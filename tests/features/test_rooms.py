@@ -17,6 +17,7 @@ from protocol.messages import (
     JoinRoom,
     Leave,
     PlayMove,
+    Ready,
     RoomOptions,
     Spectate,
 )
@@ -81,3 +82,14 @@ async def test_a_hint_names_a_winning_move_searched_in_a_worker_process(start_se
         again = await ann.request(partial(AskHint, room=race.code))
         assert isinstance(again, Hints)
         assert again.hints[0].reason == "it is on a winning line"
+
+
+async def test_a_race_says_when_its_deal_is_not_certified(server: RunningServer) -> None:
+    """No solver runs here, so no pool: a Scorpion race (which wants winnable deals) gets a
+    random deal, and its view says it is not certified."""
+    ann = await server.connect("Ann")
+    created = await ann.request(partial(CreateRoom, variant="scorpion", options=RoomOptions(max_racers=1)))
+    assert isinstance(created, Joined)
+    await ann.request(partial(Ready, room=created.room))
+    mirror = await ann.wait_room(created.room, lambda m: m.view().state == "racing")
+    assert mirror.view().certified is False

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from server.net.log_limits import LogLimiter
+from server.ops.log_limits import LogLimiter
 
 
 class Clock:

@@ -11,6 +11,7 @@ from protocol.codec import encode
 from protocol.fairness import verify
 from protocol.messages import (
     RaceOver,
+    RoomOptions,
     Snapshot,
     StateChanged,
     Update,
@@ -31,7 +32,7 @@ from tests.rooms import (
     start_race,
     winning_line,
 )
-from tests.rooms.driving import Driven
+from tests.rooms.driving import Driven, create
 
 
 def test_no_view_has_boards_before_the_race() -> None:
@@ -171,3 +172,27 @@ def test_commitment_is_published_at_the_countdown_and_revealed_after_the_race() 
     assert verify("scorpion", over.reveal.deal, over.reveal.salt, change.commitment)
     assert not verify("scorpion", "618", over.reveal.salt, change.commitment)
     assert room.view(0, T0).reveal == over.reveal
+
+
+def test_a_winnable_deals_room_says_whether_its_race_deal_is_certified() -> None:
+    """Scorpion rooms want winnable deals: a prepared deal is certified, a drawn one is not,
+    and the rematch's state follows its own deal. Antares rooms and chosen deals say nothing."""
+    certified, _ = create("ROOM", "scorpion", RoomOptions(max_racers=1), ANN, "Ann", T0, next_deal="5")
+    random, _ = create("ROOM", "scorpion", RoomOptions(max_racers=1), BOB, "Bob", T0)
+    antares, _ = create("ROOM", "antares", RoomOptions(max_racers=1), ANN, "Ann", T0)
+    chosen, _ = create("ROOM", "scorpion", RoomOptions(max_racers=1, deal="617"), ANN, "Ann", T0)
+    for room, before, after in (
+        (certified, None, True),
+        (random, None, False),
+        (antares, None, None),
+        (chosen, None, None),
+    ):
+        assert room.view(None, T0).certified is before  # no deal drawn yet
+        start_race(room)
+        assert room.view(None, T0).certified is after
+        assert room.view(0, T0).certified is after
+    certified.resign(ANN, T0 + 10_000)
+    certified.rematch(ANN, T0 + 20_000)  # no prepared deal this time
+    assert certified.view(None, T0).certified is None
+    start_race(certified, T0 + 30_000)
+    assert certified.view(None, T0).certified is False

@@ -58,9 +58,11 @@ from server.config import Config
 from server.features.context import Context
 from server.rooms.room import DealPicker, random_deal
 from server.storage.connection import Storage
+from server.storage.held import HeldEntries, Released
 from server.storage.keys import Keys
 from tests.polling import PATIENCE as PATIENCE
 from tests.polling import eventually as eventually
+from tests.polling import eventually_async
 
 
 def board_lists(piles: Any) -> list[list[int | None]]:
@@ -190,6 +192,22 @@ async def registered_before_today(storage: Storage, player: str) -> None:
     key = Keys(storage.prefix).account(player)
     assert await storage.redis.exists(key), f"{player} is no account"
     await storage.redis.hset(key, "created", day_start_ms(utc_date(now_ms())) - 1)
+
+
+#: Seconds between a test's moves of a ranked daily attempt: above the machine speed the
+#: anti-cheat check refuses outright (server/competition/move_timing.py).
+PERSON_PACE = 0.16
+
+
+async def cleared_by_a_moderator(storage: Storage, game: str, player: str) -> None:
+    """Clear ``player``'s ranked daily entry of today once the anti-cheat check has held it:
+    a test replays the day's solution, which it holds as studied, as ``admin clear-flag`` would."""
+    held, date = HeldEntries(storage), utc_date(now_ms())
+
+    async def release() -> Released:
+        return await held.release(game, date, player)
+
+    await eventually_async(release, lambda released: released is Released.RELEASED)
 
 
 ServerFactory = Callable[..., contextlib.AbstractAsyncContextManager[RunningServer]]

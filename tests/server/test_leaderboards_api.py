@@ -30,7 +30,9 @@ from server.storage.connection import Storage
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.polling import eventually_async
 from tests.server.conftest import (
+    PERSON_PACE,
     ServerFactory,
+    cleared_by_a_moderator,
     eventually,
     fixed_deal,
     registered_before_today,
@@ -74,9 +76,10 @@ async def daily_attempt(client: RaceClient) -> str:
     return joined.room
 
 
-async def play(client: RaceClient, code: str, moves: tuple[str, ...]) -> None:
+async def play(client: RaceClient, code: str, moves: tuple[str, ...], pace: float = 0.0) -> None:
     for text in moves:
         await client.request(partial(PlayMove, room=code, move=text))
+        await asyncio.sleep(pace)
 
 
 async def test_the_daily_board_ranks_finishers_by_time_then_the_others_by_progress(
@@ -93,20 +96,28 @@ async def test_the_daily_board_ranks_finishers_by_time_then_the_others_by_progre
         for client in (ann, bob, cid, dee):
             await client.wait_room(rooms[client.name], lambda m: m.view().state == "racing" and m.board(0) is not None)
 
-        await play(ann, rooms["Ann"], deal.solution)
-        # The same moves, later: each room counts from its own start, and the rooms started
-        # one after another, so Cid waits long enough to be slower whatever the offset.
-        await asyncio.sleep(1.0)
-        await play(cid, rooms["Cid"], deal.solution)
-        # Bob stops one move short of the win: cards are home then whatever the day's deal (half
-        # the line can leave none home, on a deal the daily preparation picks under load).
-        await play(bob, rooms["Bob"], deal.solution[:-1])
+        # At a person's pace (machine speed is refused). The same moves, later: each room counts
+        # from its own start, and the rooms started one after another, so Cid waits long enough
+        # to be slower whatever the offset. Bob stops one move short of the win: cards are home
+        # then whatever the day's deal (half the line can leave none home).
+        async def later(delay: float, client: RaceClient, moves: tuple[str, ...]) -> None:
+            await asyncio.sleep(delay)
+            await play(client, rooms[client.name], moves, PERSON_PACE)
+
+        await asyncio.gather(
+            later(0, ann, deal.solution), later(1.0, cid, deal.solution), later(0, bob, deal.solution[:-1])
+        )
         for quitter in (bob, dee):
             await quitter.request(partial(Resign, room=rooms[quitter.name]))
         results = {}
         for client in (ann, bob, cid, dee):
             mirror = await client.wait_room(rooms[client.name], lambda m: m.view().results is not None)
             [results[client.name]] = mirror.view().results or []
+        # Their replays of the day's solution are held as studied until a moderator clears them.
+        assert srv.server.storage is not None
+        for client in (ann, cid, bob):
+            assert client.player is not None
+            await cleared_by_a_moderator(srv.server.storage, "antares", client.player)
         # Boards are written just after each race's own write: wait for the last of the four.
         daily = await eventually_async(lambda: board(dee, "daily"), lambda b: len(b.entries) == 4)
         ann_time, cid_time = results["Ann"].time_ms, results["Cid"].time_ms

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import multiprocessing
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -24,7 +25,8 @@ from server.rooms.room import random_deal
 from server.solver import Budget, Result, Stats, Unknown, solve
 from server.storage.connection import Storage as Store
 from server.storage.deals import DealStore
-from server.supply.certified import DailyDeals, WinnablePool
+from server.supply.certified import DRAWS_PER_HOUR, DailyDeals, WinnablePool
+from server.supply.shipped import shipped
 
 pytestmark = pytest.mark.asyncio
 
@@ -278,19 +280,40 @@ async def test_pool_fills_to_target_with_certified_deals_only(store: Store, thre
         await pool.fill("scorpion")
         assert await pool.size("scorpion") == 3
         # The unwinnable deals drawn in between were dropped; the winnable ones come out in order.
-        assert [await pool.take("scorpion") for _ in range(3)] == SCORPION_WINNABLE[:3]
+        assert [await pool.take("scorpion", "ann") for _ in range(3)] == SCORPION_WINNABLE[:3]
         assert await pool.size("scorpion") == 0
-        assert await pool.take("scorpion") is None
+        assert int(await pool.take("scorpion", "ann")) in shipped("scorpion")
     finally:
         await pool.close()
 
 
-async def test_take_on_an_empty_pool_returns_none(store: Store) -> None:
+async def test_an_empty_pool_gives_shipped_certified_deals_and_warns_once(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A fresh start: the pool is empty, and races still get certified deals at once; the
+    warning is not repeated for every race."""
     pool = WinnablePool(DealStore(store), BUDGET_SECONDS, target=3)
-    assert await pool.take("antares") is None
-    assert await pool.take("scorpion") is None
+    caplog.set_level(logging.WARNING, logger="server.deals")
+    for _ in range(20):
+        assert int(await pool.take("scorpion", "ann")) in shipped("scorpion")
+    assert int(await pool.take("antares", "ann")) in shipped("antares")
+    assert sum("scorpion pool is empty" in r.getMessage() for r in caplog.records) == 1
     with pytest.raises(InvalidNotation):
-        await pool.take("klondike")
+        await pool.take("klondike", "ann")
+    await pool.close()
+
+
+async def test_one_player_cannot_drain_the_pool_for_the_others(store: Store) -> None:
+    deals = DealStore(store)
+    pool = WinnablePool(deals, BUDGET_SECONDS, target=3)
+    surveyed = set(shipped("scorpion"))
+    fresh = [str(10**17 + n) for n in range(DRAWS_PER_HOUR + 5)]  # certified by the pool's solver
+    for deal in fresh:
+        await deals.add_winnable("scorpion", deal)
+    taken = [await pool.take("scorpion", "drainer") for _ in range(DRAWS_PER_HOUR + 3)]
+    assert taken[:DRAWS_PER_HOUR] == fresh[:DRAWS_PER_HOUR]
+    assert all(int(deal) in surveyed for deal in taken[DRAWS_PER_HOUR:])  # still certified
+    assert await pool.take("scorpion", "bob") == fresh[DRAWS_PER_HOUR]  # Bob's share is his own
     await pool.close()
 
 
@@ -301,8 +324,8 @@ async def test_pool_fills_in_a_worker_process_with_winnable_race_deals(store: St
         await asyncio.gather(pool.fill("antares"), pool.fill("antares"))
         await pool.close()
     assert await pool.size("antares") == 3
-    taken = [await pool.take("antares") for _ in range(3)]
-    assert await pool.take("antares") is None
+    taken = [await pool.take("antares", "ann") for _ in range(3)]
+    assert await pool.size("antares") == 0
     assert len(set(taken)) == 3
     for deal in taken:
         assert deal is not None
@@ -318,9 +341,9 @@ async def test_run_keeps_every_pool_at_target(store: Store, threads: ThreadPoolE
     task = asyncio.create_task(pool.run(interval_seconds=600))
     try:
         await eventually(lambda: _both_full(pool))
-        assert await pool.take("scorpion") == SCORPION_WINNABLE[0]
+        assert await pool.take("scorpion", "ann") == SCORPION_WINNABLE[0]
         await eventually(lambda: _both_full(pool))
-        assert [await pool.take("scorpion") for _ in range(2)] == SCORPION_WINNABLE[1:3]
+        assert [await pool.take("scorpion", "ann") for _ in range(2)] == SCORPION_WINNABLE[1:3]
     finally:
         await stop(task)
         await pool.close()

@@ -42,6 +42,7 @@ export class RoomCopy {
       reveal: null,
       results: null,
       daily: null,
+      certified: null,
       ...view,
       racers: view.racers.map(racerWithDefaults),
     };
@@ -105,6 +106,7 @@ export class RoomCopy {
         view.clock = event.clock;
         view.race = event.race ?? 1;
         view.commitment = event.commitment ?? null;
+        view.certified = event.certified ?? null;
         break;
       case "finished":
         if (racer) racer.finished_ms = event.time_ms;
@@ -121,6 +123,7 @@ export class RoomCopy {
         view.results = null;
         view.reveal = null;
         view.commitment = null;
+        view.certified = null;
         for (const r of view.racers) {
           r.board = null;
           r.ready = false;

@@ -221,6 +221,9 @@ export class RoomScreen {
       ),
       view.daily ? h("span", { className: "pill" }, `daily ${view.daily.date}${view.daily.ranked ? " · ranked" : " · practice"}`) : null,
       view.options.deal ? h("span", { className: "muted" }, `deal ${view.options.deal}`) : null,
+      view.certified === false
+        ? h("span", { className: "pill", id: "uncertified" }, "random deal, not certified winnable")
+        : null,
     );
   }
 

@@ -39,7 +39,7 @@ from tests.client.conftest import (
     playing,
 )
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
-from tests.server.conftest import registered_before_today
+from tests.server.conftest import PERSON_PACE, cleared_by_a_moderator, registered_before_today
 
 pytestmark = pytest.mark.asyncio
 
@@ -389,8 +389,9 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
                 await pilot.press("enter")
                 await eventually(lambda: room.view().racers[0].progress.moves >= played, what=text)  # noqa: B023
                 assert text_of(app, "#message") == f"✓ {text}"
-            for text in deal.solution[3:]:
+            for text in deal.solution[3:]:  # at a person's pace: machine speed is refused
                 await client_of(app).request(playing(code, text))
+                await asyncio.sleep(PERSON_PACE)
 
             await eventually(lambda: isinstance(app.screen, ResultsScreen), what="the results")
             await eventually(lambda: "revealed when the day ends" in text_of(app, "#fairness"), what="no reveal")
@@ -398,6 +399,8 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             table = app.screen.query_one("#results", DataTable)
             assert table.get_row_at(0)[:2] == ["1", "Ann"]
 
+            assert srv.server.storage is not None  # the replayed solution, held as studied, cleared
+            await cleared_by_a_moderator(srv.server.storage, "antares", account.player)
             await pilot.press("q")
             await home(app)
             await choose(app, pilot, "leaderboards")
