@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
 
 from client.lib.connection import RaceClient
 from protocol.codec import decode_client, encode
@@ -275,3 +276,35 @@ async def test_a_drop_during_a_send_raises_once_and_logs_nothing() -> None:
     finally:
         loop.set_exception_handler(None)
     assert unretrieved == []
+
+
+async def test_a_send_that_finds_the_connection_closed_marks_it_down_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before the reader has run to notice a drop, a send already failed: the request raises,
+    and the client counts the connection down, so a caller that retries at once waits for the
+    next connection instead of spinning on the closed one."""
+    held = asyncio.Event()
+
+    async def handler(connection: ServerConnection) -> None:
+        hello = decode_client(await connection.recv(decode=False))
+        await connection.send(
+            encode(Welcome(id=hello.id, player="p1", name="Ann", resume="t", protocol=PROTOCOL_VERSION))
+        )
+        await held.wait()
+
+    async with serve(handler, "127.0.0.1", 0) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        client = await RaceClient.connect(f"ws://127.0.0.1:{port}", "Ann", reconnect=False)
+        socket = client._socket
+        assert socket is not None
+
+        async def closed(_: object) -> None:
+            raise ConnectionClosed(None, None)
+
+        monkeypatch.setattr(socket, "send", closed)
+        with pytest.raises(ConnectionError, match="before the request was sent"):
+            await client.request(lambda i: Register(id=i, name="Ann", password="a password"))
+        assert not client.connected.is_set()
+        held.set()
+        await client.close()
