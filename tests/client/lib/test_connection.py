@@ -303,8 +303,10 @@ async def test_a_send_that_finds_the_connection_closed_marks_it_down_at_once(
             raise ConnectionClosed(None, None)
 
         monkeypatch.setattr(socket, "send", closed)
-        with pytest.raises(ConnectionError, match="before the request was sent"):
-            await client.request(lambda i: Register(id=i, name="Ann", password="a password"))
-        assert not client.connected.is_set()
-        held.set()
-        await client.close()
+        try:
+            with pytest.raises(ConnectionError, match="before the request was sent"):
+                await client.request(lambda i: Register(id=i, name="Ann", password="a password"))
+            assert not client.connected.is_set()
+        finally:
+            held.set()
+            await client.close()
