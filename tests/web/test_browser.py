@@ -259,7 +259,11 @@ def play_by_keyboard(page: Any, card: str, target: str) -> None:
 
 def test_the_daily_board_shows_the_players_entry(web_server: Any, page: Any) -> None:
     with web_server(solver_workers=1, solver_budget=0.5, pool_size=1) as srv:
-        # Only accounts have a ranked attempt: register in the page first.
+        # A guest is told today's deal is for accounts, and offered to register, before anything.
+        page.goto(f"{srv.base}/#/daily/antares")
+        page.wait_for_selector("#daily-register", timeout=90_000)
+        assert "for accounts" in (page.text_content("#daily-access") or "")
+        # Only accounts have a ranked attempt: register in the page.
         register_in_page(page, srv.base, "Daily Dora", "a browser password")
         storage = srv.server.storage
         assert storage is not None

@@ -80,6 +80,7 @@ export class DailyScreen {
     fill(this.today,
       h("h2", {}, `${variantName(info.variant)} · ${info.date}`),
       h("p", { id: "daily-access" }, `Par ${info.par} moves. `, ACCESS_TEXT[info.access] || ACCESS_TEXT.used),
+      info.access === "guest" ? h("p", {}, h("a", { href: "#/account", id: "daily-register" }, "Register in one step")) : null,
       h("p", { className: "muted" }, "Commitment: ", h("code", {}, info.commitment)),
       play,
       info.yesterday
