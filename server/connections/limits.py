@@ -27,6 +27,10 @@ class TokenBucket:
             return True
         return False
 
+    def full(self, now: float) -> bool:
+        """Whether the bucket would be full at ``now``: nothing spent is still owed."""
+        return self.tokens + (now - self.stamp) * self.rate >= self.burst
+
     def charge(self, cost: float) -> None:
         """Spend ``cost`` more tokens after the fact (the bucket may go into debt: the
         connection then waits until it refills)."""

@@ -60,6 +60,10 @@ class ClientLink:
     bot: bool = False
     #: The account's token generation this connection signed in with; 0 for a guest.
     generation: int = 0
+    #: The device its resume token names, and when that token expires (Unix s; None: a token
+    #: from before tokens expired), once it was given one (server/features/tokens.py).
+    device: str | None = None
+    token_expires: int | None = None
     #: Rooms this connection follows, as racer (seat number) or spectator (None).
     rooms: dict[str, int | None] = field(default_factory=dict)
     opened: float = field(default_factory=time.monotonic)

@@ -165,16 +165,14 @@ async def logout(ctx: Context, link: ClientLink, message: Logout) -> None:
         await ctx.accounts.announce({"action": "revoke", "player": player, "generation": str(generation)})
         close_links(ctx, player, CloseCode.LOGGED_OUT, "logged out everywhere", below=generation)
         return
-    token = tokens.held(link)
-    if token is not None:
-        await tokens.revoke(ctx, token)
-        if link.generation > 0:
-            await ctx.accounts.forget_device(player, token.device)
+    device = link.device
+    await tokens.revoke(ctx, link)
+    if device is not None and link.generation > 0:
+        await ctx.accounts.forget_device(player, device)
     link.send(Ack(id=message.id))
     close_links(ctx, player, CloseCode.LOGGED_OUT, "logged out", only=link)
     for other in list(ctx.by_player.get(player, ())):
-        held = tokens.held(other)
-        if other is not link and token is not None and held is not None and held.device == token.device:
+        if other is not link and device is not None and other.device == device:
             close_links(ctx, player, CloseCode.LOGGED_OUT, "logged out", only=other)
 
 

@@ -125,7 +125,6 @@ async def disconnected(ctx: Context, link: ClientLink) -> None:
         except StoreUnavailable as error:
             logger.warning("%s's closed connection still counted: %s", link.name, error)
     forget_player(ctx, link)
-    tokens.release(link)
     for code in list(link.rooms):
         runner = await ctx.rooms.get(code)
         if runner is None:

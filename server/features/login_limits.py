@@ -42,10 +42,9 @@ from server.storage.name_skeleton import name_skeleton
 
 async def known_device(ctx: Context, link: ClientLink, player: str | None) -> bool:
     """Whether ``link``'s device signed in to the account ``player`` before (False for no account)."""
-    token = tokens.held(link)
-    if player is None or token is None:
+    if player is None or link.device is None:
         return False
-    return await ctx.accounts.knows_device(player, token.device, now_ms(), tokens.DEVICE_MEMORY)
+    return await ctx.accounts.knows_device(player, link.device, now_ms(), tokens.DEVICE_MEMORY)
 
 
 async def take(ctx: Context, link: ClientLink, name: str, known: bool) -> list[Attempt]:
@@ -55,10 +54,9 @@ async def take(ctx: Context, link: ClientLink, name: str, known: bool) -> list[A
     limit makes it wait."""
     config = ctx.config
     skeleton, address = name_skeleton(name), client_address(ctx, link)
-    token = tokens.held(link)
     limits: list[tuple[str, str, int]] = []
-    if known and token is not None:
-        limits.append(("login-device", f"{skeleton}\n{token.device}", config.login_attempts))
+    if known and link.device is not None:
+        limits.append(("login-device", f"{skeleton}\n{link.device}", config.login_attempts))
     else:
         limits.append(("login-pair", f"{skeleton}\n{address}", config.login_attempts))
         limits.append(("login-name", skeleton, config.name_attempts))

@@ -16,8 +16,9 @@ Tokens signed before tokens expired carry no expiry: they are good until a lifet
 service first checked a token (:meth:`~server.storage.accounts.AccountStore.tokens_since`),
 and renewed into expiring ones when they resume; after that they are expired like the others.
 
-Each connection's token is kept here (``held``), from its ``welcome`` (or ``account`` reply)
-until it closes: ``logout`` revokes its device, a log-in asks whether its device is known.
+Each connection keeps its token's device and expiry (``ClientLink.device``,
+``ClientLink.token_expires``), from its ``welcome`` (or ``account`` reply): ``logout`` revokes
+its device, a log-in asks whether its device is known.
 """
 
 from __future__ import annotations
@@ -40,31 +41,15 @@ DEVICE_MEMORY: Final = 180 * 24 * 3600
 #: Seconds a revocation outlives the token lifetime (clocks of processes differ a little).
 _REVOCATION_SLACK: Final = 3600
 
-# The token each open connection signed in with. ClientLink has __slots__ and no
-# __weakref__, so entries are dropped by hand when the connection closes (``release``).
-_held: dict[ClientLink, Token] = {}
-
-
-def held(link: ClientLink) -> Token | None:
-    """The token ``link`` was last given (or resumed with), or None before its ``welcome``."""
-    return _held.get(link)
-
-
-def release(link: ClientLink) -> None:
-    """``link`` closed: forget its token."""
-    _held.pop(link, None)
-
 
 async def issue(ctx: Context, link: ClientLink, player: str, generation: int, device: str | None = None) -> str:
     """A fresh token of ``player`` (``generation`` 0: a guest's) for ``link``, kept as the
     link's own. Its device is ``device``, else the link's token's, else a new one. An
     account's token makes its device known to the account."""
-    if device is None:
-        current = _held.get(link)
-        device = new_device_id() if current is None else current.device
+    device = device or link.device or new_device_id()
     # Rounded up: a token lives its full lifetime, and less than a second more.
     token = Token(player, generation, device, math.ceil(time.time() + ctx.config.token_lifetime))
-    _held[link] = token
+    link.device, link.token_expires = device, token.expires
     if generation > 0:
         await ctx.accounts.remember_device(player, device, now_ms(), DEVICE_MEMORY)
     return sign(token, ctx.secret)
@@ -89,14 +74,16 @@ async def renewed(ctx: Context, link: ClientLink, token: Token, text: str) -> st
     lifetime has passed (or it has no expiry), and kept as the link's."""
     lifetime = ctx.config.token_lifetime
     if token.expires is not None and token.expires - time.time() > lifetime * (1 - RENEW_AFTER):
-        _held[link] = token
+        link.device, link.token_expires = token.device, token.expires
         return text
     return await issue(ctx, link, token.player, token.generation, token.device)
 
 
-async def revoke(ctx: Context, token: Token) -> None:
-    """Refuse every token of ``token``'s device from now on (until the newest has expired)."""
+async def revoke(ctx: Context, link: ClientLink) -> None:
+    """Refuse every token of ``link``'s device from now on (until the newest has expired)."""
+    if link.device is None:
+        return
     left = ctx.config.token_lifetime
-    if token.expires is not None:
-        left = max(left, math.ceil(token.expires - time.time()))
-    await ctx.accounts.revoke_device(token.device, left + _REVOCATION_SLACK)
+    if link.token_expires is not None:
+        left = max(left, math.ceil(link.token_expires - time.time()))
+    await ctx.accounts.revoke_device(link.device, left + _REVOCATION_SLACK)

@@ -72,11 +72,6 @@ class HintSearch:
         if allowance is None:
             if len(self._allowances) >= KEPT:
                 now = time.monotonic()
-                self._allowances = {
-                    key: bucket
-                    for key, bucket in self._allowances.items()
-                    if bucket.tokens + (now - bucket.stamp) * bucket.rate < bucket.burst
-                }
+                self._allowances = {key: bucket for key, bucket in self._allowances.items() if not bucket.full(now)}
             allowance = self._allowances[racer] = TokenBucket(REFILL, ALLOWANCE)
-            allowance.stamp = time.monotonic()
         return allowance

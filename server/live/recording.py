@@ -32,7 +32,7 @@ from server.competition.move_timing import gaps, play_times
 from server.competition.studied import Judgement, Verdict, assess
 from server.games import Autoplay, Options, variant_class
 from server.rooms.lifecycle import State
-from server.rooms.record import RoomRecord, decode_record
+from server.rooms.record import RoomRecord, SeatRecord, decode_record
 from server.rooms.room import Room
 from server.rooms.step import Step
 from server.storage.accounts import AccountStore
@@ -225,10 +225,11 @@ class RaceRecorder:
         entry (up to some 60 ms for the longest log), and the event loop serves everyone."""
         assert record.daily is not None
         assert record.deal is not None  # dealt at the countdown, kept in the finished record
-        entries = (await self._rooms.logs(record.code, record.race)).get(seat, [])
-        stored = await self._rooms.move_times(record.code, record.race, seat)
-        deal = await self._deals.daily(record.variant, record.daily)
-        history = await self._history(record, player)
+        (entries, stored), deal, history = await asyncio.gather(
+            self._rooms.seat_log(record.code, record.race, seat),
+            self._deals.daily(record.variant, record.daily),
+            self._history(record, player),
+        )
         options = Options(autoplay=Autoplay(record.options.autoplay))
         lines = [deal.solution] if deal is not None else []
         judged = await asyncio.to_thread(
@@ -240,19 +241,20 @@ class RaceRecorder:
         """The gaps between moves of ``player``'s latest races (up to :data:`HISTORY_RACES`)
         over before ``record``'s race began, so a retry reads the same ones; a last entry
         that resigned is left out (a resignation may come any time later)."""
-        earlier: list[list[int]] = []
-        for code, race in await self._moderation.races(player, HISTORY_RACES + 1):
-            if len(earlier) == HISTORY_RACES:
-                break
-            raw = await self._rooms.finished_race(code, race)
-            if raw is None:
-                continue
-            other = decode_record(raw)
-            if other.finished is None or record.started is None or other.finished > record.started:
+        races = await self._moderation.races(player, HISTORY_RACES + 1)
+        # Read together: on the pipelined connection they go to Redis in one round trip.
+        records = await asyncio.gather(*(self._rooms.finished_race(code, race) for code, race in races))
+        wanted: list[tuple[str, int, SeatRecord]] = []
+        for (code, race), raw in zip(races, records, strict=True):
+            other = None if raw is None else decode_record(raw)
+            if other is None or other.finished is None or record.started is None or other.finished > record.started:
                 continue
             racer = next((s for s in other.seats if s.player == player), None)
-            if racer is None:
-                continue
-            times = await self._rooms.move_times(code, race, racer.seat)
-            earlier.append(gaps(times[:-1] if racer.resigned else times))
-        return earlier
+            if racer is not None:
+                wanted.append((code, race, racer))
+        wanted = wanted[:HISTORY_RACES]
+        logs = await asyncio.gather(*(self._rooms.seat_log(code, race, racer.seat) for code, race, racer in wanted))
+        return [
+            gaps(times[:-1] if racer.resigned else times)
+            for (_, _, racer), (_, times) in zip(wanted, logs, strict=True)
+        ]

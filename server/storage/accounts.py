@@ -319,13 +319,7 @@ class AccountStore:
     async def count_attempt(self, kind: str, who: str, window: int) -> int:
         """Count one attempt of ``kind`` (``register``, ``identity``) by ``who`` in the current
         ``window`` seconds; how many there were."""
-        key = self._keys.attempts(kind, who)
-        with self._storage.guard(f"count {kind} attempts"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
-                pipe.incr(key)
-                pipe.expire(key, window, nx=True)
-                count, _ = await pipe.execute()
-        return int(count)
+        return await self._storage.count(f"count {kind} attempts", self._keys.attempts(kind, who), window)
 
     async def take_attempt(self, kind: str, who: str, free: int, first_wait_ms: int, window_ms: int) -> Attempt:
         """Count one try of the login limit ``kind`` for ``who``, or refuse it without counting.

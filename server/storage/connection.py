@@ -158,6 +158,12 @@ class Storage:
                     pipe.execute_command(*command)
                 return list(await pipe.execute())
 
+    async def count(self, action: str, key: str, seconds: int) -> int:
+        """Add one to the counter ``key``, which expires ``seconds`` after its first count, in
+        one transaction; the count, this one included."""
+        count, _ = await self.send_all(action, [("INCR", key), ("EXPIRE", key, seconds, "NX")], transaction=True)
+        return as_int(count)
+
     def guard(self, action: str) -> _Guard:
         """A context that turns redis-py's errors inside into :class:`StoreUnavailable`
         saying ``action`` could not be done, and reports how long it took (:attr:`observe`)."""

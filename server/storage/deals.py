@@ -44,10 +44,7 @@ class DealStore:
     async def count_draw(self, game: str, player: str) -> int:
         """Count one draw from ``game``'s pool by ``player`` this UTC hour; the count so far."""
         key = self._keys.pool_draws(game, player, now_ms() // 3_600_000)
-        replies = await self._storage.send_all(
-            f"count {player}'s draws from the {game} pool", [("INCR", key), ("EXPIRE", key, 3600)], transaction=True
-        )
-        return int(str(replies[0]))
+        return await self._storage.count(f"count {player}'s draws from the {game} pool", key, 3600)
 
     async def pool_size(self, game: str) -> int:
         with self._storage.guard(f"count the {game} pool"):

@@ -5,14 +5,14 @@ room's epoch (``INCR``), so the token is the epoch it was granted at. Two keys r
 
 - ``sr:room:{CODE}:owner`` holds the lease while it is renewed (PX): the renewal
   (:mod:`server.storage.nodes`) keeps a lease that stands, and takes back one that merely
-  expired while its token is still the epoch (``lease_stands``, ``stands_with``);
+  expired while its token is still the epoch (``stands_with``);
 - ``sr:room:{CODE}:version`` holds the room's version *stamped* with the token of the last
   grant, ``token * VERSION_SPAN + version`` (:data:`VERSION_SPAN`). Every grant restamps it
   (:data:`GRANT`). The commit script (:mod:`server.storage.rooms`) adds its step's version
   count with one ``INCRBY`` and checks that the sum is its own token and new version: one
   command checks the lease and the version and stores the new version.
 
-The two agree: a lease stands by ``lease_stands`` exactly when the epoch is still its
+The two agree: a lease stands by ``stands_with`` exactly when the epoch is still its
 token, which is exactly when the stamp is still its token, since the same script raises the
 one and rewrites the other.
 """
@@ -24,17 +24,12 @@ from typing import Final
 VERSION_SPAN: Final = 10**9
 
 #: Defines ``stands_with(held, epoch_key, lease)``: whether ``lease`` stands, given what the
-#: owner key holds (``held``, false for nothing), and ``lease_stands(owner_key, epoch_key,
-#: lease)``: the same reading the owner key, and what it holds.
+#: room's owner key holds (``held``, false for nothing).
 LEASE_STANDS: Final = """
 local function stands_with(held, epoch_key, lease)
   if held == lease then return true end
   if held then return false end
   return redis.call('GET', epoch_key) == string.match(lease, ':(%d+)$')
-end
-local function lease_stands(owner_key, epoch_key, lease)
-  local held = redis.call('GET', owner_key)
-  return stands_with(held, epoch_key, lease), held
 end
 """
 

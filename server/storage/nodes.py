@@ -64,24 +64,12 @@ if not held then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 2 end
 return 0
 """
 
-#: KEYS: owner, epoch. ARGV: lease, ttl ms. 1 renewed, 2 taken again, 0 lost. An expired
+#: Renews room leases. KEYS: owner and epoch of each room in turn; ARGV: each room's lease,
+#: then the ttl ms. For each room, in order: 1 renewed, 2 taken again, 0 lost. An expired
 #: lease is taken again only while it stands as the commit script counts it
 #: (server/storage/lease_rule.py): a lease granted since, even one given up again (a drain),
-#: raised the epoch, and then the room may have changed under another owner.
-_RENEW_ROOM: Final = (
-    LEASE_STANDS
-    + """
-local stands, held = lease_stands(KEYS[1], KEYS[2], ARGV[1])
-if not stands then return 0 end
-if held then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 2
-"""
-)
-
-#: The same for many rooms at once, on one Redis: KEYS owner and epoch of each room in turn,
-#: ARGV each room's lease, then the ttl ms. The answers in the order of the rooms. One MGET
-#: reads every owner: a renewal costs a room one PEXPIRE.
+#: raised the epoch, and then the room may have changed under another owner. One MGET reads
+#: every owner: a renewal costs a room one PEXPIRE.
 _RENEW_ROOMS: Final = (
     LEASE_STANDS
     + """
@@ -103,7 +91,7 @@ end
 return answers
 """
 )
-#: Rooms per renewal script (Lua's ``unpack`` has a stack limit).
+#: Rooms per renewal script on one Redis (Lua's ``unpack`` has a stack limit).
 _RENEWED_AT_ONCE: Final = 500
 
 #: KEYS: owner. ARGV: lease. Deletes the lease only if it is still this one.
@@ -249,23 +237,16 @@ class NodeStore:
             return {}
         codes = sorted(leases)
         keys = self.keys
-        action = f"renew {len(codes)} room leases"
-        # EVAL, not EVALSHA: a Cluster pipeline cannot load a missing script.
-        if self._storage.cluster is None:
-            # A script for many rooms: renewals cost Redis a command a room, not three.
-            scripts: list[list[str | int]] = []
-            for start in range(0, len(codes), _RENEWED_AT_ONCE):
-                batch = codes[start : start + _RENEWED_AT_ONCE]
-                pairs = [key for code in batch for key in (keys.room_owner(code), keys.room_epoch(code))]
-                scripts.append(["EVAL", _RENEW_ROOMS, len(pairs), *pairs, *(leases[code] for code in batch), ttl_ms])
-            replies = await self._storage.send_all(action, scripts)
-            results = [answer for reply in replies if isinstance(reply, list) for answer in reply]
-        else:  # a room's keys are in its own slot: a script each
-            commands = [
-                ("EVAL", _RENEW_ROOM, 2, keys.room_owner(code), keys.room_epoch(code), leases[code], ttl_ms)
-                for code in codes
-            ]
-            results = await self._storage.send_all(action, commands)
+        # EVAL, not EVALSHA: a Cluster pipeline cannot load a missing script. On a Cluster each
+        # room's keys are in a slot of their own: a script a room.
+        per_script = 1 if self._storage.cluster is not None else _RENEWED_AT_ONCE
+        scripts: list[list[str | int]] = []
+        for start in range(0, len(codes), per_script):
+            batch = codes[start : start + per_script]
+            pairs = [key for code in batch for key in (keys.room_owner(code), keys.room_epoch(code))]
+            scripts.append(["EVAL", _RENEW_ROOMS, len(pairs), *pairs, *(leases[code] for code in batch), ttl_ms])
+        replies = await self._storage.send_all(f"renew {len(codes)} room leases", scripts)
+        results = [answer for reply in replies if isinstance(reply, list) for answer in reply]
         return {code: as_int(result) > 0 for code, result in zip(codes, results, strict=True)}
 
     async def release(self, code: str, lease: str) -> None:

@@ -45,13 +45,7 @@ class PlayerStore:
     async def count_creation(self, player: str, hour: int) -> int:
         """Count one room created by ``player`` in UTC hour ``hour`` (hours since the epoch);
         return how many they created in it, this one included."""
-        key = self._keys.created(player, hour)
-        with self._storage.guard(f"count {player}'s rooms"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
-                pipe.incr(key)
-                pipe.expire(key, 7200)
-                count, _ = await pipe.execute()
-        return int(count)
+        return await self._storage.count(f"count {player}'s rooms", self._keys.created(player, hour), 7200)
 
     async def start_daily_attempt(self, game: str, date: str, player: str, room: str) -> bool:
         """Mark ``player``'s attempt at the daily ``game`` of ``date``, in room ``room``, as

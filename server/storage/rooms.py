@@ -47,11 +47,11 @@ from server.storage.pipelined import PipelinedConnection
 _COMMIT: Final = f"""
 local span = {VERSION_SPAN}
 local stamped = redis.call('INCRBY', KEYS[2], ARGV[2] - ARGV[1])
-local token, version = math.floor(stamped / span), stamped % span
-if (ARGV[5] ~= '' and token ~= tonumber(ARGV[5])) or version ~= tonumber(ARGV[2]) then
+local version = stamped % span
+local fenced = ARGV[5] ~= '' and (stamped - version) / span ~= tonumber(ARGV[5])
+if fenced or version ~= tonumber(ARGV[2]) then
   redis.call('DECRBY', KEYS[2], ARGV[2] - ARGV[1])
-  if ARGV[5] ~= '' and token ~= tonumber(ARGV[5]) then return -1 end
-  return 0
+  return fenced and -1 or 0
 end
 for i = 0, tonumber(ARGV[6]) - 1 do
   redis.call('RPUSH', KEYS[tonumber(ARGV[7 + 2 * i])], ARGV[8 + 2 * i])
@@ -309,12 +309,13 @@ class RoomStore:
             for seat, timed in (await self._timed_logs(code, race, range(seats))).items()
         }
 
-    async def move_times(self, code: str, race: int, seat: int) -> list[int]:
-        """The server time (Unix ms) each of the seat's log entries in race ``race`` was
-        stored, in log order; empty if any entry was stored without its time."""
+    async def seat_log(self, code: str, race: int, seat: int) -> tuple[list[str], list[int]]:
+        """The seat's log entries in race ``race``, and the server time (Unix ms) each was
+        stored, in log order, from one read; the times are empty if any entry was stored
+        without its time."""
         timed = (await self._timed_logs(code, race, [seat])).get(seat, [])
         times = [stored for _, stored in timed if stored is not None]
-        return times if len(times) == len(timed) else []
+        return [entry for entry, _ in timed], times if len(times) == len(timed) else []
 
     async def _timed_logs(self, code: str, race: int, seats: Sequence[int]) -> dict[int, list[tuple[str, int | None]]]:
         keys = self._keys

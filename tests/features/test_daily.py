@@ -11,7 +11,6 @@ from functools import partial
 import pytest
 
 from protocol.errors import ErrorCode
-from protocol.fairness import commitment
 from protocol.messages import (
     PROTOCOL_VERSION,
     AccountInfo,
@@ -22,45 +21,21 @@ from protocol.messages import (
     Hello,
     Joined,
     Login,
-    Register,
     Snapshot,
     StartDaily,
     Welcome,
 )
-from server.clock import now_ms
-from server.competition.daily import DailyDeal, previous_date, utc_date
-from server.storage.deals import DealStore
-from server.supply.certified import DailyDeals
-from tests.known_deals import ANTARES_DEAL
-from tests.server.conftest import RawClient, RunningServer, registered_before_today
+from server.competition.daily import previous_date
+from tests.server.conftest import RawClient, RunningServer
+from tests.server.test_moderation import PASSWORD, account, offer_daily, today
 
 pytestmark = pytest.mark.asyncio
 
-PASSWORD = "a daily password"
-
-
-def today() -> str:
-    return utc_date(now_ms())
-
 
 async def offer_days(srv: RunningServer) -> None:
-    """Today's and yesterday's Antares deals (the same known deal, under two salts)."""
-    assert srv.server.storage is not None
-    deals = DealStore(srv.server.storage)
-    for date, salt in ((today(), "5a" * 16), (previous_date(today()), "6b" * 16)):
-        deal = str(ANTARES_DEAL)
-        await deals.store_daily(DailyDeal("antares", date, deal, 0, (), salt, commitment("antares", deal, salt)))
-    srv.hub.daily = DailyDeals(deals, srv.hub.secret)
-
-
-async def account(srv: RunningServer, name: str, before_today: bool = True) -> RawClient:
-    client = await srv.raw(name)
-    reply = await client.request(partial(Register, name=name, password=PASSWORD))
-    assert isinstance(reply, AccountInfo), reply
-    if before_today:
-        assert srv.server.storage is not None
-        await registered_before_today(srv.server.storage, reply.player)
-    return client
+    """Today's and yesterday's Antares deals (the known deal)."""
+    await offer_daily(srv)
+    await offer_daily(srv, date=previous_date(today()))
 
 
 async def access(client: RawClient) -> str:
@@ -85,7 +60,7 @@ async def started(client: RawClient, date: str | None = None) -> Snapshot:
 
 async def test_an_account_plays_todays_deal_once_ranked_without_hints_and_never_again(server: RunningServer) -> None:
     await offer_days(server)
-    ann = await account(server, "Ann")
+    ann, _ = await account(server, "Ann")
     assert await access(ann) == "ranked"
     attempt = await started(ann)
     assert attempt.view.daily == DailyTag(date=today(), ranked=True)
@@ -106,12 +81,12 @@ async def test_guests_bots_and_accounts_made_today_cannot_play_todays_deal(serve
     closed = await refused(guest)
     assert closed.code == ErrorCode.DAILY_CLOSED
     assert "register" in closed.message
-    newcomer = await account(server, "Newcomer", before_today=False)
+    newcomer, _ = await account(server, "Newcomer", before_today=False)
     assert await access(newcomer) == "new-account"
     assert (await refused(newcomer)).code == ErrorCode.DAILY_CLOSED
     # An account that says it is a bot gets no practice of today's deal either.
-    bot = await account(server, "Botty")
-    token = next(m.resume for m in bot.messages if isinstance(m, AccountInfo))
+    bot, info = await account(server, "Botty")
+    token = info.resume
     as_bot = await server.raw()
     welcome = await as_bot.request(partial(Hello, protocol=PROTOCOL_VERSION, name="Botty", resume=token, bot=True))
     assert isinstance(welcome, Welcome)
@@ -131,14 +106,14 @@ async def test_an_earlier_days_deal_is_practice_with_hints_for_anyone(server: Ru
         assert practice.view.daily == DailyTag(date=yesterday, ranked=False)
         assert practice.view.options.hints
     # Practising yesterday's deal leaves today's ranked attempt untouched.
-    ann = await account(server, "Ann")
+    ann, _ = await account(server, "Ann")
     await started(ann, yesterday)
     assert await access(ann) == "ranked"
 
 
 async def test_a_day_not_out_yet_or_never_offered_or_not_a_day_is_refused(server: RunningServer) -> None:
     await offer_days(server)
-    ann = await account(server, "Ann")
+    ann, _ = await account(server, "Ann")
     tomorrow = (dt.date.fromisoformat(today()) + dt.timedelta(days=1)).isoformat()
     assert (await refused(ann, tomorrow)).code == ErrorCode.DAILY_UNAVAILABLE
     assert (await refused(ann, "2020-01-01")).code == ErrorCode.DAILY_UNAVAILABLE

@@ -49,25 +49,29 @@ def today() -> str:
     return utc_date(now_ms())
 
 
-async def offer_daily(srv: RunningServer, solution: Sequence[str] = ()) -> DailyDeal:
-    """Give the server (which runs no solver) today's Antares deal: the known deal, with
-    ``solution`` as the solver's par line."""
+async def offer_daily(srv: RunningServer, solution: Sequence[str] = (), date: str | None = None) -> DailyDeal:
+    """Give the server (which runs no solver) the Antares deal of ``date`` (today by default):
+    the known deal, with ``solution`` as the solver's par line."""
     storage = srv.server.storage
     assert storage is not None
     deals = DealStore(storage)
     deal, salt = str(ANTARES_DEAL), "5a" * 16
-    daily = DailyDeal("antares", today(), deal, len(solution), tuple(solution), salt, commitment("antares", deal, salt))
+    day = date or today()
+    daily = DailyDeal("antares", day, deal, len(solution), tuple(solution), salt, commitment("antares", deal, salt))
     await deals.store_daily(daily)
     srv.hub.daily = DailyDeals(deals, srv.hub.secret)
     return daily
 
 
-async def account(srv: RunningServer, name: str) -> tuple[RawClient, AccountInfo]:
+async def account(srv: RunningServer, name: str, before_today: bool = True) -> tuple[RawClient, AccountInfo]:
+    """A connection that registered as ``name``, and its account, dated back to before today
+    (today's deal is for those) unless ``before_today`` is false."""
     client = await srv.raw(name)
     reply = await client.request(lambda i: Register(id=i, name=name, password=PASSWORD))
     assert isinstance(reply, AccountInfo), reply
-    assert srv.server.storage is not None
-    await registered_before_today(srv.server.storage, reply.player)  # today's deal is for those
+    if before_today:
+        assert srv.server.storage is not None
+        await registered_before_today(srv.server.storage, reply.player)
     return client, reply
 
 

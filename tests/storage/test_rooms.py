@@ -182,7 +182,8 @@ async def test_each_move_is_stored_with_its_server_time_beside_it(store: Storage
     await rooms.commit(write(1, 2, [(0, "undo"), (1, "resign left")]))
     after = int(time.time() * 1000)
     assert await rooms.logs("ROOM", 1) == {0: ["QS>5", "undo"], 1: ["resign left"]}
-    times = await rooms.move_times("ROOM", 1, 0)
+    entries, times = await rooms.seat_log("ROOM", 1, 0)
+    assert entries == ["QS>5", "undo"]
     assert len(times) == 2
     assert before <= times[0] <= times[1] <= after
 
@@ -194,7 +195,7 @@ async def test_a_log_with_an_entry_stored_without_its_time_has_no_move_times(sto
     await raw.rpush(Keys(store.prefix).log("ROOM", 1, 0), "QS>5")
     await rooms.commit(write(0, 1, [(0, "7H>c")], b"created"))
     assert await rooms.logs("ROOM", 1) == {0: ["QS>5", "7H>c"]}
-    assert await rooms.move_times("ROOM", 1, 0) == []
+    assert (await rooms.seat_log("ROOM", 1, 0))[1] == []
 
 
 async def test_a_move_costs_redis_one_script_of_two_commands(tmp_path: Path) -> None:
