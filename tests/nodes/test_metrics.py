@@ -79,8 +79,10 @@ async def test_forwarding_ownership_and_failover_are_counted(service: Service) -
         await play_one(bob, code)
         survivors = [await metrics(b), await metrics(c)]
         # Its lease had expired (A stopped renewing it) or A still held it and stopped beating.
+        # A loaded machine can make the first taker miss a renewal and the other survivor take
+        # the room again; it is counted each time, and one survivor runs it in the end.
         how = ('solitaire_rooms_taken_over_total{how="expired"}', 'solitaire_rooms_taken_over_total{how="dead"}')
-        assert sum(samples.get(name, 0) for samples in survivors for name in how) == 1
+        assert sum(samples.get(name, 0) for samples in survivors for name in how) >= 1
         assert sum(samples["solitaire_room_leases"] for samples in survivors) == 1
     finally:
         a.signal(signal.SIGCONT)
