@@ -35,6 +35,7 @@ from server.net.edge import ACCEPT_BATCH, HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
 from server.net.forwarding import Router
 from server.net.http import HANDSHAKE_INTERVAL, HANDSHAKE_LINE, HttpRoutes
 from server.net.listener import OpeningLine
+from server.net.tls import tls_context
 from server.ops.metrics import (
     ROOM_LEASES,
     ROOMS_FENCED,
@@ -176,6 +177,7 @@ class RaceServer:
             monitor.start()
         edge = Edge(ctx, config, self.max_connections)
         routes = HttpRoutes(self.readiness, config.allowed_origins)
+        tls = tls_context(config)
         self.listener = await serve(
             edge.serve,
             config.host,
@@ -193,10 +195,18 @@ class RaceServer:
             # One task pings every connection (server/connections/keepalive.py), not one each.
             ping_interval=None,
             create_connection=CompactConnection,
+            ssl=tls,
         )
         # Openings wait in the kernel and then as bare sockets, not as half-open connections
         # (see server/net/listener.py); under uvloop, HttpRoutes paces the handshakes instead.
-        self._line = OpeningLine.take_over(self.listener.server, HANDSHAKE_INTERVAL, HANDSHAKE_LINE)
+        self._line = OpeningLine.take_over(
+            self.listener.server,
+            HANDSHAKE_INTERVAL,
+            HANDSHAKE_LINE,
+            config.trusted_proxies,
+            config.max_connections_per_address,
+            tls,
+        )
         routes.pace_handshakes = self._line is None
         node, node_store, ttl = cluster.node, cluster.node.store, config.node_ttl
         node.address = f"{config.host}:{self.port}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import ipaddress
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -76,12 +77,30 @@ def _origins(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
+def _path(text: str) -> Path | None:
+    return Path(text) if text else None
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _networks(text: str) -> tuple[Network, ...]:
+    """Comma-separated addresses or CIDR blocks (``10.0.0.0/8, 192.0.2.7``)."""
+    try:
+        return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in text.split(",") if part.strip())
+    except ValueError as error:
+        raise ValueError(f"not an address or CIDR block: {error}") from None
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     host: str = _setting("127.0.0.1", "address to listen on")
     port: int = _setting(8765, "port to listen on (0: any free port)", int, minimum=0)
     peer_port: int = _setting(
         0, "port other server processes of the service link to directly, on HOST (0: any free port)", int, minimum=0
+    )
+    peer_host: str = _setting(
+        "", "address the peer port listens on: an internal network's (default: ADVERTISE_HOST, else HOST)"
     )
     advertise_host: str = _setting(
         "", "the host other server processes reach this one at (default: HOST, or this machine's address)"
@@ -131,7 +150,23 @@ class Config:
     plain_passwords: bool = _setting(
         False, "accept passwords over plain ws:// from other hosts (put TLS in front instead)", _flag
     )
-    trust_proxy: bool = _setting(False, "believe the proxy's X-Forwarded-For and X-Forwarded-Proto headers", _flag)
+    trusted_proxies: tuple[Network, ...] = _setting(
+        (),
+        "balancers (addresses or CIDR blocks, comma-separated) whose connections start with a PROXY v2 "
+        "header naming the client's address and TLS; only these are believed",
+        _networks,
+    )
+    tls_cert: Path | None = _setting(
+        None, "PEM certificate chain: serve wss:// and https:// directly (without a TLS balancer)", _path
+    )
+    tls_key: Path | None = _setting(None, "PEM private key of TLS_CERT (default: in TLS_CERT's file)", _path)
+    max_connections_per_address: int = _setting(
+        256, "connections one client address may hold open or waiting to open", int, minimum=1
+    )
+    hello_timeout: float = _setting(10.0, "seconds a new connection has to send its hello", float, minimum=0.1)
+    public_rooms_per_address: int = _setting(
+        10, "unfinished public rooms created from one client address (the lobby's share)", int, minimum=1
+    )
     login_attempts: int = _setting(
         5, "failed logins for a name from one address (or one known device) before tries wait", int, minimum=1
     )
@@ -171,6 +206,12 @@ class Config:
                 raise SettingError(
                     f"--{_dashed(item.name)} ({item.name.upper()}) {problem}, not {getattr(self, item.name)!r}"
                 )
+        if self.trusted_proxies and self.event_loop == "uvloop":
+            raise SettingError(
+                "--trusted-proxies (TRUSTED_PROXIES) needs --event-loop asyncio: uvloop cannot read PROXY headers"
+            )
+        if self.tls_key is not None and self.tls_cert is None:
+            raise SettingError("--tls-key (TLS_KEY) needs --tls-cert (TLS_CERT)")
 
 
 def _spec(item: dataclasses.Field[Any]) -> _Spec:

@@ -1,4 +1,4 @@
-"""A websockets server connection that holds less while idle.
+"""A websockets server connection that holds less while idle, and knows where its client is.
 
 websockets (given to ``serve()`` as ``create_connection``, its hook for this) gives every
 connection two ``collections.deque`` objects that stay empty or nearly so for its whole life:
@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from websockets.asyncio.server import ServerConnection
+
+from server.connections.origin import Origin
 
 T = TypeVar("T")
 
@@ -44,6 +46,16 @@ class CompactConnection(ServerConnection):
 
     #: Both queues are lists (False: websockets' own, left alone).
     compacted = False
+    #: Where the client is, when the opening line learnt it (None: ask the transport).
+    origin: Origin | None = None
+    #: Called once when the connection is gone (the opening line's count per address).
+    on_lost: Callable[[], None] | None = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        on_lost, self.on_lost = self.on_lost, None
+        if on_lost is not None:
+            on_lost()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # websockets makes the receive queue here

@@ -76,23 +76,20 @@ class ClientLink:
     relay: Relay | None = None
     #: Unique in this process (a relayed link: the id on its own node).
     id: int = field(default_factory=lambda: next(_link_ids))
-    #: The handshake's X-Forwarded-For and X-Forwarded-Proto headers ("" when absent), kept
-    #: so that the handshake itself need not be (see :meth:`forget_handshake`).
-    forwarded_for: str = ""
-    forwarded_proto: str = ""
+    #: The client's address, and whether its bytes travel no network in the clear
+    #: (server/connections/origin.py); set when the connection opens.
+    address: str = "unknown"
+    secure: bool = False
 
     def forget_handshake(self) -> None:
-        """Keep the two proxy headers and let the handshake's request headers and response go:
-        websockets holds them for the connection's life, about 1.4 KB of an idle connection's
-        memory. (The request object itself stays: websockets tells the handshake from later
-        frames by it.)"""
+        """Let the handshake's request headers and response go: websockets holds them for the
+        connection's life, about 1.4 KB of an idle connection's memory. (The request object
+        itself stays: websockets tells the handshake from later frames by it.)"""
         socket = self.socket
         if socket is None:
             return
         request = socket.request
         if request is not None:
-            self.forwarded_for = request.headers.get("X-Forwarded-For", "")
-            self.forwarded_proto = request.headers.get("X-Forwarded-Proto", "")
             request.headers = Headers()
         socket.response = None
 

@@ -1,15 +1,15 @@
 """Who may come in: bans, revoked tokens, new identities per address, and where passwords may
 travel. Used by ``hello`` (identity) and by the account requests.
 
-A connection's address is the websocket peer's, or with ``Config.trust_proxy`` the first
-address of the proxy's ``X-Forwarded-For``. Frames carrying passwords are accepted from
-loopback peers (a TLS proxy on this host), through a trusted proxy that says the client
-used ``https``, or anywhere when ``Config.plain_passwords`` is on.
+A connection's address and whether it is secure come from where it opened
+(:mod:`server.connections.origin`: the trusted balancer's PROXY header, or the peer itself).
+Frames carrying passwords are accepted over secure connections only (TLS to a trusted
+balancer or to a TLS listener; a loopback client where no balancer is configured), or
+anywhere when ``Config.plain_passwords`` is on.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 
 from protocol.errors import ErrorCode
@@ -24,37 +24,15 @@ HOUR = 3600
 
 def client_address(ctx: Context, link: ClientLink) -> str:
     """The client's address, as text ("unknown" when the transport does not say)."""
-    socket = link.socket
-    if socket is None:  # a request relayed from another node, which checked its client
-        return "unknown"
-    if ctx.config.trust_proxy and link.forwarded_for:
-        return link.forwarded_for.split(",")[0].strip()[:64]
-    peer = socket.remote_address
-    if isinstance(peer, tuple) and peer:
-        return str(peer[0])
-    return "unknown" if not peer else str(peer)[:64]
-
-
-def _loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
+    return link.address
 
 
 def require_secure_transport(ctx: Context, link: ClientLink) -> None:
-    """Refuse (``insecure-transport``) a password that came over plain ws:// from afar."""
-    config = ctx.config
-    if config.plain_passwords:
+    """Refuse (``insecure-transport``) a password that travelled a network in the clear."""
+    if ctx.config.plain_passwords or link.secure:
         return
-    socket = link.socket
-    if socket is None:
+    if link.socket is None:
         raise RoomError(ErrorCode.INSECURE_TRANSPORT, "passwords are accepted only from the client's own connection")
-    if config.trust_proxy and link.forwarded_proto.lower() == "https":
-        return
-    peer = socket.remote_address
-    if isinstance(peer, tuple) and peer and _loopback(str(peer[0])):
-        return
     raise RoomError(
         ErrorCode.INSECURE_TRANSPORT,
         "passwords are accepted only over wss:// (TLS); this connection is plain ws:// from another host",

@@ -20,8 +20,10 @@ from protocol.codec import MalformedFrame, decode_client, request_id_of
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import AskRaceLog, AskReplay, ClientMessage
 from server.config import Config
+from server.connections.compact import CompactConnection
 from server.connections.limits import Offences, TokenBucket
 from server.connections.link import ClientLink
+from server.connections.origin import direct
 from server.features import identity, quick_match
 from server.features.context import Context
 from server.net.dispatch import dispatch
@@ -72,15 +74,27 @@ class Edge:
             write_cap=config.write_buffer_cap,
         )
         link.forget_handshake()
+        origin = socket.origin if isinstance(socket, CompactConnection) else None
+        if origin is None:
+            transport = socket.transport
+            tls = transport.get_extra_info("sslcontext") is not None
+            origin = direct(transport.get_extra_info("peername"), tls, bool(config.trusted_proxies))
+        link.address, link.secure = origin.address, origin.secure
         ctx.links.add(link)
         CONNECTIONS.inc()
         CONNECTIONS_OPENED.inc()
         opened = False
+        hello_by = time.monotonic() + config.hello_timeout
         try:
             while True:
                 # recv() rather than `async for`: the iterator is an async generator, a
                 # quarter of a KB more that every idle connection would hold.
-                frame = await socket.recv()
+                if link.player is None:
+                    frame = await self._before_hello(socket, hello_by)
+                    if frame is None:
+                        break
+                else:
+                    frame = await socket.recv()
                 if link.dropped:
                     break
                 if opened:
@@ -108,6 +122,18 @@ class Edge:
             CONNECTIONS.dec()
             quick_match.dropped(ctx, link)
             await identity.disconnected(ctx, link)
+
+    async def _before_hello(self, socket: ServerConnection, deadline: float) -> str | bytes | None:
+        """The next frame of a connection that has no player yet; None (and it is closed)
+        when ``deadline`` (monotonic) passes first: a connection that says nothing holds a
+        place of its address's and of the server's."""
+        try:
+            async with asyncio.timeout(deadline - time.monotonic()):
+                return await socket.recv()
+        except TimeoutError:
+            CLOSES.labels("hello").inc()
+            await socket.close(CloseCode.POLICY_VIOLATION, "no hello in time")
+            return None
 
     async def _frame(self, link: ClientLink, frame: str | bytes) -> bool:
         """Answer one frame; False when the connection has crossed the abuse threshold."""

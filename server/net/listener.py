@@ -1,4 +1,4 @@
-"""The accept loop: websocket openings wait their turn as bare sockets.
+"""The accept loop: websocket openings wait their turn as bare sockets, fairly per address.
 
 Left to itself, asyncio accepts every connection the kernel has queued and websockets starts
 each one's handshake at once. A burst of thousands of openings then holds thousands of
@@ -6,17 +6,23 @@ half-open connections (their tasks, timeouts and buffers) that the garbage colle
 again and again, and those scans paused other rooms' moves for 25-65 ms. :class:`OpeningLine`
 takes that job over on the default (selector) event loop:
 
-- it accepts as the kernel offers connections, and looks at what each has sent (without
-  reading it; a silent one is given a second to speak): a plain HTTP request (``/healthz``,
-  ``/readyz``, ``/metrics``, the web page) goes to websockets at once, so health checks keep
-  answering through a burst;
-- a websocket opening (or a connection that stays silent) waits in a line of bare
-  sockets, which costs the collector nothing, and is handed to websockets one every
-  ``interval`` seconds;
+- a connection from a trusted balancer must start with a PROXY v2 header
+  (:mod:`server.net.proxy_header`), which the line reads off: it names the client's address
+  and whether the client used TLS. Any other connection is its own client;
+- each client address may hold ``per_address`` connections (waiting or open); past that it
+  gets ``429`` at once;
+- the line looks at what each connection has sent (without reading it; a silent one is given
+  a second to speak): a plain HTTP request (``/healthz``, ``/readyz``, the web page) goes to
+  websockets at once, so health checks keep answering through a burst;
+- a websocket opening (or a connection that stays silent) waits as a bare socket, which costs
+  the collector nothing, in its address's queue. Addresses take turns, one opening every
+  ``interval`` seconds, so an address with hundreds waiting delays another's opening by one
+  turn, not hundreds; an address may hold a small share of the line (1 %, at least 4);
 - past ``capacity`` waiting, a connection gets ``503`` with ``Retry-After`` at once.
 
 It needs asyncio's own server (its protocol factory and its listening sockets); under uvloop
-the server keeps websockets' accept and paces handshakes in :mod:`server.net.http` instead.
+the server keeps websockets' accept and paces handshakes in :mod:`server.net.http` instead,
+and cannot take PROXY headers (start-up refuses trusted balancers there).
 """
 
 from __future__ import annotations
@@ -27,9 +33,15 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Callable
+import ssl
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Final
 
+from server.config import Network
+from server.connections.compact import CompactConnection
+from server.connections.origin import Origin, direct, trusted
+from server.net.proxy_header import BadProxyHeader, parse
 from server.ops.log_limits import LogLimiter
 from server.ops.metrics import CLOSES
 from server.ops.stopping import stop_tasks
@@ -47,6 +59,12 @@ PEEK_BYTES: Final = 4096
 BUSY_RESPONSE: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: text/plain\r\n"
     b"Retry-After: 5\r\nContent-Length: 45\r\n\r\ntoo many connections opening; retry shortly\r\n"
+)
+
+#: The answer to an address that holds as many connections as it may.
+ADDRESS_RESPONSE: Final = (
+    b"HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+    b"Retry-After: 30\r\nContent-Length: 44\r\n\r\ntoo many connections from your address\r\n\r\n"
 )
 
 #: How long a connection that has sent nothing may take to send its first bytes before it is
@@ -75,21 +93,56 @@ def _peek(connection: socket.socket) -> bytes | None:
         return None
 
 
+@dataclass(slots=True)
+class _Arrival:
+    """A connection the line has accepted and not yet placed: its peer, and its origin once
+    known (a balancer's connection: once its PROXY header is read)."""
+
+    peer: str
+    origin: Origin | None
+    timer: asyncio.TimerHandle | None = None
+    #: It was given its second to speak.
+    waited: bool = False
+
+
 class OpeningLine:
     """Accepts from ``listening`` (asyncio's listening sockets, no longer read by asyncio) and
-    hands connections to ``factory`` (websockets' protocol), paced as the module says."""
+    hands connections to ``factory`` (websockets' protocol), as the module says. ``proxies``:
+    the trusted balancers; ``tls``: the listener's TLS context, if it has one."""
 
-    def __init__(self, factory: Factory, interval: float, capacity: int) -> None:
+    def __init__(
+        self,
+        factory: Factory,
+        interval: float,
+        capacity: int,
+        proxies: Iterable[Network] = (),
+        per_address: int = 256,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self.factory, self.interval, self.capacity = factory, interval, capacity
-        self._plain: collections.deque[socket.socket] = collections.deque()
-        self._waiting: collections.deque[socket.socket] = collections.deque()
-        self._undecided: dict[socket.socket, asyncio.TimerHandle] = {}
+        self.proxies, self.per_address, self.tls = tuple(proxies), per_address, tls
+        self.share = max(4, capacity // 100)
+        self._plain: collections.deque[tuple[socket.socket, Origin]] = collections.deque()
+        self._waiting: dict[str, collections.deque[tuple[socket.socket, Origin]]] = {}
+        self._turns: collections.deque[str] = collections.deque()
+        self._waiting_count = 0
+        self._undecided: dict[socket.socket, _Arrival] = {}
+        #: Connections per client address, from arrival (or its PROXY header) to close.
+        self._held: collections.Counter[str] = collections.Counter()
         self._log = LogLimiter(logger)
         self._arrived = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
     @classmethod
-    def take_over(cls, server: asyncio.AbstractServer, interval: float, capacity: int) -> OpeningLine | None:
+    def take_over(
+        cls,
+        server: asyncio.AbstractServer,
+        interval: float,
+        capacity: int,
+        proxies: Iterable[Network] = (),
+        per_address: int = 256,
+        tls: ssl.SSLContext | None = None,
+    ) -> OpeningLine | None:
         """Stop asyncio accepting on ``server`` and accept through a new line instead; None
         (and asyncio keeps accepting) when ``server`` is not asyncio's own."""
         loop = asyncio.get_running_loop()
@@ -97,7 +150,7 @@ class OpeningLine:
         sockets = getattr(server, "sockets", ())
         if factory is None or not isinstance(loop, asyncio.SelectorEventLoop) or not sockets:
             return None
-        line = cls(factory, interval, capacity)
+        line = cls(factory, interval, capacity, proxies, per_address, tls)
         for listening in sockets:
             loop.remove_reader(listening.fileno())
             # The same socket through a descriptor of our own: asyncio's wrapper hides accept().
@@ -110,21 +163,25 @@ class OpeningLine:
 
     @property
     def waiting(self) -> int:
-        return len(self._waiting)
+        return self._waiting_count
+
+    def held(self, address: str) -> int:
+        """Connections ``address`` holds: waiting here, or open."""
+        return self._held[address]
 
     async def _accept(self, listening: socket.socket) -> None:
         loop = asyncio.get_running_loop()
         try:
             while True:
                 try:
-                    connection, _ = await loop.sock_accept(listening)
-                    self._admit(connection)
+                    connection, peer = await loop.sock_accept(listening)
+                    self._admit(connection, peer)
                     # Then what else the kernel holds, up to a batch: taking a connection
                     # off its queue costs little now that nothing is set up.
                     for _ in range(TAKEN_PER_WAKE):
-                        connection, _ = listening.accept()
+                        connection, peer = listening.accept()
                         connection.setblocking(False)
-                        self._admit(connection)
+                        self._admit(connection, peer)
                 except (BlockingIOError, InterruptedError):
                     pass
                 except OSError as error:  # out of descriptors, or the like
@@ -133,49 +190,133 @@ class OpeningLine:
         finally:
             listening.close()
 
-    def _admit(self, connection: socket.socket) -> None:
+    def _admit(self, connection: socket.socket, peer: object) -> None:
+        host = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        if trusted(host, self.proxies):
+            arrival = _Arrival(host, None)
+        else:
+            origin = direct(peer, self.tls is not None, bool(self.proxies))
+            if not self._hold(connection, origin.address):
+                return
+            arrival = _Arrival(host, origin)
+        if len(self._undecided) + self._waiting_count >= self.capacity:
+            self._turn_away(connection, arrival.origin, BUSY_RESPONSE, "busy")
+            return
+        self._examine(connection, arrival)
+
+    def _hold(self, connection: socket.socket, address: str) -> bool:
+        """Count a connection of ``address``; False (and it is turned away) past the cap."""
+        if self._held[address] >= self.per_address:
+            self._turn_away(connection, None, ADDRESS_RESPONSE, "address")
+            return False
+        self._held[address] += 1
+        return True
+
+    def _release(self, address: str) -> None:
+        left = self._held[address] - 1
+        if left > 0:
+            self._held[address] = left
+        else:
+            del self._held[address]
+
+    def _drop(self, connection: socket.socket, origin: Origin | None) -> None:
+        connection.close()
+        if origin is not None:
+            self._release(origin.address)
+
+    def _examine(self, connection: socket.socket, arrival: _Arrival) -> None:
+        """Place ``connection`` by what it has sent, or give it time to send more."""
         first = _peek(connection)
         if first is None:
-            connection.close()
-        elif first:
-            self._place(connection, first)
-        elif len(self._waiting) + len(self._undecided) >= self.capacity:
-            self._turn_away(connection)
-        else:
+            self._drop(connection, arrival.origin)
+            return
+        if arrival.origin is None:
+            try:
+                proxy = parse(first)
+            except BadProxyHeader as error:
+                self._log.log(logging.WARNING, "proxy-header", "balancer %s: %s", arrival.peer, error)
+                connection.close()
+                return
+            if proxy is None:
+                if arrival.waited:
+                    self._log.log(logging.WARNING, "proxy-header", "balancer %s: PROXY header cut short", arrival.peer)
+                    connection.close()
+                else:
+                    self._wait(connection, arrival)
+                return
+            try:
+                taken = connection.recv(proxy.length)
+            except OSError:
+                taken = b""
+            if len(taken) != proxy.length:
+                connection.close()
+                return
+            origin = Origin(proxy.client or arrival.peer, proxy.tls)
+            if not self._hold(connection, origin.address):
+                return
+            arrival.origin, arrival.waited = origin, False
+            first = first[proxy.length :]
+        if not first and not arrival.waited:
             # Connected but silent so far (a request is usually a moment behind the connect):
             # decided when its first bytes come, or as an opening if none come in time.
-            loop = asyncio.get_running_loop()
-            self._undecided[connection] = loop.call_later(FIRST_BYTES_SECONDS, self._spoke, connection)
-            loop.add_reader(connection.fileno(), self._spoke, connection)
-
-    def _spoke(self, connection: socket.socket) -> None:
-        timer = self._undecided.pop(connection, None)
-        if timer is None:
+            self._wait(connection, arrival)
             return
-        timer.cancel()
+        self._place(connection, arrival.origin, first)
+
+    def _wait(self, connection: socket.socket, arrival: _Arrival) -> None:
+        loop = asyncio.get_running_loop()
+        arrival.timer = loop.call_later(FIRST_BYTES_SECONDS, self._waited, connection)
+        self._undecided[connection] = arrival
+        loop.add_reader(connection.fileno(), self._spoke, connection)
+
+    def _spoke(self, connection: socket.socket, waited: bool = False) -> None:
+        arrival = self._undecided.pop(connection, None)
+        if arrival is None:
+            return
+        if arrival.timer is not None:
+            arrival.timer.cancel()
         asyncio.get_running_loop().remove_reader(connection.fileno())
-        first = _peek(connection)
-        if first is None:
-            connection.close()
-        else:
-            self._place(connection, first)
+        arrival.waited = waited
+        self._examine(connection, arrival)
 
-    def _place(self, connection: socket.socket, first: bytes) -> None:
+    def _waited(self, connection: socket.socket) -> None:
+        self._spoke(connection, waited=True)
+
+    def _place(self, connection: socket.socket, origin: Origin, first: bytes) -> None:
         if is_plain_request(first):
-            self._plain.append(connection)
-        elif len(self._waiting) >= self.capacity:
-            self._turn_away(connection)
-            return
+            self._plain.append((connection, origin))
         else:
-            self._waiting.append(connection)
+            queue = self._waiting.get(origin.address)
+            if self._waiting_count >= self.capacity or (queue is not None and len(queue) >= self.share):
+                self._turn_away(connection, origin, BUSY_RESPONSE, "busy")
+                return
+            if queue is None:
+                queue = self._waiting[origin.address] = collections.deque()
+                self._turns.append(origin.address)
+            queue.append((connection, origin))
+            self._waiting_count += 1
         self._arrived.set()
 
-    @staticmethod
-    def _turn_away(connection: socket.socket) -> None:
-        CLOSES.labels("busy").inc()
+    def _turn_away(self, connection: socket.socket, origin: Origin | None, response: bytes, reason: str) -> None:
+        CLOSES.labels(reason).inc()
         with contextlib.suppress(OSError):
-            connection.send(BUSY_RESPONSE)
-        connection.close()
+            # Read what it sent first: closing with unread bytes resets the connection, and the
+            # client would never see the answer.
+            connection.recv(PEEK_BYTES)
+        with contextlib.suppress(OSError):
+            connection.send(response)
+        self._drop(connection, origin)
+
+    def _next_opening(self) -> tuple[socket.socket, Origin]:
+        address = self._turns.popleft()
+        queue = self._waiting[address]
+        opening = queue.popleft()
+        if queue:
+            self._turns.append(address)  # its next opening waits for every other address's
+        else:
+            del self._waiting[address]
+        self._waiting_count -= 1
+        return opening
 
     async def _hand_over_in_turn(self) -> None:
         loop = asyncio.get_running_loop()
@@ -183,33 +324,52 @@ class OpeningLine:
         while True:
             now = loop.time()
             if self._plain:
-                await self._hand_over(self._plain.popleft())
-            elif self._waiting and now >= next_opening:
-                await self._hand_over(self._waiting.popleft())
+                await self._hand_over(*self._plain.popleft())
+            elif self._waiting_count and now >= next_opening:
+                await self._hand_over(*self._next_opening())
                 next_opening = now + self.interval
             else:
                 # Until the next opening's turn, or a plain request (which goes first).
                 self._arrived.clear()
-                wait = next_opening - now if self._waiting else None
+                wait = next_opening - now if self._waiting_count else None
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._arrived.wait(), wait)
 
-    async def _hand_over(self, connection: socket.socket) -> None:
+    async def _hand_over(self, connection: socket.socket, origin: Origin) -> None:
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._release(origin.address)
+
+        def made() -> asyncio.Protocol:
+            protocol = self.factory()
+            if isinstance(protocol, CompactConnection):
+                protocol.origin, protocol.on_lost = origin, release
+            else:
+                release()  # not ours to follow to its close: counted while waiting only
+            return protocol
+
         try:
-            await asyncio.get_running_loop().connect_accepted_socket(self.factory, connection)
-        except OSError:
+            await asyncio.get_running_loop().connect_accepted_socket(made, connection, ssl=self.tls)
+        except (OSError, ssl.SSLError):
             connection.close()  # the client left while it waited
+            release()
 
     async def stop(self) -> None:
         """Stop accepting; connections still waiting are closed (clients reconnect)."""
         await stop_tasks(self._tasks)
         self._tasks = []
         loop = asyncio.get_running_loop()
-        for connection, timer in self._undecided.items():
-            timer.cancel()
+        for connection, arrival in self._undecided.items():
+            if arrival.timer is not None:
+                arrival.timer.cancel()
             loop.remove_reader(connection.fileno())
-            connection.close()
+            self._drop(connection, arrival.origin)
         self._undecided.clear()
-        for line in (self._plain, self._waiting):
-            while line:
-                line.popleft().close()
+        while self._plain:
+            self._drop(*self._plain.popleft())
+        while self._waiting_count:
+            self._drop(*self._next_opening())

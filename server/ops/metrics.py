@@ -56,7 +56,8 @@ MOVE_ACK_SECONDS = Histogram(
 CLOSES = Counter(
     "solitaire_closes",
     "Connections closed by the server for a reason: abuse (1008), full (1013), slow (4008), keepalive (1011), "
-    "origin (403 at the handshake).",
+    "hello (1008: no hello in time), origin (403 at the handshake), busy (503: the opening line is full), "
+    "address (429: the address holds as many connections as it may).",
     ["reason"],
     registry=REGISTRY,
 )

@@ -1,20 +1,21 @@
-"""Who a connection is from: the proxy's headers (when trusted) outlive the handshake, whose
-headers the server lets go once the connection is open."""
+"""Who a connection is from: the trusted balancer's PROXY header, or the peer itself; and
+whether its passwords would travel in the clear."""
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 
 import pytest
 from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidMessage
 
 from server.connections.link import ClientLink
 from server.features.admission import client_address
+from tests.balancer import BALANCER, connect_as
 from tests.server.conftest import RunningServer, ServerFactory
 
 pytestmark = pytest.mark.asyncio
-
-PROXY_HEADERS = {"X-Forwarded-For": "203.0.113.7, 10.0.0.1", "X-Forwarded-Proto": "https"}
 
 
 async def the_only_link(srv: RunningServer) -> ClientLink:
@@ -26,17 +27,42 @@ async def the_only_link(srv: RunningServer) -> ClientLink:
     raise AssertionError("the connection never reached the server")
 
 
-@pytest.mark.parametrize("trusted", [True, False])
-async def test_the_proxy_s_address_is_believed_only_when_trusted(start_server: ServerFactory, trusted: bool) -> None:
-    async with (
-        start_server(trust_proxy=trusted) as srv,
-        connect(srv.url, additional_headers=PROXY_HEADERS, compression=None),
-    ):
+async def test_a_trusted_balancers_header_names_the_client_and_its_tls(start_server: ServerFactory) -> None:
+    async with start_server(trusted_proxies=BALANCER) as srv, await connect_as(srv.url, "203.0.113.7"):
         link = await the_only_link(srv)
-        assert client_address(srv.hub, link) == ("203.0.113.7" if trusted else "127.0.0.1")
-        # What the checks need was kept; websockets' copy of the handshake was let go.
-        assert link.forwarded_proto == "https"
+        assert (client_address(srv.hub, link), link.secure) == ("203.0.113.7", True)
+        # websockets' copy of the handshake was let go once the connection opened.
         assert link.socket is not None
         assert link.socket.request is not None
         assert len(link.socket.request.headers) == 0
         assert link.socket.response is None
+
+
+async def test_a_client_behind_the_balancer_without_tls_is_not_secure(start_server: ServerFactory) -> None:
+    async with start_server(trusted_proxies=BALANCER) as srv, await connect_as(srv.url, "203.0.113.7", tls=False):
+        link = await the_only_link(srv)
+        assert (link.address, link.secure) == ("203.0.113.7", False)
+
+
+async def test_a_proxy_header_from_a_peer_that_is_not_trusted_is_refused(start_server: ServerFactory) -> None:
+    async with start_server() as srv:
+        with pytest.raises(InvalidMessage):
+            await connect_as(srv.url, "203.0.113.7")
+        assert not srv.hub.links
+
+
+async def test_a_trusted_balancers_connection_without_a_header_is_closed(start_server: ServerFactory) -> None:
+    async with start_server(trusted_proxies=BALANCER) as srv:
+        with pytest.raises((InvalidMessage, OSError)):
+            await connect(srv.url, compression=None, open_timeout=5)
+        assert not srv.hub.links
+
+
+async def test_behind_balancers_a_loopback_client_is_not_taken_for_tls(start_server: ServerFactory) -> None:
+    elsewhere = (ipaddress.ip_network("10.9.9.9/32"),)
+    async with start_server(trusted_proxies=elsewhere) as srv, connect(srv.url, compression=None):
+        link = await the_only_link(srv)
+        assert (link.address, link.secure) == ("127.0.0.1", False)
+    async with start_server() as srv, connect(srv.url, compression=None):
+        link = await the_only_link(srv)
+        assert (link.address, link.secure) == ("127.0.0.1", True)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
 import pytest
 import uvloop
 
+from server.config import Network
 from server.net.listener import OpeningLine, is_plain_request
+from server.net.proxy_header import header
 from tests.polling import eventually
 
 OPENING = b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
@@ -44,10 +47,12 @@ class Answering(asyncio.Protocol):
 
 
 @contextlib.asynccontextmanager
-async def line_on_a_server(interval: float, capacity: int) -> AsyncIterator[tuple[OpeningLine, int]]:
+async def line_on_a_server(
+    interval: float, capacity: int, per_address: int = 256, proxies: tuple[Network, ...] = ()
+) -> AsyncIterator[tuple[OpeningLine, int]]:
     Answering.served = []
     server = await asyncio.get_running_loop().create_server(Answering, "127.0.0.1", 0)
-    line = OpeningLine.take_over(server, interval, capacity)
+    line = OpeningLine.take_over(server, interval, capacity, proxies, per_address)
     assert line is not None
     try:
         yield line, server.sockets[0].getsockname()[1]
@@ -57,8 +62,12 @@ async def line_on_a_server(interval: float, capacity: int) -> AsyncIterator[tupl
         await server.wait_closed()
 
 
-async def ask(port: int, request: bytes) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+async def ask(
+    port: int, request: bytes, source: str = "127.0.0.1"
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection from ``source`` (any 127.x address: Linux routes all of them to loopback)
+    that has sent ``request``."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
     writer.write(request)
     await writer.drain()
     return reader, writer
@@ -89,7 +98,7 @@ async def test_openings_wait_their_turn_while_a_health_check_is_answered_at_once
 @pytest.mark.asyncio
 async def test_openings_are_let_in_one_after_another_in_the_order_they_came() -> None:
     requests = [OPENING.replace(b"GET / ", b"GET /%d " % n) for n in range(20)]
-    async with line_on_a_server(interval=0.01, capacity=100) as (_, port):
+    async with line_on_a_server(interval=0.01, capacity=2000) as (_, port):
         openings = [await ask(port, request) for request in requests]
         answers = await asyncio.gather(*(reader.read() for reader, _ in openings))
         assert answers == [ANSWER] * 20
@@ -118,6 +127,69 @@ async def test_stopping_closes_the_connections_still_waiting() -> None:
         await eventually(lambda: line.waiting == 2, what="two openings in line")
         await line.stop()
         assert [await closed(reader) for reader, _ in waiting] == [True, True]
+
+
+@pytest.mark.asyncio
+async def test_an_address_with_many_openings_waiting_delays_anothers_by_one_turn_only() -> None:
+    async with line_on_a_server(interval=0.05, capacity=2000) as (line, port):
+        crowd = [await ask(port, OPENING.replace(b"GET / ", b"GET /a%d " % n), "127.0.0.2") for n in range(12)]
+        await eventually(lambda: line.waiting >= 8, what="the crowd in line")
+        other = OPENING.replace(b"GET / ", b"GET /b ")
+        reader, _ = await ask(port, other, "127.0.0.3")
+        assert await reader.read() == ANSWER
+        # Served at its address's first turn: after at most the crowd's next two.
+        assert Answering.served.index(other) <= Answering.served.index(b"GET /a0 " + OPENING[6:]) + 3
+        await asyncio.gather(*(r.read() for r, _ in crowd))
+
+
+@pytest.mark.asyncio
+async def test_one_address_holds_a_small_share_of_the_line_and_others_still_get_in() -> None:
+    async with line_on_a_server(interval=30.0, capacity=400) as (line, port):
+        assert line.share == 4
+        first = await ask(port, OPENING, "127.0.0.2")
+        assert await first[0].read() == ANSWER
+        crowd = [await ask(port, OPENING, "127.0.0.2") for _ in range(6)]
+        answers = [await crowd[n][0].read() for n in (4, 5)]
+        assert all(answer.startswith(b"HTTP/1.1 503 ") for answer in answers)
+        await ask(port, OPENING, "127.0.0.3")
+        await eventually(lambda: line.waiting == 5, what="the other address in line")
+
+
+@pytest.mark.asyncio
+async def test_an_address_past_its_connection_cap_gets_429_and_another_does_not() -> None:
+    async with line_on_a_server(interval=30.0, capacity=400, per_address=3) as (line, port):
+        first = await ask(port, OPENING, "127.0.0.2")
+        assert await first[0].read() == ANSWER  # handed over: no longer counted by the line
+        held = [await ask(port, OPENING, "127.0.0.2") for _ in range(3)]
+        await eventually(lambda: line.held("127.0.0.2") == 3, what="three held")
+        reader, _ = await ask(port, OPENING, "127.0.0.2")
+        answer = await reader.read()
+        assert answer.startswith(b"HTTP/1.1 429 Too Many Requests\r\n")
+        await ask(port, OPENING, "127.0.0.3")
+        await eventually(lambda: line.held("127.0.0.3") == 1, what="the other address held")
+        for _, writer in held:
+            writer.close()
+        await line.stop()
+        assert line.held("127.0.0.2") == 0
+
+
+@pytest.mark.asyncio
+async def test_a_balancers_proxy_header_is_read_off_and_names_the_address_counted() -> None:
+    balancer = (ipaddress.ip_network("127.0.0.1/32"),)
+    async with line_on_a_server(interval=30.0, capacity=400, per_address=2, proxies=balancer) as (line, port):
+        proxied = header(("198.51.100.1", 5000), ("127.0.0.1", port), tls=True)
+        reader, _ = await ask(port, proxied + OPENING)
+        assert await reader.read() == ANSWER
+        assert Answering.served == [OPENING]  # the request, without the header
+        for _ in range(2):
+            await ask(port, proxied + OPENING)
+        await eventually(lambda: line.held("198.51.100.1") == 2, what="two held")
+        reader, _ = await ask(port, proxied + OPENING)
+        assert (await reader.read()).startswith(b"HTTP/1.1 429 ")
+        # The balancer's own address is never counted, and one without a header is closed.
+        assert line.held("127.0.0.1") == 0
+        reader, _ = await ask(port, OPENING)
+        assert await closed(reader)
 
 
 def test_under_uvloop_the_server_keeps_its_own_accept() -> None:

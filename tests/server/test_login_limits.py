@@ -2,7 +2,7 @@
 password is checked, so parallel guesses buy no more argon2 runs than the limits allow; the
 limits make tries wait longer and longer instead of locking the name, so a stranger cannot
 lock the owner out; a device that signed in to the account before gets in past the name's
-limit. Addresses other than loopback come from ``X-Forwarded-For`` (``trust_proxy``)."""
+limit. Addresses other than loopback come from a trusted balancer's PROXY header (tests/balancer.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from protocol.errors import ErrorCode
 from protocol.messages import AccountInfo, Error, Login, Register, Welcome
 from server.features import accounts as account_requests
 from server.features.sessions import verify_token
+from tests.balancer import BALANCER, connect_as
 from tests.server.conftest import RawClient, RunningServer, ServerFactory
 
 pytestmark = pytest.mark.asyncio
@@ -58,8 +59,10 @@ def quick_failures(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def guest(srv: RunningServer, opened: list[RawClient], address: str | None = None) -> RawClient:
     """A new connection (a new device), from ``address`` if given, past its hello."""
-    headers = {} if address is None else {"X-Forwarded-For": address}
-    socket = await connect(srv.url, additional_headers=headers, compression=None, max_size=2**22)
+    if address is None:
+        socket = await connect(srv.url, compression=None, max_size=2**22)
+    else:
+        socket = await connect_as(srv.url, address)
     client = RawClient(socket)
     opened.append(client)
     await client.hello("Guest")
@@ -114,7 +117,7 @@ async def test_forty_parallel_guesses_check_five_passwords_and_a_known_device_st
 async def test_a_strangers_guesses_from_another_address_do_not_lock_the_owner_out(
     start_server: ServerFactory, clients: list[RawClient], argon2_runs: list[str]
 ) -> None:
-    async with start_server(trust_proxy=True) as srv:
+    async with start_server(trusted_proxies=BALANCER) as srv:
         owner = await register(await guest(srv, clients, "198.51.100.7"), "Ann")
         strangers = [await guest(srv, clients, "203.0.113.9") for _ in range(12)]
         replies = await asyncio.gather(*(login(s, "Ann", f"guess {n}") for n, s in enumerate(strangers)))
@@ -132,7 +135,7 @@ async def test_a_strangers_guesses_from_another_address_do_not_lock_the_owner_ou
 async def test_guesses_from_many_addresses_make_new_devices_wait_but_not_a_device_the_account_knows(
     start_server: ServerFactory, clients: list[RawClient], quick_failures: None
 ) -> None:
-    async with start_server(trust_proxy=True, name_attempts=4, token_lifetime=1) as srv:
+    async with start_server(trusted_proxies=BALANCER, name_attempts=4, token_lifetime=1) as srv:
         info = await register(await guest(srv, clients, "198.51.100.7"), "Ann")
         token = verify_token(info.resume, srv.hub.secret)
         assert token is not None
@@ -150,9 +153,7 @@ async def test_guesses_from_many_addresses_make_new_devices_wait_but_not_a_devic
         # The device Ann registered on comes back after its token expired: it is a new guest,
         # but a device Ann knows, and it gets in.
         await asyncio.sleep(max(0.0, token.expires - time.time()) + 0.05)
-        socket = await connect(
-            srv.url, additional_headers={"X-Forwarded-For": "192.0.2.55"}, compression=None, max_size=2**22
-        )
+        socket = await connect_as(srv.url, "192.0.2.55")
         phone = RawClient(socket)
         clients.append(phone)
         welcome = await phone.hello("Ann", resume=info.resume)
