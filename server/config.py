@@ -70,11 +70,17 @@ def _node_id(text: str) -> str | None:
         return None
     if not text.isascii() or not text.replace("-", "").isalnum():
         raise ValueError("a node id has only letters, digits and dashes")
+    if len(text) > 64:
+        raise ValueError("a node id has at most 64 characters")
     return text
 
 
 def _origins(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _hosts(text: str) -> tuple[str, ...]:
+    return tuple(part.lower() for part in _origins(text))
 
 
 def _path(text: str) -> Path | None:
@@ -97,7 +103,10 @@ class Config:
     host: str = _setting("127.0.0.1", "address to listen on")
     port: int = _setting(8765, "port to listen on (0: any free port)", int, minimum=0)
     peer_port: int = _setting(
-        0, "port other server processes of the service link to directly, on HOST (0: any free port)", int, minimum=0
+        0,
+        "port other server processes of the service link to directly, on PEER_HOST (0: any free port)",
+        int,
+        minimum=0,
     )
     peer_host: str = _setting(
         "", "address the peer port listens on: an internal network's (default: ADVERTISE_HOST, else HOST)"
@@ -146,6 +155,12 @@ class Config:
     drain: float = _setting(0.0, "seconds between turning not ready (SIGTERM) and shutting down", float, minimum=0)
     allowed_origins: tuple[str, ...] = _setting(
         (), "browser origins besides the page's own allowed to open websockets (comma-separated; * any)", _origins
+    )
+    allowed_hosts: tuple[str, ...] = _setting(
+        (),
+        "host names the web page and websockets answer to (the Host header, comma-separated; none: any); "
+        "guards against DNS rebinding",
+        _hosts,
     )
     plain_passwords: bool = _setting(
         False, "accept passwords over plain ws:// from other hosts (put TLS in front instead)", _flag

@@ -15,6 +15,8 @@ the rooms a player races in (:meth:`Cluster.seats_of`), their connections on the
 from __future__ import annotations
 
 import enum
+import errno
+import logging
 import socket
 from dataclasses import dataclass
 
@@ -22,12 +24,15 @@ from protocol.messages import RoomSummary
 from server.cluster.leases import RoomLeases
 from server.cluster.node import PEERS_FRESH, Node
 from server.cluster.node_mail import NodeMail
+from server.cluster.peers import PeerLinks
 from server.config import Config
 from server.rooms.record import decode_record
 from server.storage.connection import Storage
 from server.storage.nodes import NodeStore
 from server.storage.players import PlayerStore
 from server.storage.rooms import RoomStore
+
+logger = logging.getLogger("server.nodes")
 
 #: What a ranked daily attempt stored before attempts named their room holds.
 _UNNAMED_ATTEMPT = "1"
@@ -61,8 +66,9 @@ class Cluster:
         store = NodeStore(storage)
         node = Node(store, f"{config.host}:{config.port}", config.node_ttl, node_id)
         mail = NodeMail(node, secret)
-        port = await mail.peers.start(config.host, config.peer_port)
-        node.peer = f"{advertised_host(config)}:{port}"
+        port = await listen_for_peers(mail.peers, config)
+        host = advertised_host(config)
+        node.peer = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         try:
             await node.start()
         except BaseException:
@@ -131,13 +137,44 @@ class Cluster:
         return await self.node.others_lobby()
 
 
+def peer_listen_host(config: Config) -> str:
+    """The address the peer port listens on: PEER_HOST, else ADVERTISE_HOST, else HOST."""
+    return config.peer_host or config.advertise_host or config.host
+
+
+async def listen_for_peers(peers: PeerLinks, config: Config) -> int:
+    """Open the peer port on :func:`peer_listen_host`; the port. When PEER_HOST is unset and
+    ADVERTISE_HOST is no address of this machine (it names the far side of a NAT, say), the
+    port listens on HOST instead, with a warning: the node still starts, reachable as before."""
+    host = peer_listen_host(config)
+    try:
+        return await peers.start(host, config.peer_port)
+    except OSError as error:
+        if config.peer_host or host == config.host or not _not_here(error):
+            raise
+    logger.warning(
+        "the peer port cannot listen on ADVERTISE_HOST %s (not an address of this machine): it listens on "
+        "HOST %s; set PEER_HOST to an internal network's address",
+        host,
+        config.host,
+    )
+    return await peers.start(config.host, config.peer_port)
+
+
+def _not_here(error: OSError) -> bool:
+    """Whether ``error``, from listening on a host, means no address of this machine is it."""
+    return isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL
+
+
 def advertised_host(config: Config) -> str:
-    """The host other nodes reach this one at: ADVERTISE_HOST, else HOST unless it means
-    every interface, else this machine's address (in a container, the container's)."""
+    """The host other nodes reach this one at: ADVERTISE_HOST, else the peer port's
+    address (:func:`peer_listen_host`) unless it means every interface, else this machine's
+    address (in a container, the container's)."""
     if config.advertise_host:
         return config.advertise_host
-    if config.host not in ("", "0.0.0.0", "::"):
-        return config.host
+    host = peer_listen_host(config)
+    if host not in ("", "0.0.0.0", "::"):
+        return host
     try:
         return socket.gethostbyname(socket.gethostname())
     except OSError:

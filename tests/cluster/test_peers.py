@@ -1,10 +1,13 @@
 """Direct links between nodes (real sockets on loopback): batches arrive in order, a node
-that cannot be reached is written to on Redis instead, and only nodes of the service get in."""
+that cannot be reached is written to on Redis instead, and only nodes of the service get in;
+a stranger costs a few hundred bytes, a few seconds and a slot of a few, and no log flood."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -12,7 +15,9 @@ import pytest
 import pytest_asyncio
 
 from server.cluster import peers
-from server.cluster.peers import PeerLinks, link_key
+from server.cluster.cluster import advertised_host, listen_for_peers, peer_listen_host
+from server.cluster.peers import HELLO_LIMIT, MAX_UNKNOWN, PeerLinks, link_key
+from server.config import Config
 from tests.polling import eventually
 
 KEY = link_key(b"the service's secret")
@@ -30,6 +35,8 @@ class Peer:
     links: PeerLinks | None = None
     port: int = 0
     lookup_fails: bool = False
+    hello_seconds: float = peers.HELLO_SECONDS
+    max_unknown: int = MAX_UNKNOWN
 
     async def start(self) -> Peer:
         async def address_of(node: str) -> str | None:
@@ -38,7 +45,13 @@ class Peer:
             return self.addresses.get(node)
 
         self.links = PeerLinks(
-            self.name, self.key, address_of, self.delivered.append, lambda n, b: self.by_redis.append((n, b))
+            self.name,
+            self.key,
+            address_of,
+            self.delivered.append,
+            lambda n, b: self.by_redis.append((n, b)),
+            hello_seconds=self.hello_seconds,
+            max_unknown=self.max_unknown,
         )
         self.port = await self.links.start("127.0.0.1", 0)
         return self
@@ -115,16 +128,24 @@ async def test_a_node_without_the_services_key_delivers_nothing(pair: tuple[Peer
 
 
 async def _closed_by_peer(reader: asyncio.StreamReader) -> bytes:
-    """Everything the listening node says before it closes the connection."""
-    return await asyncio.wait_for(reader.read(), timeout=5)
+    """Everything the listening node says before it closes the connection (it may reset it
+    when what was sent to it is left unread)."""
+    said = bytearray()
+    with contextlib.suppress(ConnectionError):
+        while chunk := await asyncio.wait_for(reader.read(65536), timeout=10):
+            said += chunk
+    return bytes(said)
+
+
+async def _hang_up(writer: asyncio.StreamWriter) -> None:
+    writer.close()
+    with contextlib.suppress(ConnectionError):
+        await writer.wait_closed()
 
 
 @pytest.mark.asyncio
-async def test_garbage_or_silence_gets_the_connection_closed(
-    pair: tuple[Peer, Peer], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _, b = pair
-    monkeypatch.setattr(peers, "HELLO_SECONDS", 0.2)
+async def test_garbage_or_silence_gets_the_connection_closed() -> None:
+    b = await Peer("b", hello_seconds=0.2).start()
     reader, writer = await asyncio.open_connection("127.0.0.1", b.port)
     writer.write(b"\x00\x00\x00\x05hello")  # a frame, but not a hello
     challenge = await _closed_by_peer(reader)
@@ -136,9 +157,9 @@ async def test_garbage_or_silence_gets_the_connection_closed(
     await _closed_by_peer(huge_reader)
     assert b.delivered == []
     for w in (writer, silent, huge):
-        w.close()
-        with contextlib.suppress(ConnectionError):
-            await w.wait_closed()
+        await _hang_up(w)
+    assert b.links is not None
+    await b.links.close()
 
 
 @pytest.mark.asyncio
@@ -177,3 +198,171 @@ async def test_a_node_that_stopped_beating_is_forgotten(pair: tuple[Peer, Peer])
     a.links.forget("b")
     assert "b" not in a.links._out
     await eventually(lambda: not b.links._in, what="the link closed")  # type: ignore[union-attr]
+
+
+async def _stranger(peer: Peer) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, peers._Incoming]:
+    """A raw connection to ``peer``'s port, and the link it opened there."""
+    links = peer.links
+    assert links is not None
+    before = set(links._in)
+    reader, writer = await asyncio.open_connection("127.0.0.1", peer.port)
+    link = await eventually(lambda: next(iter(links._in - before), None), what="the link accepted")
+    return reader, writer, link
+
+
+_MEGABYTE = 1024 * 1024
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "first",
+    [
+        (HELLO_LIMIT - 16).to_bytes(4, "big"),  # a frame a hello could be, of junk
+        peers.MAX_FRAME.to_bytes(4, "big"),  # the largest frame a known peer may send
+        b"GET / HTTP/1.1\r\n",  # no frame at all: a 1.2 GB one, as it reads
+    ],
+    ids=["hello-sized", "largest-frame", "http"],
+)
+async def test_a_stranger_sending_a_megabyte_is_read_no_further_than_a_hello(
+    pair: tuple[Peer, Peer], first: bytes
+) -> None:
+    _, b = pair
+    reader, writer, link = await _stranger(b)
+    transport = link.transport
+    assert transport is not None
+    writer.write(first + b"\xa5" * _MEGABYTE)
+    with contextlib.suppress(ConnectionError):
+        await writer.drain()
+    assert len(await _closed_by_peer(reader)) == 4 + 16  # its challenge, and nothing else
+    await eventually(lambda: link.transport is None, what="the link lost")
+    assert link.read_unknown <= HELLO_LIMIT  # the rest was never read from the socket
+    assert not transport.is_reading()
+    assert link._buffer == b""
+    assert b.links is not None
+    assert not b.links._in
+    assert not b.links._unknown
+    assert b.delivered == []
+    await _hang_up(writer)
+
+
+@pytest.mark.asyncio
+async def test_a_silent_stranger_is_closed_at_the_hello_deadline(caplog: pytest.LogCaptureFixture) -> None:
+    b = await Peer("b", hello_seconds=0.2).start()
+    assert b.links is not None
+    try:
+        with caplog.at_level(logging.WARNING, logger="server.nodes"):
+            reader, writer, link = await _stranger(b)
+            assert len(await _closed_by_peer(reader)) == 4 + 16
+            await eventually(lambda: link.transport is None, what="the link lost")
+        assert not b.links._in
+        assert not b.links._unknown
+        assert [r.getMessage() for r in caplog.records if "no hello within 0.2 s" in r.getMessage()]
+        await _hang_up(writer)
+    finally:
+        await b.links.close()
+
+
+@pytest.mark.asyncio
+async def test_past_the_unknown_links_cap_a_new_link_is_closed_at_once(pair: tuple[Peer, Peer]) -> None:
+    a, b = pair
+    assert a.links is not None
+    assert b.links is not None
+    assert a.send("b", b"before")  # a known link does not count against the cap
+    await eventually(lambda: b.delivered == [b"before"], what="the first batch")
+    strangers = [await _stranger(b) for _ in range(MAX_UNKNOWN)]
+    for reader, _, _ in strangers:
+        assert len(await asyncio.wait_for(reader.readexactly(4 + 16), timeout=10)) == 4 + 16
+    assert len(b.links._unknown) == MAX_UNKNOWN
+    one_more_reader, one_more = await asyncio.open_connection("127.0.0.1", b.port)
+    assert await _closed_by_peer(one_more_reader) == b""  # not even a challenge
+    assert len(b.links._unknown) == MAX_UNKNOWN
+    assert a.send("b", b"during")
+    await eventually(lambda: b.delivered == [b"before", b"during"], what="the batch on the known link")
+    for _, writer, _ in strangers:
+        await _hang_up(writer)
+    await _hang_up(one_more)
+    await eventually(lambda: not b.links._unknown, what="the strangers gone")  # type: ignore[union-attr]
+    for link in list(b.links._in):
+        link.close()  # a new link must get in now
+    await eventually(lambda: "b" not in a.links._out, what="the link seen broken")  # type: ignore[union-attr]
+    assert a.send("b", b"after")
+    await eventually(lambda: b.delivered == [b"before", b"during", b"after"], what="the batch on a new link")
+    assert a.by_redis == []
+
+
+@pytest.mark.asyncio
+async def test_a_thousand_strangers_log_a_few_lines(caplog: pytest.LogCaptureFixture) -> None:
+    b = await Peer("b", hello_seconds=0.05).start()
+    a = await Peer("a").start()
+    a.addresses["b"] = b.address
+    assert a.links is not None
+    assert b.links is not None
+    junk = (64).to_bytes(4, "big") + b"\x00" * 64
+    what_they_send = [junk, (HELLO_LIMIT * 2).to_bytes(4, "big"), b""]  # a bad hello, a huge one, silence
+    at_once = asyncio.Semaphore(4 * MAX_UNKNOWN)  # more than the cap: some are refused on arrival
+
+    async def stranger(i: int) -> None:
+        async with at_once:
+            reader, writer = await asyncio.open_connection("127.0.0.1", b.port)
+            writer.write(what_they_send[i % 3])
+            await _closed_by_peer(reader)
+            await _hang_up(writer)
+
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="server.nodes"):
+        await asyncio.gather(*(stranger(i) for i in range(1000)))
+    elapsed = time.monotonic() - started
+    lines = [r for r in caplog.records if r.name == "server.nodes"]
+    # One line per kind (bad, huge, late, refused) per 10 s interval of the limiter at most.
+    assert 1 <= len(lines) <= 4 * (1 + int(elapsed // 10)), [r.getMessage() for r in lines]
+    await eventually(lambda: not b.links._in, what="every stranger gone")  # type: ignore[union-attr]
+    assert a.send("b", b"still here")  # a node of the service still gets in
+    await eventually(lambda: b.delivered == [b"still here"], what="the batch")
+    assert a.by_redis == []
+    await a.links.close()
+    await b.links.close()
+
+
+@pytest.mark.parametrize(
+    ("host", "peer_host", "advertise_host", "listens_on", "advertised"),
+    [
+        ("127.0.0.1", "", "", "127.0.0.1", "127.0.0.1"),
+        ("0.0.0.0", "10.1.2.3", "", "10.1.2.3", "10.1.2.3"),
+        ("0.0.0.0", "", "10.1.2.3", "10.1.2.3", "10.1.2.3"),
+        ("0.0.0.0", "10.1.2.3", "node-1", "10.1.2.3", "node-1"),  # reached through a name
+        ("::", "fd00::7", "", "fd00::7", "fd00::7"),
+    ],
+)
+def test_the_peer_port_listens_on_an_internal_address_and_advertises_where_it_listens(
+    host: str, peer_host: str, advertise_host: str, listens_on: str, advertised: str
+) -> None:
+    config = Config(host=host, peer_host=peer_host, advertise_host=advertise_host)
+    assert peer_listen_host(config) == listens_on
+    assert advertised_host(config) == advertised
+
+
+async def _listening_on(config: Config) -> str:
+    """The address a node with ``config`` opens its peer port on."""
+    links = PeerLinks("a", KEY, lambda node: asyncio.sleep(0, None), lambda data: None, lambda node, batches: None)
+    try:
+        await listen_for_peers(links, config)
+        assert links._server is not None
+        return str(links._server.sockets[0].getsockname()[0])
+    finally:
+        await links.close()
+
+
+@pytest.mark.asyncio
+async def test_the_peer_port_listens_on_peer_host_or_refuses_to_start() -> None:
+    assert await _listening_on(Config(host="0.0.0.0", peer_host="127.0.0.1")) == "127.0.0.1"
+    with pytest.raises(OSError):  # 192.0.2.1, a documentation address, is no address of this machine
+        await _listening_on(Config(host="127.0.0.1", peer_host="192.0.2.1"))
+
+
+@pytest.mark.asyncio
+async def test_an_advertise_host_of_another_machine_leaves_the_peer_port_on_host(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="server.nodes"):
+        assert await _listening_on(Config(host="127.0.0.1", advertise_host="192.0.2.1")) == "127.0.0.1"
+    assert any("set PEER_HOST" in record.getMessage() for record in caplog.records)
