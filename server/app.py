@@ -36,6 +36,7 @@ from server.net.forwarding import Router
 from server.net.http import HANDSHAKE_INTERVAL, HANDSHAKE_LINE, HttpRoutes
 from server.net.listener import OpeningLine
 from server.net.tls import tls_context
+from server.ops.log_limits import LogLimiter
 from server.ops.metrics import (
     ROOM_LEASES,
     ROOMS_FENCED,
@@ -51,7 +52,7 @@ from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
 from server.storage.accounts import AccountStore
 from server.storage.boards import Leaderboards
-from server.storage.connection import Storage
+from server.storage.connection import Storage, StoreUnavailable
 from server.storage.deals import DealStore
 from server.storage.embedded import EmbeddedRedis
 from server.storage.match_line import MatchLineStore
@@ -99,6 +100,7 @@ class RaceServer:
         self._daily: DailyDeals | None = None
         self._pool: WinnablePool | None = None
         self.max_connections = config.max_connections
+        self._log = LogLimiter(logger)
         #: What ``/readyz`` reports: restore done, storage answering, not draining.
         self.readiness = Readiness()
         self._monitors = (LoopLagMonitor(), GcPauseMonitor())
@@ -141,6 +143,8 @@ class RaceServer:
             # the same id lets it take its rooms back at once instead of after the lease TTL.
             node_id="embedded" if self.embedded is not None else config.node_id,
         )
+        # Paused past its TTL, the node is not ready until it beats again (its rooms may be gone).
+        self.readiness.current = cluster.node.current
         leases = cluster.leases
         ROOM_LEASES.set_function(lambda: len(leases))  # the last server started in a process wins
         registry = Registry(
@@ -176,7 +180,7 @@ class RaceServer:
         for monitor in self._monitors:
             monitor.start()
         edge = Edge(ctx, config, self.max_connections)
-        routes = HttpRoutes(self.readiness, config.allowed_origins)
+        routes = HttpRoutes(self.readiness, config.allowed_origins, allowed_hosts=config.allowed_hosts)
         tls = tls_context(config)
         self.listener = await serve(
             edge.serve,
@@ -267,8 +271,11 @@ class RaceServer:
             if self.ctx is not None:
                 try:
                     await quick_match.match(self.ctx)
+                except StoreUnavailable as error:
+                    # Redis is down or failing over: one line, not a traceback four times a second.
+                    self._log.log(logging.WARNING, "quick-match-store", "quick match paused: %s", error)
                 except Exception:
-                    logger.exception("quick match failed")
+                    self._log.exception("quick-match", "quick match failed")
 
     async def _sweep(self) -> None:
         while True:

@@ -59,6 +59,11 @@ class Node:
         self.lapses = 0
         self._beaten_at = float("-inf")  # monotonic send time of the last heartbeat written
 
+    def current(self) -> bool:
+        """Whether the last heartbeat written is within its TTL: past it the other nodes may
+        have taken this one for gone and its rooms over (it is fenced until it beats again)."""
+        return time.monotonic() - self._beaten_at <= self.ttl
+
     @property
     def ttl_ms(self) -> int:
         return int(self.ttl * 1000)

@@ -12,6 +12,11 @@ HTTP response here and the connection closes:
   slashes or backslashes, hidden names, or that resolve (symlinks included) outside the
   folder get 404.
 
+A request that repeats a header that must be single (``Host``, ``Origin``, ``Upgrade``, the
+websocket key and version) gets 400. With allowed hosts configured, a websocket or a page
+asked for under another ``Host`` gets 421: a page on a hostile name that resolves to this
+server (DNS rebinding) reaches nothing. Health, readiness and metrics answer under any host.
+
 Every response carries a Content-Security-Policy that allows scripts, styles and
 websocket connections from this origin only (no inline script).
 """
@@ -98,6 +103,26 @@ def _text(status: http.HTTPStatus, text: str) -> Response:
     return _response(status, text.encode(), "text/plain; charset=utf-8")
 
 
+#: Headers a request may carry once.
+SINGLE_HEADERS = ("Host", "Origin", "Upgrade", "Sec-WebSocket-Key", "Sec-WebSocket-Version")
+
+#: Paths answered under any Host (a balancer's health checks, the metrics scraper).
+_ANY_HOST = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+def repeated_header(request: Request) -> str | None:
+    """The first header of :data:`SINGLE_HEADERS` that ``request`` repeats, if any."""
+    return next((name for name in SINGLE_HEADERS if len(request.headers.get_all(name)) > 1), None)
+
+
+def host_allowed(request: Request, allowed: frozenset[str]) -> bool:
+    """Whether ``request``'s ``Host`` (without its port) is one of ``allowed`` (empty: any)."""
+    if not allowed:
+        return True
+    host = urlsplit("//" + request.headers.get("Host", "")).hostname
+    return host is not None and host in allowed
+
+
 def is_websocket_upgrade(request: Request) -> bool:
     return "websocket" in request.headers.get("Upgrade", "").lower()
 
@@ -146,16 +171,29 @@ class HttpRoutes:
     """
 
     def __init__(
-        self, readiness: ReadinessProbe, allowed_origins: Iterable[str] = (), web_root: Path = WEB_ROOT
+        self,
+        readiness: ReadinessProbe,
+        allowed_origins: Iterable[str] = (),
+        web_root: Path = WEB_ROOT,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
         self.readiness = readiness
         self.allowed_origins = frozenset(allowed_origins)
+        self.allowed_hosts = frozenset(host.lower() for host in allowed_hosts)
         self.web_root = web_root
         self._handshakes = Pacer(HANDSHAKE_INTERVAL)
         #: Off when :class:`~server.net.listener.OpeningLine` paces the openings before this.
         self.pace_handshakes = True
 
     async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
+        repeated = repeated_header(request)
+        if repeated is not None:
+            CLOSES.labels("bad-request").inc()
+            return _text(http.HTTPStatus.BAD_REQUEST, f"more than one {repeated} header\n")
+        path = request.path.split("?", 1)[0]
+        if path not in _ANY_HOST and not host_allowed(request, self.allowed_hosts):
+            CLOSES.labels("host").inc()
+            return _text(http.HTTPStatus.MISDIRECTED_REQUEST, "this server does not answer for that host name\n")
         if is_websocket_upgrade(request):
             if origin_allowed(request, self.allowed_origins):
                 if not self.pace_handshakes:

@@ -61,6 +61,13 @@ BUSY_RESPONSE: Final = (
     b"Retry-After: 5\r\nContent-Length: 45\r\n\r\ntoo many connections opening; retry shortly\r\n"
 )
 
+#: The answer to plain requests sent one behind another on one connection: each is answered
+#: on a connection of its own (websockets serves one request a connection).
+PIPELINED_RESPONSE: Final = (
+    b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+    b"Content-Length: 32\r\n\r\none request a connection, please"
+)
+
 #: The answer to an address that holds as many connections as it may.
 ADDRESS_RESPONSE: Final = (
     b"HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: text/plain\r\n"
@@ -284,6 +291,9 @@ class OpeningLine:
 
     def _place(self, connection: socket.socket, origin: Origin, first: bytes) -> None:
         if is_plain_request(first):
+            if first.partition(b"\r\n\r\n")[2]:
+                self._turn_away(connection, origin, PIPELINED_RESPONSE, "bad-request")
+                return
             self._plain.append((connection, origin))
         else:
             queue = self._waiting.get(origin.address)

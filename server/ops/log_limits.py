@@ -60,17 +60,25 @@ class LogLimiter:
         interval ago or the overall budget is spent; True if the line was written."""
         if not self.logger.isEnabledFor(level):
             return False
+        held = self.admit(kind)
+        if held is None:
+            return False
+        if held:
+            message += " (%d more like it held back)"
+            args = (*args, held)
+        self.logger.log(level, message, *args, exc_info=exc_info)
+        return True
+
+    def admit(self, kind: str) -> int | None:
+        """Whether a line of ``kind`` may be written now: how many were held back since its
+        last one (it is written), or None (held back, and counted)."""
         now = self.clock()
         state = self._state(kind, now)
         if (state.last is not None and now - state.last < self.interval) or not self._take(now):
             state.held += 1
-            return False
-        if state.held:
-            message += " (%d more like it held back)"
-            args = (*args, state.held)
-        state.last, state.held = now, 0
-        self.logger.log(level, message, *args, exc_info=exc_info)
-        return True
+            return None
+        held, state.last, state.held = state.held, now, 0
+        return held
 
     def _take(self, now: float) -> bool:
         self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.rate)
@@ -92,3 +100,26 @@ class LogLimiter:
         if len(self._kinds) >= self.max_kinds:
             kind = "other"
         return self._kinds.setdefault(kind, _Kind())
+
+
+class LimitedRecords(logging.Filter):
+    """A handler's filter for the records of libraries a client can make log (websockets'
+    failed handshakes, asyncio's transport errors): each kind (logger, message, exception
+    type) passes as a :class:`LogLimiter` would let it, saying how many were held back.
+    The server's own records pass untouched: their callers limit them where a client can
+    cause them."""
+
+    def __init__(self, limiter: LogLimiter, libraries: tuple[str, ...] = ("websockets", "asyncio")) -> None:
+        super().__init__()
+        self.limiter, self.libraries = limiter, libraries
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith(self.libraries):
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        held = self.limiter.admit(f"{record.name}:{record.msg}:{type(error).__name__}")
+        if held is None:
+            return False
+        if held:
+            record.msg, record.args = f"{record.getMessage()} ({held} more like it held back)", None
+        return True

@@ -6,6 +6,8 @@ import logging
 
 from pythonjsonlogger.json import JsonFormatter
 
+from server.ops.log_limits import LimitedRecords, LogLimiter
+
 TEXT_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
 #: The fields of each JSON line; ``exc_info`` is added as ``exc_info`` when present.
@@ -27,5 +29,6 @@ def setup_logging(level: str, log_format: str = "text") -> None:
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))
     else:
         raise ValueError(f"unknown log format {log_format!r}: use text or json")
+    handler.addFilter(LimitedRecords(LogLimiter(logging.getLogger("server.libraries"))))
     logging.basicConfig(level=level, handlers=[handler], force=True)
     logging.getLogger("websockets").setLevel(logging.WARNING)

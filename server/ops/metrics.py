@@ -13,6 +13,7 @@ with ``solitaire_``. Who feeds what:
   ``server/net/forwarding.py``, ``server/app.py``): room leases held, requests forwarded to
   other nodes and served for them, their round trip, rooms fenced, leases lost, rooms taken
   over from dead nodes, live nodes seen;
+- :class:`server.ops.readiness.Readiness`: whether ``/readyz`` answers 200 (:data:`READY`);
 - the room, storage and deal-supply code (to be called there): spectator deliveries
   (:data:`SPECTATOR_DELIVERIES`), Redis command latency (:data:`REDIS_COMMAND_SECONDS`),
   solver queue and pool depth (:data:`SOLVER_QUEUE`, :data:`POOL_DEPTH`).
@@ -141,6 +142,12 @@ ROOMS_TAKEN_OVER = Counter(
 NODES_ALIVE = Gauge(
     "solitaire_nodes_alive",
     "Nodes of the service with a heartbeat, this one included (checked once per node TTL).",
+    registry=REGISTRY,
+)
+READY = Gauge(
+    "solitaire_ready",
+    "1 when this process answers /readyz with 200 (rooms restored, storage answering at the last check,"
+    " not draining), else 0.",
     registry=REGISTRY,
 )
 

@@ -3,6 +3,11 @@
 A load balancer stops sending new players to a server whose ``/readyz`` answers 503.
 On SIGTERM the server first turns not ready (:meth:`Readiness.start_draining`), waits
 ``drain`` seconds so the balancer notices (:func:`drain`), then shuts down as before.
+
+The gauge ``solitaire_ready`` (:data:`~server.ops.metrics.READY`) says the same as
+``/readyz`` without a probe: it is set whenever the state changes (restore done, draining
+started) and whenever the check runs (storage answering or not). One server runs per
+process; with several, the last change wins.
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+
+from server.ops.metrics import READY
 
 logger = logging.getLogger("server")
 
@@ -21,25 +28,75 @@ class Readiness:
     Call :meth:`__call__` for the reason the server is not ready (None when it is).
     """
 
-    def __init__(self, ping: Callable[[], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self, ping: Callable[[], Awaitable[None]] | None = None, current: Callable[[], bool] | None = None
+    ) -> None:
         self.ping = ping
-        self.restored = False
-        self.draining = False
+        #: Whether this node's heartbeat is within its TTL (False: it may be fenced).
+        self.current = current
+        self._restored = False
+        self._draining = False
+        #: Whether storage answered the last check (no check yet: restore just read it).
+        self._storage_answers = True
+        self._publish()
+
+    @property
+    def restored(self) -> bool:
+        return self._restored
+
+    @restored.setter
+    def restored(self, value: bool) -> None:
+        self._restored = value
+        self._publish()
+
+    @property
+    def draining(self) -> bool:
+        return self._draining
+
+    @draining.setter
+    def draining(self, value: bool) -> None:
+        self._draining = value
+        self._publish()
 
     def start_draining(self) -> None:
         self.draining = True
 
-    async def __call__(self) -> str | None:
-        if self.draining:
+    def _publish(self) -> None:
+        READY.set(1 if self._state() is None and self._storage_answers else 0)
+
+    def _storage(self, answers: bool) -> None:
+        self._storage_answers = answers
+        self._publish()
+
+    def _state(self) -> str | None:
+        if self._draining:
             return "draining: the server is shutting down"
-        if not self.restored:
+        if not self._restored:
             return "starting: rooms are being restored"
-        if self.ping is not None:
-            try:
-                await self.ping()
-            except Exception as error:
-                return f"storage unavailable: {error}"
+        if self.current is not None and not self.current():
+            return "fenced: no heartbeat written within the node TTL; the other nodes may have taken its rooms"
         return None
+
+    async def __call__(self) -> str | None:
+        reason = self._state()
+        if reason is not None:
+            self._publish()
+            return reason
+        if self.ping is None:
+            self._storage(True)
+            return None
+        try:
+            await self.ping()
+        except Exception as error:
+            self._storage(False)
+            return f"storage unavailable: {error}"
+        except asyncio.CancelledError:
+            # /readyz gave up waiting (and answers 503): a ping without an answer counts as failed.
+            self._storage(False)
+            raise
+        self._storage(True)
+        # Draining may have started during the ping.
+        return self._state()
 
 
 async def drain(readiness: Readiness, seconds: float) -> None:

@@ -42,3 +42,14 @@ async def test_an_abusive_connection_is_closed_and_the_others_carry_on(start_ser
         assert (await ann.error(await ann.send(partial(Hello, protocol=PROTOCOL_VERSION, name="Ann")))).code == (
             "already-hello"
         )
+
+
+async def test_a_connection_that_says_no_hello_in_time_is_closed_and_one_that_did_stays(
+    start_server: ServerFactory,
+) -> None:
+    async with start_server(hello_timeout=0.5) as srv:
+        ann = await srv.raw("Ann")
+        silent = await RawClient.open(srv.url)
+        assert await silent.closed() == CloseCode.POLICY_VIOLATION
+        assert silent.socket.close_reason == "no hello in time"
+        assert (await ann.request(partial(ListRooms))).__class__ is Lobby

@@ -11,7 +11,7 @@ it has Docker's client but no engine, so nothing here starts a container.
   carries the compiled Scorpion search and the web client's files.
 
 What runs in the containers is tested as processes elsewhere: three nodes behind the shipped
-HAProxy config in ``test_balancer.py``, the servers themselves in ``test_service.py``.
+HAProxy config in ``test_deployment.py``, the servers themselves in ``test_service.py``.
 """
 
 from __future__ import annotations
@@ -37,14 +37,19 @@ DOCKERFILE = ROOT / "Dockerfile"
 
 
 def substituted(text: str, environ: dict[str, str] | None = None) -> str:
-    """``text`` with Compose's ``${NAME:-default}`` and ``${NAME}`` replaced from ``environ``."""
+    """``text`` with Compose's ``${NAME:-default}`` and ``${NAME}`` replaced from ``environ``,
+    innermost first (a default may hold another)."""
     environ = environ or {}
 
     def value(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(3)
         return environ.get(name) or (default if default is not None else "")
 
-    return re.sub(r"\$\{(\w+)(:-([^}]*))?\}", value, text)
+    while True:
+        replaced = re.sub(r"\$\{(\w+)(:-([^${}]*))?\}", value, text)
+        if replaced == text:
+            return text
+        text = replaced
 
 
 def compose(environ: dict[str, str] | None = None) -> dict[str, Any]:
@@ -55,12 +60,16 @@ def compose(environ: dict[str, str] | None = None) -> dict[str, Any]:
 
 def test_the_compose_file_is_valid_compose() -> None:
     services = compose()["services"]
-    assert set(services) == {"redis", "server", "balancer"}
+    assert {"redis", "server", "balancer", "certs"} <= set(services)
     assert services["server"]["deploy"]["replicas"] == 3
     assert services["server"]["depends_on"]["redis"]["condition"] == "service_healthy"
     # Behind the balancer: the servers publish no port of their own.
     assert "ports" not in services["server"]
-    assert services["balancer"]["ports"] == ["8765:8765"]
+    assert services["balancer"]["ports"] == ["8765:8765", "8443:8443"]
+    # The balancer starts once the certificate is there, at the address the servers trust.
+    assert services["balancer"]["depends_on"]["certs"]["condition"] == "service_completed_successfully"
+    address = services["balancer"]["networks"]["internal"]["ipv4_address"]
+    assert services["server"]["environment"]["TRUSTED_PROXIES"] == address
 
 
 def test_the_parser_refuses_what_compose_would() -> None:
@@ -85,7 +94,10 @@ def test_its_settings_are_the_servers_and_valid() -> None:
     assert config.host == "0.0.0.0"
     assert config.peer_port == 8766
     assert config.redis_url is not None
-    assert config.redis_url.startswith("redis://redis:6379")
+    # Valkey asks for the password compose gives it.
+    password = compose()["services"]["redis"]["environment"]["REDIS_PASSWORD"]
+    assert config.redis_url.startswith(f"redis://:{password}@redis:6379")
+    assert password in compose()["services"]["redis"]["command"]
     # A cluster instead, as the comment beside REDIS_URL says.
     cluster = compose({"REDIS_URL": "redis+cluster://redis-1:6379"})["services"]["server"]["environment"]
     assert parse_args([], {"REDIS_URL": cluster["REDIS_URL"]}).redis_url == "redis+cluster://redis-1:6379"

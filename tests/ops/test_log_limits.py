@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from server.ops.log_limits import LogLimiter
+from server.ops.log_limits import LimitedRecords, LogLimiter
 
 
 class Clock:
@@ -101,3 +101,38 @@ def test_memory_per_kind_is_bounded(logger: logging.Logger, caplog: pytest.LogCa
     assert messages(caplog)[8:] == ["kind 8"]  # the rest share the "other" kind's budget
     clock.now += 11.0  # the old kinds are stale now: new ones get room again
     assert limiter.log(logging.ERROR, "fresh", "fresh")
+
+
+def test_a_librarys_records_are_limited_per_kind_and_the_servers_pass(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    handler = logging.Handler()
+    passed: list[str] = []
+    handler.emit = lambda record: passed.append(record.getMessage())  # type: ignore[method-assign]
+    handler.addFilter(LimitedRecords(LogLimiter(logging.getLogger("test.libraries"), clock=clock)))
+    library, ours = logging.getLogger("websockets.server"), logging.getLogger("server.edge")
+    for logger_ in (library, ours):
+        logger_.addHandler(handler)
+        logger_.propagate = False
+    try:
+        for _ in range(1000):
+            try:
+                raise AssertionError
+            except AssertionError:
+                library.exception("unexpected internal error")
+        ours.warning("a line of our own")
+        ours.warning("a line of our own")
+        clock.now += 11
+        try:
+            raise AssertionError
+        except AssertionError:
+            library.exception("unexpected internal error")
+    finally:
+        for logger_ in (library, ours):
+            logger_.removeHandler(handler)
+            logger_.propagate = True
+    assert passed == [
+        "unexpected internal error",
+        "a line of our own",
+        "a line of our own",
+        "unexpected internal error (999 more like it held back)",
+    ]

@@ -212,6 +212,58 @@ def test_allowed_origins_are_configurable(web_server: Any) -> None:
             connect(running.ws, origin=Origin("https://other.example"))
 
 
+def raw_answer(base: str, request: bytes) -> bytes:
+    """The server's answer to ``request``, sent as it is: all of it, or the head of a 101."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+            if answer.startswith(b"HTTP/1.1 101 ") and b"\r\n\r\n" in answer:
+                break
+    return answer
+
+
+UPGRADE = (
+    b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+)
+
+
+@pytest.mark.parametrize(
+    "repeated",
+    [b"Host: evil.example\r\n", b"Origin: http://a.example\r\nOrigin: http://b.example\r\n", b"Upgrade: websocket\r\n"],
+    ids=["host", "origin", "upgrade"],
+)
+def test_a_repeated_single_header_gets_400_and_no_traceback(
+    srv: ThreadedServer, repeated: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    answer = raw_answer(srv.base, UPGRADE + repeated + b"\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert b"more than one" in answer
+    assert not [record for record in caplog.records if record.exc_info]
+
+
+def test_pipelined_requests_get_400_and_no_traceback(srv: ThreadedServer, caplog: pytest.LogCaptureFixture) -> None:
+    health = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+    assert raw_answer(srv.base, health + health).startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert not [record for record in caplog.records if record.exc_info]
+
+
+def test_with_allowed_hosts_another_host_name_reaches_nothing_but_health(web_server: Any) -> None:
+    """DNS rebinding: a hostile page on a name that resolves here is the page's own origin,
+    but not one of the hosts the operator named."""
+    with web_server(allowed_hosts=("race.example",)) as running:
+        assert get(running.base, "/", {"Host": "evil.example"})[0] == 421
+        rebound = UPGRADE.replace(b"Host: localhost", b"Host: evil.example") + b"Origin: http://evil.example\r\n\r\n"
+        assert raw_answer(running.base, rebound).startswith(b"HTTP/1.1 421 ")
+        assert get(running.base, "/", {"Host": "race.example:443"})[0] == 200
+        named = UPGRADE.replace(b"Host: localhost", b"Host: race.example") + b"Origin: https://race.example\r\n\r\n"
+        assert raw_answer(running.base, named).startswith(b"HTTP/1.1 101 ")
+        assert get(running.base, "/healthz", {"Host": "10.0.0.7:8765"})[0] == 200
+
+
 def test_flags() -> None:
     config = parse_args(["--log-format", "json", "--drain", "2.5", "--allowed-origins", "https://a.example, *"], {})
     assert (config.log_format, config.drain, config.allowed_origins) == ("json", 2.5, ("https://a.example", "*"))
