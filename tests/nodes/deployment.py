@@ -2,9 +2,8 @@
 as docker-compose.yml mounts it, set through its environment only) in front of three real
 nodes on one Redis, each part on its own loopback address, clients on addresses of their own.
 
-- the balancer listens on 127.0.0.10 (plain and TLS, with a certificate made by
-  server/deploy/self-signed.sh, as compose makes it) and connects to the nodes from 127.0.0.20,
-  the one address the nodes trust (``--trusted-proxies``);
+- the balancer (bench/balancer.py) listens on 127.0.0.10, plain and TLS, and connects to the
+  nodes from 127.0.0.20, the one address the nodes trust (``--trusted-proxies``);
 - the nodes listen on 127.0.0.1 (the test reads their metrics and readiness directly);
 - clients connect from 127.0.3.1, 127.0.3.2, ... (Linux routes all of 127/8 to loopback).
 
@@ -15,13 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import resource
-import shutil
 import ssl
-import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,13 +24,9 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from bench.balancer import FRONT, SOURCE, Missing, certificate, environment, haproxy
 from bench.spawn import free_port
 from tests.nodes.conftest import NodeProcess, Service
-
-ROOT = Path(__file__).resolve().parents[2]
-CONFIG = ROOT / "server" / "deploy" / "haproxy.cfg"
-SELF_SIGNED = ROOT / "server" / "deploy" / "self-signed.sh"
-FRONT, SOURCE = "127.0.0.10", "127.0.0.20"
 
 
 def client_address(n: int) -> str:
@@ -94,61 +85,18 @@ class Deployment:
         return self.log.read_text(errors="replace")
 
 
-def balancer_environment(plain: int, tls: int, certificate: Path, nodes: list[NodeProcess]) -> dict[str, str]:
-    """The environment the shipped config reads (its header lists each variable)."""
-    environment = {
-        "SR_BIND": FRONT,
-        "SR_PLAIN_PORT": str(plain),
-        "SR_TLS_PORT": str(tls),
-        "SR_CERTS": str(certificate),
-        "SR_SOURCE": SOURCE,
-        # Two descriptors per proxied connection, and a few of its own.
-        "SR_MAXCONN": str((resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 100) // 2),
-    }
-    for n, node in enumerate(nodes, 1):
-        environment[f"SR_NODE{n}"] = f"127.0.0.1:{node.port}"
-    return environment
-
-
-@contextlib.contextmanager
-def haproxy(environment: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    executable = shutil.which("haproxy")
-    if executable is None:
-        pytest.skip("no haproxy on PATH (apt-get install haproxy)")
-    env = {**os.environ, **environment}
-    check = subprocess.run([executable, "-c", "-f", str(CONFIG)], capture_output=True, env=env)
-    assert check.returncode == 0, check.stdout.decode() + check.stderr.decode()
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [executable, "-db", "-f", str(CONFIG)], stdout=output, stderr=subprocess.STDOUT, env=env
-        )
-    try:
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def certificate(directory: Path) -> Path:
-    """The self-signed certificate compose would make, made by the same script."""
-    if shutil.which("openssl") is None:
-        pytest.skip("no openssl on PATH")
-    subprocess.run(["sh", str(SELF_SIGNED), str(directory)], check=True, capture_output=True)
-    return directory / "self-signed.pem"
-
-
 @contextlib.asynccontextmanager
 async def deployed(service: Service, directory: Path, *node_settings: str) -> AsyncIterator[Deployment]:
     """Three nodes (with ``node_settings``) behind the shipped balancer, ready to serve."""
     nodes = await service.start(3, "--trusted-proxies", SOURCE, *node_settings)
-    pem = certificate(directory / "certs")
     plain, tls = free_port(), free_port()
     log = directory / "haproxy.log"
-    with haproxy(balancer_environment(plain, tls, pem, nodes), log):
+    with contextlib.ExitStack() as stack:
+        try:
+            pem = certificate(directory / "certs")
+            stack.enter_context(haproxy(environment(plain, tls, pem, [node.port for node in nodes]), log))
+        except Missing as missing:
+            pytest.skip(str(missing))
         deployment = Deployment(nodes, plain, tls, pem, log)
         deadline = time.monotonic() + 20
         while not await _answers(deployment):
