@@ -3,6 +3,7 @@ and the server carries on once Redis is back."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -80,5 +81,25 @@ async def test_every_request_family_answers_storage_unavailable_in_an_outage(tmp
                 assert isinstance(again, Joined)
             finally:
                 await srv.close_clients()
+    finally:
+        await redis.stop()
+
+
+async def test_the_quick_match_loop_logs_one_line_not_tracebacks_while_redis_is_down(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    redis = EmbeddedRedis(tmp_path / "redis")
+    url = await redis.start()
+    config = Config(port=0, redis_url=url, key_prefix=f"test:{uuid.uuid4().hex[:8]}:", solver_workers=0)
+    try:
+        async with RaceServer(config, fixed_deal("24")):
+            await asyncio.sleep(0.5)  # the matcher lease is taken and the loop runs
+            await redis.stop()
+            caplog.clear()
+            await asyncio.sleep(3)  # a dozen turns of the loop
+            lines = [r for r in caplog.records if "quick match" in r.getMessage()]
+            assert 1 <= len(lines) <= 2, [r.getMessage() for r in lines]
+            assert not any(r.exc_info for r in lines)
+            await redis.start()
     finally:
         await redis.stop()
