@@ -2,7 +2,7 @@
 
 python -m client [--server URL]             the terminal UI
 python -m client play --bot [--level L]     the terminal UI, straight into a race against a bot
-python -m client rooms                      public rooms, one a line
+python -m client rooms [--game G] [--after CURSOR]   public rooms, one a line, 50 a page
 python -m client watch CODE [--plain]       spectate (UI, or a line per event)
 python -m client bot [--rooms N] [--join CODE] [--level L]   bots racing by the server's hints
 python -m client leaderboard GAME [--board B] [--around]   a leaderboard (as your saved player)
@@ -54,7 +54,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     play.add_argument("--variant", choices=GAMES, default="scorpion", help="(--bot) the game (default scorpion)")
     play.add_argument("--level", choices=LEVELS, default="medium", help="(--bot) the bot's level (default medium)")
     play.add_argument("--delay", type=float, default=None, help="(--bot) seconds between the bot's moves")
-    commands.add_parser("rooms", help="list the public rooms")
+    rooms = commands.add_parser("rooms", help="list the public rooms, newest first, 50 a page")
+    rooms.add_argument("--game", choices=GAMES, default=None, help="only this game's rooms (default: both)")
+    rooms.add_argument("--after", metavar="CURSOR", default=None, help="the next page, as the last one said")
     watch = commands.add_parser("watch", help="spectate a room")
     watch.add_argument("code", help="the room code")
     watch.add_argument("--plain", action="store_true", help="print a line per event instead of the UI")
@@ -90,7 +92,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 async def _script(args: argparse.Namespace) -> int:
     if args.command == "rooms":
-        return await commands.list_rooms(args.server)
+        return await commands.list_rooms(args.server, variant=args.game, after=args.after)
     if args.command == "watch":
         return await commands.watch_plain(args.server, args.code, follow=args.follow)
     if args.command == "leaderboard":

@@ -38,10 +38,17 @@ from protocol.messages import (
 )
 
 
-async def list_rooms(url: str, out: TextIO = sys.stdout) -> int:
-    """Print the public rooms that are not finished, one a line."""
+async def list_rooms(
+    url: str, out: TextIO = sys.stdout, variant: Variant | None = None, after: str | None = None
+) -> int:
+    """Print a page of the public rooms that are not finished, one a line (``variant``'s only,
+    if given; the page after cursor ``after``, else the first), then how to ask for the next."""
     async with await RaceClient.connect(url, "lobby", reconnect=False) as client:
-        lobby = await client.request(lambda i: ListRooms(id=i))
+        try:
+            lobby = await client.request(lambda i: ListRooms(id=i, after=after, variant=variant))
+        except ServerError as error:
+            print(f"cannot list the rooms: {error}", file=sys.stderr)
+            return 1
     assert isinstance(lobby, Lobby)
     if not lobby.rooms:
         print("no public rooms right now", file=out)
@@ -52,6 +59,9 @@ async def list_rooms(url: str, out: TextIO = sys.stdout) -> int:
             f"  {room.spectators} watching  {names}",
             file=out,
         )
+    if lobby.next is not None:
+        game = "" if variant is None else f" --game {variant}"
+        print(f"more rooms: python -m client rooms{game} --after {lobby.next}", file=out)
     return 0
 
 
@@ -171,7 +181,11 @@ async def _bot_room(
     clients = [await RaceClient.connect(url, f"Bot-{index}-{seat + 1}", bot=True) for seat in range(racers)]
     try:
         options = RoomOptions(max_racers=racers, public=public)
-        created = await clients[0].request(lambda i: CreateRoom(id=i, variant=variant, options=options))
+        try:
+            created = await clients[0].request(lambda i: CreateRoom(id=i, variant=variant, options=options))
+        except ServerError as error:  # the server's limits (public rooms from one address, ...)
+            print(f"room {index} not opened: {error}", file=sys.stderr, flush=True)
+            return
         assert isinstance(created, Joined)
         code = created.room
         for client in clients[1:]:

@@ -203,6 +203,9 @@ from protocol.requests import (
     Undo as Undo,
 )
 from protocol.values import (
+    LOBBY_PAGE as LOBBY_PAGE,
+)
+from protocol.values import (
     PROTOCOL_VERSION as PROTOCOL_VERSION,
 )
 from protocol.values import (
@@ -225,6 +228,9 @@ from protocol.values import (
 )
 from protocol.values import (
     HintItem as HintItem,
+)
+from protocol.values import (
+    LobbyCursor as LobbyCursor,
 )
 from protocol.values import (
     MoveText as MoveText,

@@ -75,8 +75,12 @@ class LegalMoves(_Reply, tag="legal_moves"):
 
 
 class Lobby(_Reply, tag="lobby"):
+    """A page of the lobby: at most :data:`~protocol.values.LOBBY_PAGE` rooms, newest first.
+    ``next`` is there when more follow: send it as ``list_rooms.after`` for the next page."""
+
     id: int
     rooms: list[RoomSummary]
+    next: str | None = None
 
 
 class RaceLog(_Reply, tag="race_log"):

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from protocol.values import Date, MoveText, PlayerName, RequestId, RoomCode, RoomOptions, Variant
+from protocol.values import Date, LobbyCursor, MoveText, PlayerName, RequestId, RoomCode, RoomOptions, Variant
 
 
 class _Request(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
@@ -42,8 +42,14 @@ class Leave(_Request, tag="leave"):
     room: RoomCode
 
 
-class ListRooms(_Request, tag="list_rooms"):
-    pass
+class ListRooms(_Request, tag="list_rooms", omit_defaults=True):
+    """A page of the lobby. Omitted fields (as old clients send it) ask for the first page,
+    both games."""
+
+    #: The page after the one whose ``lobby.next`` this is; None: the first page.
+    after: LobbyCursor | None = None
+    #: Only this game's rooms; None: both games.
+    variant: Variant | None = None
 
 
 class Ready(_Request, tag="ready"):

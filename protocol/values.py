@@ -25,6 +25,11 @@ Date = Annotated[str, Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
 #: (``guest``: register, or practise an earlier day), you said ``bot`` (``bot``), or your
 #: account was registered after the day began (``new-account``: it opens for you tomorrow).
 DailyAccess = Literal["ranked", "used", "guest", "bot", "new-account"]
+#: Rooms on a page of the lobby, at most.
+LOBBY_PAGE = 50
+#: Where a lobby page ends: ``lobby.next``, sent back unchanged in ``list_rooms.after`` for
+#: the page after it (the server makes it: ``<created>.<code>`` of the page's last room).
+LobbyCursor = Annotated[str, Meta(max_length=40, pattern=r"^[0-9]{1,16}\.[A-Z0-9]{1,16}$")]
 
 
 class RoomOptions(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
@@ -162,6 +167,9 @@ class RoomSummary(msgspec.Struct, omit_defaults=True, frozen=True):
     racers: list[str]
     max_racers: int
     spectators: int
+    #: When the room was created (Unix ms): the lobby lists the newest first. 0 (omitted)
+    #: where the server that made the line did not say.
+    created: int = 0
 
 
 class HintItem(msgspec.Struct, frozen=True):

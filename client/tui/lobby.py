@@ -1,4 +1,5 @@
-"""The lobby: live public rooms, to spectate (or join one still waiting for racers)."""
+"""The lobby: live public rooms, to spectate (or join one still waiting for racers), a page
+at a time as the server pages them, of both games or one."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from textual.widgets import DataTable, Footer, Label, Static
 
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged
-from protocol.messages import Joined, JoinRoom, ListRooms, Lobby, ServerMessage
+from protocol.messages import Joined, JoinRoom, ListRooms, Lobby, ServerMessage, Variant
 
 REFRESH_SECONDS = 3.0
+#: What ``g`` steps through: both games, then each.
+GAMES: tuple[Variant | None, ...] = (None, "scorpion", "antares")
 
 
 class LobbyScreen(ClientScreen):
@@ -20,9 +23,20 @@ class LobbyScreen(ClientScreen):
         Binding("enter", "spectate", "Watch"),
         Binding("j", "join", "Join"),
         Binding("r", "refresh", "Refresh"),
+        Binding("n", "next_page", "Next page"),
+        Binding("p", "previous_page", "Previous page"),
+        Binding("g", "other_game", "Game"),
         Binding("q", "app.pop_screen", "Back"),
         Binding("escape", "app.pop_screen", "Back", show=False, priority=True),
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.game: Variant | None = None
+        #: The cursors of the pages shown so far (None: the first page); the last is this one's.
+        self.pages: list[str | None] = [None]
+        #: The cursor of the page after this one, as the server last said (None: no more).
+        self.next_page: str | None = None
 
     def body(self) -> ComposeResult:
         yield Label("Live public rooms", classes="title")
@@ -50,11 +64,31 @@ class LobbyScreen(ClientScreen):
     def action_refresh(self) -> None:
         # Only while this screen is showing (not under a room being watched from it).
         if self.is_current and self.client is not None and self.client.connected.is_set():
-            self.request(lambda i: ListRooms(id=i), self._show)
+            after, game = self.pages[-1], self.game
+            self.request(
+                lambda i: ListRooms(id=i, after=after, variant=game), lambda reply: self._show(reply, after, game)
+            )
 
-    def _show(self, reply: ServerMessage) -> None:
-        if not isinstance(reply, Lobby):
-            return
+    def action_next_page(self) -> None:
+        if self.next_page is not None:
+            self.pages.append(self.next_page)
+            self.next_page = None
+            self.action_refresh()
+
+    def action_previous_page(self) -> None:
+        if len(self.pages) > 1:
+            self.pages.pop()
+            self.action_refresh()
+
+    def action_other_game(self) -> None:
+        self.game = GAMES[(GAMES.index(self.game) + 1) % len(GAMES)]
+        self.pages, self.next_page = [None], None
+        self.action_refresh()
+
+    def _show(self, reply: ServerMessage, after: str | None, game: Variant | None) -> None:
+        if not isinstance(reply, Lobby) or (after, game) != (self.pages[-1], self.game):
+            return  # an answer for a page no longer asked for
+        self.next_page = reply.next
         table = self.query_one("#rooms", DataTable)
         selected = self._selected()
         table.clear()
@@ -67,10 +101,16 @@ class LobbyScreen(ClientScreen):
             table.move_cursor(row=table.get_row_index(selected))
         message = self.query_one("#lobby-message", Static)
         message.remove_class("error")
+        games = "both games" if self.game is None else f"{self.game.capitalize()} only"
+        where = f"Page {len(self.pages)} · {games} · g: game"
+        if len(self.pages) > 1:
+            where += " · p: previous page"
+        if reply.next is not None:
+            where += " · n: next page"
         message.update(
-            "No public room right now: create one, or start bots with `python -m client bot`."
+            f"No public room here right now: create one, or start bots with `python -m client bot`.\n{where}"
             if not reply.rooms
-            else "Enter: watch the room · j: join it (while it waits for racers)"
+            else f"Enter: watch the room · j: join it (while it waits for racers)\n{where}"
         )
 
     def _selected(self) -> str | None:

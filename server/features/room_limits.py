@@ -1,12 +1,17 @@
-"""How many rooms a player may hold and create: checked before any room is made for them."""
+"""How many rooms a player may hold and create, and how many public rooms one client address
+may have in the lobby: checked before any room is made for them."""
 
 from __future__ import annotations
+
+import contextlib
 
 from protocol.errors import ErrorCode
 from server.clock import now_ms
 from server.connections.link import ClientLink
+from server.features.admission import client_address
 from server.features.context import Context, player_of
 from server.rooms.errors import RoomError
+from server.storage.connection import StoreUnavailable
 
 
 async def check_room_limits(ctx: Context, link: ClientLink) -> None:
@@ -26,3 +31,33 @@ async def count_creation(ctx: Context, link: ClientLink) -> None:
     limit = ctx.config.rooms_per_hour
     if created > limit:
         raise RoomError(ErrorCode.CREATION_LIMIT, f"at most {limit} new rooms an hour; try again later")
+
+
+async def count_public_room(ctx: Context, link: ClientLink) -> str:
+    """The code of a new public room, its lease taken (as :meth:`Registry.reserve_code` does),
+    counted for the connection's client address; ``address-limit`` when the address already
+    has ``public_rooms_per_address`` unfinished public rooms, on any node of the service (a
+    room stops counting once it finishes or closes). Give the count back with
+    :func:`uncount_public_room` if the room is not created after all."""
+    code = await ctx.rooms.reserve_code()
+    limit = ctx.config.public_rooms_per_address
+    try:
+        counted, _ = await ctx.rooms.store.count_public(client_address(ctx, link), code, limit, now_ms())
+    except BaseException:
+        await ctx.rooms.leases.release(code)
+        raise
+    if not counted:
+        await ctx.rooms.leases.release(code)
+        raise RoomError(
+            ErrorCode.ADDRESS_LIMIT,
+            f"at most {limit} unfinished public rooms from one address; "
+            "wait until one finishes, or make this one private",
+        )
+    return code
+
+
+async def uncount_public_room(ctx: Context, link: ClientLink, code: str) -> None:
+    """Take back the count of public room ``code``, which was not created."""
+    # Best effort: a count left behind is forgotten by itself (server/storage/rooms.py).
+    with contextlib.suppress(StoreUnavailable):
+        await ctx.rooms.store.uncount_public(client_address(ctx, link), code)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import heapq
 import logging
+from collections.abc import Iterable
+from operator import itemgetter
+from typing import TypeVar
+
+import msgspec
 
 from protocol.errors import ErrorCode
 from protocol.messages import (
+    LOBBY_PAGE,
     Ack,
     AskHint,
     AskLegalMoves,
@@ -23,6 +30,7 @@ from protocol.messages import (
     Rematch,
     Resign,
     RoomOptions,
+    RoomSummary,
     Spectate,
     Start,
     Undo,
@@ -31,7 +39,7 @@ from protocol.messages import (
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.daily import may_watch_daily, watchable_daily_rooms
-from server.features.room_limits import check_room_limits, count_creation
+from server.features.room_limits import check_room_limits, count_creation, count_public_room, uncount_public_room
 from server.rooms import commands
 from server.rooms.errors import RoomError
 from server.rooms.record import wants_winnable
@@ -53,11 +61,22 @@ async def certified_deal(ctx: Context, variant: Variant, options: RoomOptions, p
 
 async def create_room(ctx: Context, link: ClientLink, message: CreateRoom) -> None:
     player = player_of(link)
-    await check_room_limits(ctx, link)
-    await count_creation(ctx, link)
     options = message.options
-    next_deal = await certified_deal(ctx, message.variant, options, player)
-    runner = await ctx.rooms.create(message.variant, options, player, link.name, bot=link.bot, next_deal=next_deal)
+    await check_room_limits(ctx, link)
+    # A public room takes its address's place in the lobby first: one refused for that does
+    # not count toward the player's rooms an hour.
+    code = await count_public_room(ctx, link) if options.public else None
+    try:
+        await count_creation(ctx, link)
+        next_deal = await certified_deal(ctx, message.variant, options, player)
+        runner = await ctx.rooms.create(
+            message.variant, options, player, link.name, bot=link.bot, next_deal=next_deal, code=code
+        )
+    except BaseException:
+        if code is not None:
+            await uncount_public_room(ctx, link, code)
+            await ctx.rooms.leases.release(code)
+        raise
     runner.audience.follow_as_racer(link, 0)
     logger.debug("room %s created by %s (%s, %d racers)", runner.code, link.name, message.variant, options.max_racers)
     link.send(Joined(id=message.id, room=runner.code, role="racer", seat=0))
@@ -111,10 +130,76 @@ async def leave(ctx: Context, link: ClientLink, message: Leave) -> None:
         runner.audience.unfollow(other)
 
 
+#: A lobby line's place: the room's creation time (Unix ms) and code. The greatest comes
+#: first: the newest room, then by code (every line has its own place, so a page's cursor
+#: says exactly where the next page starts).
+LobbyPlace = tuple[int, str]
+_Line = TypeVar("_Line")
+
+
+def lobby_place(summary: RoomSummary) -> LobbyPlace:
+    return summary.created, summary.code
+
+
+def lobby_cursor(place: LobbyPlace) -> str:
+    """The cursor (a :data:`~protocol.values.LobbyCursor`) of a page whose last line is at ``place``."""
+    return f"{place[0]}.{place[1]}"
+
+
+def lobby_start(cursor: str | None) -> LobbyPlace | None:
+    """Where the page after ``cursor`` starts (every line placed before it); None: the first page."""
+    if cursor is None:
+        return None
+    created, _, code = cursor.partition(".")  # LobbyCursor's pattern holds: digits, a dot, a code
+    return int(created), code
+
+
+def _page_and_one(lines: Iterable[tuple[LobbyPlace, _Line]]) -> list[tuple[LobbyPlace, _Line]]:
+    """The first :data:`LOBBY_PAGE` of ``lines`` by place, greatest first, and one more (to
+    know whether another page follows): a heap, not a sort of them all."""
+    return heapq.nlargest(LOBBY_PAGE + 1, lines, key=itemgetter(0))
+
+
+def lobby_page(lines: Iterable[tuple[LobbyPlace, _Line]]) -> tuple[list[tuple[LobbyPlace, _Line]], str | None]:
+    """The first :data:`LOBBY_PAGE` of ``lines`` by place, greatest first, and the cursor of
+    the page after them (None when no line is left)."""
+    page = _page_and_one(lines)
+    if len(page) <= LOBBY_PAGE:
+        return page, None
+    return page[:LOBBY_PAGE], lobby_cursor(page[LOBBY_PAGE - 1][0])
+
+
 async def list_rooms(ctx: Context, link: ClientLink, message: ListRooms) -> None:
-    summaries = ctx.rooms.public() + await watchable_daily_rooms(ctx, player_of(link))
-    summaries += await ctx.cluster.others_lobby()  # every node's rooms, as of its last beat
-    link.send(Lobby(id=message.id, rooms=summaries))
+    """A page of the lobby: every node's public rooms that are not finished (and the daily
+    attempts this player may watch), newest first, ``message.variant``'s only if it names one."""
+    variant, start = message.variant, lobby_start(message.after)
+
+    def wanted(place: LobbyPlace, room_variant: Variant) -> bool:
+        return (variant is None or room_variant == variant) and (start is None or place < start)
+
+    # This node's rooms, as Registry.public lists them (with the live spectator count), but
+    # with a line made only for those that may be on the page: the lobby is polled. Read off
+    # the records, and newest first (rooms are kept in the order they came), so the heap
+    # rarely changes after its first page.
+    here = _page_and_one(
+        ((record.created, record.code), runner)
+        for runner in reversed(ctx.rooms.runners())
+        if (record := runner.room.record).options.public
+        and record.state != "finished"
+        and wanted((record.created, record.code), record.variant)
+    )
+    lines = [
+        (place, msgspec.structs.replace(runner.room.summary(), spectators=runner.audience.spectator_count()))
+        for place, runner in here
+    ]
+    for summary in await watchable_daily_rooms(ctx, player_of(link)):
+        if wanted(place := lobby_place(summary), summary.variant):
+            lines.append((place, summary))
+    # Every other node's rooms, as of its last beat (a line from a server too old to say when
+    # its room was created is placed as the oldest).
+    lines += [(place, s) for s in await ctx.cluster.others_lobby() if wanted(place := lobby_place(s), s.variant)]
+    page, following = lobby_page(lines)
+    link.send(Lobby(id=message.id, rooms=[summary for _, summary in page], next=following))
 
 
 async def ready(ctx: Context, link: ClientLink, message: Ready) -> None:

@@ -147,4 +147,5 @@ def summary_of(record: RoomRecord, seats: dict[int, Seat], spectators: int) -> R
         racers=[seats[n].record.name for n in sorted(seats)],
         max_racers=record.options.max_racers,
         spectators=spectators,
+        created=record.created,
     )

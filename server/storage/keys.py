@@ -21,6 +21,8 @@ key                                            type    holds
 ``sr:room:{<code>}:owner``                     string  ``<node>:<token>``: the owner's lease (PX, renewed)
 ``sr:room:{<code>}:epoch``                     string  the last fencing token handed out for the room
 ``sr:rooms:active``                            set     codes of the rooms in progress
+``sr:public-rooms:<hex>``                      zset    public rooms created from a client address -> Unix ms
+                                                       counted (unfinished ones, kept a day; rooms.py)
 ``sr:node:{<node>}``                           string  a live node's heartbeat (JSON: address, load; PX)
 ``sr:node:{<node>}:inbox``                     channel requests, frames and answers for that node
 ``sr:node:{<node>}:lobby``                     string  the node's public rooms (msgpack; PX)
@@ -105,6 +107,10 @@ class Keys:
 
     def active_rooms(self) -> str:
         return f"{self.prefix}rooms:active"
+
+    def public_rooms(self, address: str) -> str:
+        # Hex, as for attempts: an address (IPv6, "unknown") may hold ':' and anything else.
+        return f"{self.prefix}public-rooms:{address.encode().hex()}"
 
     def daily_attempt(self, game: str, date: str, player: str) -> str:
         return f"{self.prefix}daily-attempt:{key_part(game)}:{key_part(date)}:{key_part(player)}"

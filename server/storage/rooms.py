@@ -23,11 +23,11 @@ import enum
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
 
 from redis.exceptions import NoScriptError, ResponseError
 
-from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
+from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_int, as_text
 from server.storage.keys import MAX_SEATS, Keys
 from server.storage.lease_rule import VERSION_SPAN, stored_version
 from server.storage.pipelined import PipelinedConnection
@@ -79,6 +79,25 @@ return 1
 
 #: Between a stored log entry and its server time (entries never hold a tab).
 TIME_MARK: Final = "\t"
+
+#: KEYS: 1 a client address's public rooms (zset: code -> Unix ms it was counted). ARGV: 1 the
+#: new room's code, 2 now (Unix ms), 3 the cap, 4 the key's TTL (s), then the codes of rooms
+#: over, to forget first. Counts the new room only if fewer than the cap remain, so creations
+#: at once from one address never pass it. Returns {1 counted or 0 refused, rooms counted}.
+_COUNT_PUBLIC: Final = """
+for i = 5, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end
+local held = redis.call('ZCARD', KEYS[1])
+if held >= tonumber(ARGV[3]) then return {0, held} end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return {1, held + 1}
+"""
+#: Ms after which a counted public room with neither a record nor a place in the rooms in
+#: progress is taken for over: its creation failed (a room is counted before it is created).
+PUBLIC_PENDING_MS: Final = 600_000
+#: Seconds an address's public rooms are kept after the last one was counted: the count
+#: would otherwise stay for every address that ever opened one.
+PUBLIC_TTL: Final = 86_400
 
 
 def _split_time(stored: str) -> tuple[str, int | None]:
@@ -156,6 +175,7 @@ class RoomStore:
         self._storage = storage
         self._keys = Keys(storage.prefix)
         self._commit = storage.redis.register_script(_COMMIT)
+        self._count_public = storage.redis.register_script(_COUNT_PUBLIC)
         # Writes waiting to go together (see commit), each with its script's keys and
         # arguments, and the task sending them.
         self._queued: list[_Queued] = []
@@ -350,3 +370,48 @@ class RoomStore:
         with self._storage.guard("list the rooms in progress"):
             codes = await self._storage.redis.smembers(self._keys.active_rooms())
         return sorted(as_text(code) for code in codes)
+
+    async def count_public(self, address: str, code: str, limit: int, now: int) -> tuple[bool, int]:
+        """Count room ``code``, about to be created public, for the client ``address``, unless
+        ``limit`` public rooms from that address count already; whether it was counted, and
+        how many count now. The count is the service's (in Redis, whichever node asks) and
+        atomic: of any number of creations at once, at most ``limit`` count.
+
+        A room counts until it is over: stored and no longer in progress (finished or closed,
+        out of :meth:`active`); one never stored, :data:`PUBLIC_PENDING_MS` after it was
+        counted. Rooms over are forgotten only when the count is full: a creation under the
+        cap costs two round trips."""
+        key = self._keys.public_rooms(address)
+        redis = self._storage.redis
+        with self._storage.guard("read the public rooms of an address"):
+            reply = await redis.zrange(key, 0, -1, withscores=True)
+        held = [(as_text(member), int(at)) for member, at in cast(list[tuple[bytes, float]], reply)]
+        over: list[str] = []
+        if len(held) >= limit:
+            old = {room for room, at in held if now - at >= PUBLIC_PENDING_MS}
+            over = await self._over([room for room, _ in held], old)
+        with self._storage.guard("count a public room"):
+            reply = await self._count_public(keys=[key], args=[code, now, limit, PUBLIC_TTL, *over])
+        counted, total = (int(value) for value in reply)
+        return counted == 1, total
+
+    async def _over(self, codes: list[str], old: set[str]) -> list[str]:
+        """Which of ``codes`` are over (see :meth:`count_public`); ``old``: those counted long ago."""
+        # The records first, then the rooms in progress: a room is listed in progress before
+        # its record is stored, so one seen stored and then not in progress is over, even on
+        # a Cluster, where the two reads go to different nodes (and cannot share a script).
+        stored = await self._storage.send_all(
+            "check the public rooms of an address", [("EXISTS", self._keys.room(code)) for code in codes]
+        )
+        with self._storage.guard("check the public rooms of an address"):
+            active = await self._storage.redis.smismember(self._keys.active_rooms(), codes)
+        return [
+            code
+            for code, is_stored, in_progress in zip(codes, stored, active, strict=True)
+            if not in_progress and (as_int(is_stored) or code in old)
+        ]
+
+    async def uncount_public(self, address: str, code: str) -> None:
+        """Take back :meth:`count_public`'s count of room ``code``, which was not created."""
+        with self._storage.guard("take back a public room's count"):
+            await self._storage.redis.zrem(self._keys.public_rooms(address), code)

@@ -23,13 +23,14 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import msgspec
 import pytest_asyncio
 
 from client.lib.connection import RaceClient
-from protocol.messages import PlayMove, RoomView
+from protocol.messages import CreateRoom, Joined, PlayMove, RoomOptions, RoomView, Variant
 from server.app import RaceServer
 from server.competition.daily import DailyDeal, utc_date
 from server.config import Config
@@ -74,6 +75,16 @@ class Running:
         client = await RaceClient.connect(self.url, name, resume=resume, reconnect=reconnect)
         self.clients.append(client)
         return client
+
+    async def fifty_one_public_rooms(self) -> None:
+        """51 public rooms (one more than a lobby page): 26 of Antares, 25 of Scorpion, by six
+        hosts (a server started with ``max_rooms_per_player=10, public_rooms_per_address=100``)."""
+        for host in range(6):
+            client = await self.connect(f"Host {host}")
+            for n in range(min(10, 51 - 10 * host)):
+                variant: Variant = "antares" if n % 2 == 0 else "scorpion"
+                created = await client.request(partial(CreateRoom, variant=variant, options=RoomOptions(public=True)))
+                assert isinstance(created, Joined)
 
 
 Serve = Callable[..., contextlib.AbstractAsyncContextManager[Running]]

@@ -54,6 +54,25 @@ async def test_rooms_lists_the_public_rooms(serve: Serve) -> None:
         assert out.getvalue().split() == [created.room, "scorpion", "waiting", "1/3", "racers", "0", "watching", "Ann"]
 
 
+async def test_rooms_prints_a_page_and_how_to_ask_for_the_next_and_one_game(serve: Serve) -> None:
+    async with serve(max_rooms_per_player=10, public_rooms_per_address=100) as srv:
+        await srv.fifty_one_public_rooms()
+        out = io.StringIO()
+        assert await list_rooms(srv.url, out) == 0
+        *rooms, more = out.getvalue().splitlines()
+        assert len(rooms) == 50
+        assert more.startswith("more rooms: python -m client rooms --after ")
+        cursor = more.split()[-1]
+        assert parse_args(["rooms", "--after", cursor]).after == cursor
+        out = io.StringIO()
+        assert await list_rooms(srv.url, out, after=cursor) == 0
+        assert len(out.getvalue().splitlines()) == 1  # the last room, and no "more"
+        out = io.StringIO()
+        assert await list_rooms(srv.url, out, variant="scorpion") == 0
+        assert [line.split()[1] for line in out.getvalue().splitlines()] == ["scorpion"] * 25
+        assert await list_rooms(srv.url, io.StringIO(), after="page 2") == 1  # the server refused it
+
+
 async def test_watch_plain_prints_a_line_per_event_until_the_race_is_over(serve: Serve) -> None:
     moves = winning_line()
     async with serve(deal=str(ANTARES_DEAL)) as srv:
@@ -127,6 +146,16 @@ async def test_bots_race_each_other_by_the_servers_hints(serve: Serve) -> None:
     results = [line for line in lines if line.startswith("  ")]
     assert len(results) == 4  # every bot of both rooms ranked
     assert all(line.split(":")[0].strip()[3:].startswith("Bot-") for line in results)
+
+
+async def test_bots_say_which_rooms_the_server_did_not_open(serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
+    async with serve(public_rooms_per_address=1) as srv:
+        out = io.StringIO()
+        assert await run_bots(srv.url, rooms=2, racers=1, variant="antares", delay=0, max_moves=5, out=out) == 0
+    assert len([line for line in out.getvalue().splitlines() if "racing" in line]) == 1
+    (refused,) = capsys.readouterr().err.splitlines()
+    assert refused.startswith("room ")
+    assert "not opened: at most 1 unfinished public rooms from one address" in refused
 
 
 async def test_a_bot_can_join_a_persons_room_and_race_them(serve: Serve) -> None:

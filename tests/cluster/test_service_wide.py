@@ -7,13 +7,29 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
-from protocol.messages import Ack, AskDaily, DailyInfo, Error, Joined, Resign, Spectate, StartDaily
+from protocol.messages import (
+    Ack,
+    AskDaily,
+    CreateRoom,
+    DailyInfo,
+    Error,
+    Joined,
+    Leave,
+    ListRooms,
+    Lobby,
+    Resign,
+    RoomOptions,
+    ServerMessage,
+    Spectate,
+    StartDaily,
+)
 from server.app import RaceServer, stop_leftovers
 from server.config import Config
 from tests.nodes.conftest import redis_cluster
@@ -24,20 +40,38 @@ from tests.server.test_daily import SOLVER, account_token, ask, daily_deal, lobb
 pytestmark = pytest.mark.asyncio
 
 
-@pytest_asyncio.fixture(params=["redis", "cluster"])
-async def two_nodes(
-    request: pytest.FixtureRequest, redis_url: str, tmp_path: Path
+@contextlib.asynccontextmanager
+async def nodes_of_one_service(
+    backend: str, redis_url: str, tmp_path: Path, **settings: Any
 ) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
-    """Two nodes of one service (the daily challenge on), on the session's Redis or a Cluster."""
+    """Two nodes of one service with ``settings``, on the session's Redis or a Cluster."""
     with contextlib.ExitStack() as stack:
-        url = stack.enter_context(redis_cluster(tmp_path)) if request.param == "cluster" else redis_url
-        settings: dict[str, Any] = {**SOLVER, "redis_url": url, "key_prefix": f"test:{uuid.uuid4().hex[:12]}:"}
+        url = stack.enter_context(redis_cluster(tmp_path)) if backend == "cluster" else redis_url
+        settings = {**settings, "redis_url": url, "key_prefix": f"test:{uuid.uuid4().hex[:12]}:"}
         async with (
             RaceServer(Config(port=0, node_ttl=2.0, **settings)) as a,
             RaceServer(Config(port=0, node_ttl=2.0, **settings)) as b,
         ):
             yield a, b
         await stop_leftovers()
+
+
+@pytest_asyncio.fixture(params=["redis", "cluster"])
+async def two_nodes(
+    request: pytest.FixtureRequest, redis_url: str, tmp_path: Path
+) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
+    """Two nodes of one service (the daily challenge on), on the session's Redis or a Cluster."""
+    async with nodes_of_one_service(request.param, redis_url, tmp_path, **SOLVER) as nodes:
+        yield nodes
+
+
+@pytest_asyncio.fixture(params=["redis", "cluster"])
+async def two_plain_nodes(
+    request: pytest.FixtureRequest, redis_url: str, tmp_path: Path
+) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
+    """Two nodes of one service without a solver, on the session's Redis or a Cluster."""
+    async with nodes_of_one_service(request.param, redis_url, tmp_path, solver_workers=0, hint_workers=0) as nodes:
+        yield nodes
 
 
 async def client(node: RaceServer, clients: list[RawClient]) -> RawClient:
@@ -117,3 +151,50 @@ async def test_todays_deal_is_played_once_whichever_node_is_asked_again(
         for opened in clients:
             with contextlib.suppress(Exception):
                 await opened.close()
+
+
+async def test_public_rooms_are_capped_per_address_whichever_node_opens_them(
+    two_plain_nodes: tuple[RaceServer, RaceServer],
+) -> None:
+    """Finding 8 (issue 29): the count of an address's public rooms is the service's. Every
+    client here comes from 127.0.0.1: one address, on both nodes."""
+    a, b = two_plain_nodes
+    cap = a.config.public_rooms_per_address
+    clients: list[RawClient] = []
+    try:
+        rooms: dict[str, tuple[RaceServer, RawClient]] = {}
+        for node, name in ((a, "Ann"), (b, "Bob")):
+            host = await client(node, clients)
+            await host.hello(name)
+            for _ in range(cap // 2):
+                created = await host.request(partial(CreateRoom, variant="antares", options=RoomOptions(public=True)))
+                assert isinstance(created, Joined), created
+                rooms[created.room] = (node, host)
+        late: dict[RaceServer, RawClient] = {}
+        for node in (a, b):
+            late[node] = await client(node, clients)
+            await late[node].hello("Late")
+            refused = await late[node].request(
+                partial(CreateRoom, variant="scorpion", options=RoomOptions(public=True))
+            )
+            assert isinstance(refused, Error), refused
+            assert refused.code == "address-limit"
+
+        # Either node's lobby lists every room, once.
+        def all_listed(reply: ServerMessage) -> bool:
+            return isinstance(reply, Lobby) and sorted(room.code for room in reply.rooms) == sorted(rooms)
+
+        for asker in late.values():
+            listed = await eventually_async(partial(asker.request, partial(ListRooms)), all_listed)
+            assert isinstance(listed, Lobby)
+            assert listed.next is None
+
+        # A room of node B's closed when its last racer leaves: node A may open one again.
+        code = next(code for code, (node, _) in rooms.items() if node is b)
+        assert isinstance(await rooms[code][1].request(partial(Leave, room=code)), Ack)
+        opened = await late[a].request(partial(CreateRoom, variant="scorpion", options=RoomOptions(public=True)))
+        assert isinstance(opened, Joined), opened
+    finally:
+        for opened_client in clients:
+            with contextlib.suppress(Exception):
+                await opened_client.close()

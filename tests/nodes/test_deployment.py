@@ -182,3 +182,21 @@ async def test_play_failover_and_resume_through_haproxy(service: Service, tmp_pa
         assert mirror.version >= acked
         assert await play_one(bob, code) > acked
         await play_one(ann, code)
+
+
+async def test_one_address_holding_unfinished_heads_and_silent_sockets_leaves_anothers_openings_alone(
+    service: Service, tmp_path: Path
+) -> None:
+    async with deployed(service, tmp_path) as deployment:
+        held: list[asyncio.StreamWriter] = []
+        for n in range(150):
+            _, writer = await asyncio.open_connection(FRONT, deployment.plain_port, local_addr=("127.0.9.1", 0))
+            if n % 2:
+                writer.write(UPGRADE[:40])  # a head that never ends
+            held.append(writer)
+        try:
+            for n in range(5):
+                await guest(deployment, 20 + n)
+        finally:
+            for writer in held:
+                writer.close()

@@ -116,6 +116,8 @@ CLIENT_MESSAGES: list[ClientMessage] = [
     Spectate(id=6, room="ABCD"),
     Leave(id=7, room="ABCD"),
     ListRooms(id=8),
+    ListRooms(id=8, variant="antares"),
+    ListRooms(id=8, after="1800000000000.K7Q2M9XD", variant="scorpion"),
     Ready(id=9, room="ABCD"),
     Ready(id=10, room="ABCD", ready=False),
     Start(id=11, room="ABCD"),
@@ -170,6 +172,11 @@ SERVER_MESSAGES: list[ServerMessage] = [
     Hints(id=6, room="ABCD", hints=[HintItem("QS>5", "builds in suit")]),
     LegalMoves(id=7, room="ABCD", moves=["deal", "QS>5"]),
     Lobby(id=8, rooms=[RoomSummary("ABCD", "scorpion", "waiting", ["Ann"], 2, 0)]),
+    Lobby(
+        id=8,
+        rooms=[RoomSummary("K7Q2M9XD", "antares", "racing", ["Ann", "Bob"], 2, 1, created=1_800_000_000_000)],
+        next="1800000000000.K7Q2M9XD",
+    ),
     DailyInfo(
         id=11,
         variant="antares",
@@ -264,6 +271,21 @@ def test_every_message_type_is_covered() -> None:
     assert events == set(RoomEvent.__args__)
 
 
+def test_the_lobby_request_and_answer_of_clients_before_paging_are_unchanged() -> None:
+    """Paging fields left out are defaults: a client that does not page sends, and reads,
+    the frames it always did; nil is read as left out."""
+    assert msgspec.msgpack.decode(encode(ListRooms(id=8))) == {"type": "list_rooms", "id": 8}
+    assert decode_client(pack({"type": "list_rooms", "id": 8, "after": None, "variant": None})) == ListRooms(id=8)
+    lobby = msgspec.msgpack.decode(encode(Lobby(id=8, rooms=[RoomSummary("ABCD", "scorpion", "waiting", [], 2, 0)])))
+    assert lobby == {
+        "type": "lobby",
+        "id": 8,
+        "rooms": [
+            {"code": "ABCD", "variant": "scorpion", "state": "waiting", "racers": [], "max_racers": 2, "spectators": 0}
+        ],
+    }
+
+
 def test_frames_name_their_type_and_events_their_kind() -> None:
     frame = msgspec.msgpack.decode(encode(Update(room="R", base=0, version=1, events=[RacerLeft(seat=1)])))
     assert frame["type"] == "update"
@@ -319,6 +341,10 @@ def test_server_side_decoder_reports_bad_frames_too() -> None:
         {"type": "ready", "id": 5, "room": "ABCD", "ready": "yes"},
         {"type": "create_room", "id": 5, "variant": "klondike"},
         {"type": "hello", "id": 5, "protocol": "1", "name": "Ann"},
+        {"type": "list_rooms", "id": 5, "variant": "klondike"},
+        {"type": "list_rooms", "id": 5, "after": "page 2"},
+        {"type": "list_rooms", "id": 5, "after": 2},
+        {"type": "list_rooms", "id": 5, "after": "1800000000000.K7Q2M9XD" + "X" * 30},
     ],
 )
 def test_wrong_field_types_are_invalid_with_the_request_id(message: dict[str, Any]) -> None:

@@ -1,10 +1,12 @@
 """What keeps one client from hurting the others: coalesced spectator counts, slow consumers
-closed, room creation limited, race logs kept by race number, costly answers charged."""
+closed, room creation limited, public rooms capped per address, race logs kept by race
+number, costly answers charged."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Callable
 from functools import partial
 
 import pytest
@@ -14,6 +16,7 @@ from client.lib.connection import ServerError
 from protocol.codec import encode
 from protocol.messages import (
     PROTOCOL_VERSION,
+    Ack,
     AskRaceLog,
     AskReplay,
     AskSnapshot,
@@ -31,6 +34,7 @@ from protocol.messages import (
     Spectate,
     SpectatorsChanged,
     Update,
+    Variant,
 )
 from server.ops.metrics import CLOSES
 from tests.polling import eventually
@@ -130,6 +134,47 @@ async def test_room_creation_is_limited_per_hour(start_server: ServerFactory) ->
         refused = await ann.request(lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(max_racers=1)))
         assert isinstance(refused, Error)
         assert refused.code == "creation-limit"
+
+
+async def test_public_rooms_are_capped_per_address_until_one_finishes_or_closes(start_server: ServerFactory) -> None:
+    """Finding 8 (issue 29): one address made 500 public rooms in 3 s. Every client of the
+    test comes from 127.0.0.1, so they all count for the same address, whoever they are."""
+    async with start_server() as srv:
+        cap = srv.hub.config.public_rooms_per_address
+        assert cap == 10
+        race = await start_race(srv, "antares", RoomOptions(public=True))  # Ann's room counts
+        hosts: dict[str, RawClient] = {}
+        for player in range(3):
+            host = await srv.raw(f"Host {player}")
+            for _ in range(min(4, cap - 1 - len(hosts))):
+                created = await host.request(partial(CreateRoom, variant="scorpion", options=RoomOptions(public=True)))
+                assert isinstance(created, Joined)
+                hosts[created.room] = host
+        assert len(hosts) == cap - 1
+
+        def public(variant: Variant = "scorpion") -> Callable[[int], CreateRoom]:
+            return partial(CreateRoom, variant=variant, options=RoomOptions(public=True))
+
+        late = await srv.raw("Late")
+        refused = await late.request(public())
+        assert isinstance(refused, Error)
+        assert refused.code == "address-limit"
+        assert f"at most {cap} unfinished public rooms" in refused.message
+        # Private rooms are listed nowhere, and not counted.
+        assert isinstance(await late.request(partial(CreateRoom, variant="scorpion")), Joined)
+
+        # A finished race frees its place...
+        for racer in race.racers:
+            await racer.request(partial(Resign, room=race.code))
+        await eventually(lambda: race.mirror(0).view().state == "finished", what="the race over")
+        assert isinstance(await late.request(public("antares")), Joined)
+        full = await late.request(public("antares"))
+        assert isinstance(full, Error)
+        assert full.code == "address-limit"
+        # ... and so does a room closed when its last racer leaves.
+        code, host = next(iter(hosts.items()))
+        assert isinstance(await host.request(partial(Leave, room=code)), Ack)
+        assert isinstance(await late.request(public("antares")), Joined)
 
 
 async def test_a_race_log_stays_available_after_a_rematch(start_server: ServerFactory) -> None:

@@ -1,4 +1,5 @@
-"""Rooms in Redis: version-checked commits, logs by race, finished archives, expiry, the active set."""
+"""Rooms in Redis: version-checked commits, logs by race, finished archives, expiry, the active set,
+the public rooms counted per client address."""
 
 from __future__ import annotations
 
@@ -17,7 +18,16 @@ from server.storage.connection import Storage
 from server.storage.embedded import EmbeddedRedis
 from server.storage.keys import Keys
 from server.storage.nodes import NodeStore
-from server.storage.rooms import Committed, Expiry, Fenced, RoomStore, RoomWrite, VersionConflict
+from server.storage.rooms import (
+    PUBLIC_PENDING_MS,
+    PUBLIC_TTL,
+    Committed,
+    Expiry,
+    Fenced,
+    RoomStore,
+    RoomWrite,
+    VersionConflict,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -215,6 +225,40 @@ async def test_a_move_costs_redis_one_script_of_two_commands(tmp_path: Path) -> 
         finally:
             await storage.close()
     assert {name: n for name, n in spent.items() if n and name != "info"} == {"evalsha": 10, "incrby": 10, "rpush": 10}
+
+
+NOW = 1_800_000_000_000
+
+
+async def test_public_rooms_count_per_address_up_to_the_cap_even_all_at_once(store: Storage, raw: Redis) -> None:
+    rooms = RoomStore(store)
+    counts = await asyncio.gather(*(rooms.count_public("192.0.2.7", f"R{n}", 10, NOW) for n in range(25)))
+    assert sorted(counted for counted, _ in counts) == [False] * 15 + [True] * 10
+    assert max(total for _, total in counts) == 10
+    # Another address has a count of its own (an IPv6 address: a key part made safe).
+    assert await rooms.count_public("2001:db8::1", "OTHER", 10, NOW) == (True, 1)
+    key = Keys(store.prefix).public_rooms("192.0.2.7")
+    assert 0 < await raw.ttl(key) <= PUBLIC_TTL
+    counted = next(f"R{n}" for n, (done, _) in enumerate(counts) if done)
+    await rooms.uncount_public("192.0.2.7", counted)  # its room was not created after all
+    assert await rooms.count_public("192.0.2.7", "AGAIN", 10, NOW) == (True, 10)
+
+
+async def test_a_public_room_counts_until_it_is_stored_and_no_longer_in_progress(store: Storage, raw: Redis) -> None:
+    rooms, keys = RoomStore(store), Keys(store.prefix)
+    for code in ("LIVE", "OVER", "NEW", "LOST"):
+        assert (await rooms.count_public("192.0.2.7", code, 4, NOW))[0]
+    for code in ("LIVE", "OVER"):
+        await raw.set(keys.room(code), "record")
+    await rooms.mark_active("LIVE", True)  # racing; OVER finished (or closed): stored, not in progress
+    # NEW and LOST were never stored: NEW is being created, LOST's creation failed long ago.
+    await raw.zadd(keys.public_rooms("192.0.2.7"), {"LOST": NOW - PUBLIC_PENDING_MS})
+    assert await rooms.count_public("192.0.2.7", "NEXT", 4, NOW) == (True, 3)
+    assert sorted(await raw.zrange(keys.public_rooms("192.0.2.7"), 0, -1)) == ["LIVE", "NEW", "NEXT"]
+    # A room is listed in progress before its record is stored: it counts in between too.
+    await rooms.mark_active("SOON", True)
+    assert await rooms.count_public("192.0.2.7", "SOON", 4, NOW) == (True, 4)
+    assert await rooms.count_public("192.0.2.7", "NONE", 4, NOW + PUBLIC_PENDING_MS - 1) == (False, 4)
 
 
 async def _calls(storage: Storage) -> dict[str, int]:

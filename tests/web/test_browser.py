@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from functools import partial
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from protocol.messages import (
     JoinRoom,
     Ready,
     RoomOptions,
+    Variant,
 )
 from server.storage.accounts import AccountStore
 from tests.known_deals import ANTARES_DEAL, winning_line
@@ -308,6 +310,40 @@ def test_the_lobby_lists_public_rooms_live(srv: ThreadedServer, page: Any) -> No
     srv.call(client.leave(code))
     row.wait_for(state="detached", timeout=WAIT)
     srv.call(client.close())
+
+
+def test_the_lobby_pages_as_the_server_does_and_shows_one_game(web_server: Any, page: Any) -> None:
+    with web_server(max_rooms_per_player=10, public_rooms_per_address=100) as srv:
+
+        async def open_public() -> list[RaceClient]:
+            hosts = []
+            for host in range(6):
+                client = await RaceClient.connect(srv.ws, f"Host {host}", reconnect=False)
+                hosts.append(client)
+                for n in range(min(10, 51 - 10 * host)):
+                    variant: Variant = "antares" if n % 2 == 0 else "scorpion"
+                    options = RoomOptions(public=True)
+                    joined = await client.request(partial(CreateRoom, variant=variant, options=options))
+                    assert isinstance(joined, Joined)
+            return hosts
+
+        hosts = srv.call(open_public())
+        page.goto(srv.base + "/")
+        rows = page.locator("#lobby-rooms tr[data-code]")
+        page.wait_for_function("() => document.querySelectorAll('#lobby-rooms tr[data-code]').length === 50")
+        assert page.is_disabled("#lobby-previous")
+        page.click("#lobby-next")
+        page.wait_for_function("() => document.querySelectorAll('#lobby-rooms tr[data-code]').length === 1")
+        assert "page 2" in (page.text_content("#lobby-page") or "")
+        assert page.is_disabled("#lobby-next")
+        page.click("#lobby-previous")
+        page.wait_for_function("() => document.querySelectorAll('#lobby-rooms tr[data-code]').length === 50")
+        page.select_option("#lobby-game", "scorpion")
+        page.wait_for_function("() => document.querySelectorAll('#lobby-rooms tr[data-code]').length === 25")
+        assert set(rows.all_text_contents()) == set(rows.filter(has_text="Scorpion").all_text_contents())
+        shot(page, "lobby-pages")
+        for client in hosts:
+            srv.call(client.close())
 
 
 def test_joining_from_a_link_with_a_name(srv: ThreadedServer, page: Any) -> None:

@@ -1,5 +1,6 @@
-// The lobby: public rooms that are not finished, asked for again every two seconds
-// (the protocol has no lobby subscription), and a form to open a room.
+// The lobby: public rooms that are not finished, newest first, a page at a time as the
+// server pages them (of both games or one), asked for again every two seconds (the
+// protocol has no lobby subscription), and a form to open a room.
 
 import { fill, h, statusLine, variantName } from "./dom.js";
 
@@ -8,6 +9,9 @@ const REFRESH_MS = 2000;
 export class LobbyScreen {
   constructor(conn) {
     this.conn = conn;
+    this.game = ""; // "": both games
+    this.pages = [null]; // the cursors of the pages shown so far; the last is this page's
+    this.next = null; // the server's cursor of the page after this one (null: no more)
   }
 
   mount(main) {
@@ -17,6 +21,7 @@ export class LobbyScreen {
       "section",
       { id: "lobby" },
       h("h1", {}, "Live rooms"),
+      this.pager(),
       h(
         "table",
         {},
@@ -39,9 +44,46 @@ export class LobbyScreen {
     clearInterval(this.timer);
   }
 
+  pager() {
+    this.gameChoice = h(
+      "select",
+      { id: "lobby-game", onchange: () => this.turn([null]) },
+      h("option", { value: "" }, "Both games"),
+      h("option", { value: "scorpion" }, "Scorpion"),
+      h("option", { value: "antares" }, "Antares"),
+    );
+    this.previousButton = h("button", { type: "button", id: "lobby-previous", onclick: () => this.turn(this.pages.slice(0, -1)) }, "Previous page");
+    this.nextButton = h("button", { type: "button", id: "lobby-next", onclick: () => this.next && this.turn([...this.pages, this.next]) }, "Next page");
+    this.pageLabel = h("span", { id: "lobby-page", className: "muted" });
+    this.drawPager();
+    return h("div", { className: "panel toolbar" }, h("label", {}, "Game ", this.gameChoice), this.previousButton, this.pageLabel, this.nextButton);
+  }
+
+  drawPager() {
+    this.pageLabel.textContent = `page ${this.pages.length}`;
+    this.previousButton.disabled = this.pages.length < 2;
+    this.nextButton.disabled = !this.next;
+  }
+
+  turn(pages) {
+    this.pages = pages.length ? pages : [null];
+    this.game = this.gameChoice.value;
+    this.next = null;
+    this.drawPager();
+    this.refresh();
+  }
+
   async refresh() {
+    const after = this.pages[this.pages.length - 1];
+    const game = this.game;
+    const request = { type: "list_rooms" };
+    if (after) request.after = after;
+    if (game) request.variant = game;
     try {
-      const lobby = await this.conn.request({ type: "list_rooms" });
+      const lobby = await this.conn.request(request);
+      if (after !== this.pages[this.pages.length - 1] || game !== this.game) return; // a page no longer shown
+      this.next = lobby.next || null;
+      this.drawPager();
       this.draw(lobby.rooms || []);
     } catch (error) {
       this.status.show(error.message, true);

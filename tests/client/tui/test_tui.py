@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 from rich.text import Text
@@ -28,7 +28,16 @@ from client.tui.results import ReplayScreen, ResultsScreen
 from client.tui.spectate import SpectateScreen
 from client.tui.standings import LeaderboardScreen, StatsScreen
 from client.tui.widgets import BoardView
-from protocol.messages import AccountInfo, CreateRoom, Joined, JoinRoom, Ready, Register, RoomOptions
+from protocol.messages import (
+    LOBBY_PAGE,
+    AccountInfo,
+    CreateRoom,
+    Joined,
+    JoinRoom,
+    Ready,
+    Register,
+    RoomOptions,
+)
 from server.games import Game
 from tests.client.conftest import (
     PATIENCE,
@@ -104,6 +113,14 @@ async def test_the_first_run_asks_a_name_once_and_remembers_it(serve: Serve, tmp
         async with again.run_test(size=(80, 24)):
             await home(again)  # no question this time, and the same player as before
             assert client_of(again).player == player
+
+
+async def lobby_table(app: RaceApp, pilot: Pilot[int]) -> DataTable[Any]:
+    """From the home screen, the lobby's table of rooms."""
+    await home(app)
+    await choose(app, pilot, "lobby")
+    lobby = await eventually(showing(app, LobbyScreen), what="the lobby")
+    return lobby.query_one("#rooms", DataTable)
 
 
 async def choose(app: RaceApp, pilot: Pilot[int], choice: str) -> None:
@@ -240,16 +257,40 @@ async def open_public_race(srv: Running) -> tuple[str, list[RaceClient]]:
     return created.room, [ann, bob]
 
 
+async def test_the_lobby_shows_the_servers_pages_and_one_game_when_asked(serve: Serve, tmp_path: Path) -> None:
+    async with serve(max_rooms_per_player=10, public_rooms_per_address=100) as srv:
+        await srv.fifty_one_public_rooms()
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Sam"))
+        async with app.run_test(size=(100, 30)) as pilot:
+            table = await lobby_table(app, pilot)
+
+            def games() -> list[str]:
+                return [str(table.get_row_at(row)[1]) for row in range(table.row_count)]
+
+            await eventually(lambda: table.row_count == LOBBY_PAGE, what="the first page")
+            assert "Page 1" in text_of(app, "#lobby-message")
+            assert "n: next page" in text_of(app, "#lobby-message")
+            await pilot.press("n")
+            await eventually(lambda: table.row_count == 1, what="the second page")
+            assert "Page 2" in text_of(app, "#lobby-message")
+            assert "n: next page" not in text_of(app, "#lobby-message")
+            await pilot.press("p")
+            await eventually(lambda: table.row_count == LOBBY_PAGE, what="the first page again")
+            await pilot.press("g")
+            await eventually(lambda: table.row_count == 25, what="Scorpion's rooms")
+            assert set(games()) == {"scorpion"}
+            assert "Scorpion only" in text_of(app, "#lobby-message")
+            await pilot.press("g")
+            await eventually(lambda: table.row_count == 26 and set(games()) == {"antares"}, what="Antares' rooms")
+
+
 async def test_spectating_a_running_race_from_the_lobby(serve: Serve, tmp_path: Path) -> None:
     line = winning_line()
     async with serve(deal=str(ANTARES_DEAL)) as srv:
         code, racers = await open_public_race(srv)
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Sam"))
         async with app.run_test(size=(100, 30)) as pilot:
-            await home(app)
-            await choose(app, pilot, "lobby")
-            lobby = await eventually(showing(app, LobbyScreen), what="the lobby")
-            table = lobby.query_one("#rooms", DataTable)
+            table = await lobby_table(app, pilot)
             await eventually(lambda: table.row_count == 1, what="the room listed")
             assert table.get_row_at(0)[:3] == [code, "antares", "waiting"]
             await pilot.press("enter")
