@@ -3,10 +3,11 @@
 It works beside a running server: it writes through the storage layer and announces each
 action on the moderation channel, which every running server carries out on its own
 connections and rooms (:mod:`server.features.moderation`). Every action that changes
-anything is logged in Redis with who did it (``--as``, by default the OS user) and when;
-``admin log`` shows the log. Flags (``admin flags``) are anti-cheat evidence for a person
-to judge: a flagged ranked daily entry is held off the board until ``admin clear-flag``
-puts it there; one refused at machine speed stays off.
+anything is logged in Redis with who did it (``--as``, by default the OS user) and when,
+and always with the OS user and host that ran the tool, whatever ``--as`` says; ``admin
+log`` shows the log (both names where they differ). Flags (``admin flags``) are anti-cheat
+evidence for a person to judge: a flagged ranked daily entry is held off the board until
+``admin clear-flag`` puts it there; one refused at machine speed stays off.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import asyncio
 import datetime
 import getpass
 import os
+import pwd
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,7 +48,12 @@ def _parser() -> argparse.ArgumentParser:
         "--data-dir", type=Path, default=Path(os.environ.get("DATA_DIR", "data")), help="the embedded Redis's data"
     )
     parser.add_argument("--key-prefix", default=os.environ.get("KEY_PREFIX", "sr:"), help="the server's key prefix")
-    parser.add_argument("--as", dest="who", default=None, help="who is acting (default: the OS user)")
+    parser.add_argument(
+        "--as",
+        dest="who",
+        default=None,
+        help="the name to act under (default: the OS user; the OS user and host are logged too)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     ban = commands.add_parser("ban", help="ban a player: their connections close, new hellos are refused")
     ban.add_argument("player")
@@ -76,6 +84,27 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def os_user() -> str:
+    """The OS user running this process: its real user id's name (not ``$USER`` or
+    ``$LOGNAME``, which whoever runs the tool sets as they like), else what
+    :func:`getpass.getuser` says, else the id."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:  # a user id with no name (a container's, say)
+        pass
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}"
+
+
+def _who(action: AdminAction) -> str:
+    """The name an action was taken under, and who really ran the tool where they differ."""
+    if not action.os_user or action.os_user == action.who:
+        return action.who
+    return f"{action.who} (OS user {action.os_user}@{action.host or '?'})"
+
+
 def _when(ms: int) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
@@ -84,7 +113,10 @@ class Admin:
     """The admin commands against one Redis; each returns the lines to print."""
 
     def __init__(self, storage: Storage, who: str) -> None:
+        #: The name acted under (``--as``); the OS user and host are this process's own.
         self.who = who
+        self.os_user = os_user()
+        self.host = socket.gethostname()
         self.accounts = AccountStore(storage)
         self.moderation = ModerationStore(storage)
         self.players = PlayerStore(storage)
@@ -93,7 +125,9 @@ class Admin:
         self.rooms = RoomStore(storage)
 
     async def _log(self, action: str, target: str, detail: str = "") -> None:
-        await self.moderation.log_action(AdminAction(self.who, now_ms(), action, target, detail))
+        await self.moderation.log_action(
+            AdminAction(self.who, now_ms(), action, target, detail, os_user=self.os_user, host=self.host)
+        )
 
     async def ban(self, player: str, reason: str) -> list[str]:
         await self.accounts.ban(player, reason)
@@ -226,7 +260,7 @@ class Admin:
 
     async def log(self) -> list[str]:
         return [
-            f"{_when(a.when)}  {a.who}  {a.action} {a.target}" + (f"  {a.detail}" if a.detail else "")
+            f"{_when(a.when)}  {_who(a)}  {a.action} {a.target}" + (f"  {a.detail}" if a.detail else "")
             for a in await self.moderation.actions()
         ] or ["no admin actions"]
 
@@ -234,7 +268,7 @@ class Admin:
 async def run(args: argparse.Namespace) -> list[str]:
     url = args.redis_url or "unix://" + quote(str((args.data_dir / SOCKET_NAME).resolve()))
     storage = await Storage.connect(url, prefix=args.key_prefix)
-    admin = Admin(storage, args.who or getpass.getuser())
+    admin = Admin(storage, args.who or os_user())
     try:
         match args.command:
             case "ban":

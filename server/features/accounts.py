@@ -32,11 +32,15 @@ from server.features.identity import forget_player, rejoin
 from server.features.moderation import close_links
 from server.features.sessions import InvalidName, clean_name
 from server.games import VARIANTS
+from server.ops.log_limits import LogLimiter
 from server.rooms.errors import RoomError
 from server.storage.accounts import Account, Registered
 from server.storage.name_skeleton import name_skeleton
 
 logger = logging.getLogger("server.accounts")
+#: Registrations and logins are a client's to repeat (a login many times a second): their
+#: lines are rate-limited, each kind on its own.
+_log = LogLimiter(logger)
 
 MIN_PASSWORD: Final = 8
 #: Seconds a failed login (or password check) holds its connection: slows guessing further.
@@ -113,7 +117,7 @@ async def register(ctx: Context, link: ClientLink, message: Register) -> None:
     # as long as they stay open (the guest's token they hold resumes nothing any more).
     for other in ctx.by_player.get(player, {link}):
         other.name, other.generation = name, account.generation
-    logger.info("player %s registered as %s", player, name)
+    _log.log(logging.INFO, "registered", "player %s registered as %s", player, name)
     await _account_reply(ctx, link, message.id, account, account.generation)
 
 
@@ -147,7 +151,7 @@ async def login(ctx: Context, link: ClientLink, message: Login) -> None:
         forget_player(ctx, link)
     link.player, link.name, link.generation = account.player, account.name, account.generation
     ctx.by_player.setdefault(account.player, set()).add(link)
-    logger.info("account %s logged in", account.player)
+    _log.log(logging.INFO, "logged-in", "account %s logged in", account.player)
     await _account_reply(ctx, link, message.id, account, account.generation)
     await rejoin(ctx, link, message.id)
 

@@ -17,10 +17,14 @@ from server.features.admission import admit
 from server.features.context import Context
 from server.features.sessions import InvalidName, clean_name, new_player_id, verify_token
 from server.live.runner import RoomRunner
+from server.ops.log_limits import LogLimiter
 from server.rooms.commands import Presence
 from server.storage.connection import StoreUnavailable
 
 logger = logging.getLogger("server.identity")
+#: A storage outage fails each client's return and drop: one line per client would flood the
+#: log, so the lines are rate-limited, each kind on its own.
+_log = LogLimiter(logger)
 
 
 async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
@@ -100,7 +104,14 @@ async def resume_seat(ctx: Context, link: ClientLink, runner: RoomRunner, reques
     try:
         await runner.run(Presence(player, True))
     except StoreUnavailable as error:
-        logger.warning("room %s: %s's return not stored yet: %s", runner.code, link.name, error)
+        _log.log(
+            logging.WARNING,
+            "return-not-stored",
+            "room %s: %s's return not stored yet: %s",
+            runner.code,
+            link.name,
+            error,
+        )
     link.send(runner.snapshot_for(link))
 
 
@@ -123,7 +134,7 @@ async def disconnected(ctx: Context, link: ClientLink) -> None:
         try:
             await ctx.cluster.connected(link.player, link.id, False)
         except StoreUnavailable as error:
-            logger.warning("%s's closed connection still counted: %s", link.name, error)
+            _log.log(logging.WARNING, "close-not-counted", "%s's closed connection still counted: %s", link.name, error)
     forget_player(ctx, link)
     for code in list(link.rooms):
         runner = await ctx.rooms.get(code)
@@ -138,4 +149,11 @@ async def disconnected(ctx: Context, link: ClientLink) -> None:
                 await runner.run(Presence(player, False))
             except StoreUnavailable as error:
                 # Not stored: after the resync the seat is away (no connection follows it).
-                logger.warning("room %s: %s's drop not stored: %s", runner.code, link.name, error)
+                _log.log(
+                    logging.WARNING,
+                    "drop-not-stored",
+                    "room %s: %s's drop not stored: %s",
+                    runner.code,
+                    link.name,
+                    error,
+                )

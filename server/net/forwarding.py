@@ -41,6 +41,7 @@ from server.net.answers import Answers
 from server.net.dispatch import dispatch
 from server.net.following import Following, Role
 from server.net.proxies import Proxies
+from server.ops.log_limits import LogLimiter
 from server.ops.metrics import FORWARD_SECONDS, FORWARDED_RECEIVED, FORWARDED_SENT
 from server.ops.stopping import stop_requested, stop_tasks
 from server.storage.connection import StoreUnavailable
@@ -86,6 +87,8 @@ class Router:
         self.mail.serve(self._on)
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
+        #: Lines each client can cause (every request during an outage): rate-limited.
+        self._log = LogLimiter(logger)
 
     def stop_forwarding(self) -> None:
         """The server is stopping: requests waiting on other nodes fail at once, and no new
@@ -167,8 +170,14 @@ class Router:
                         break
                     self._owners.pop(code, None)
                 except StoreUnavailable as error:
-                    logger.warning(
-                        "room %s: %s's seat not given back yet (try %d): %s", code, link.name, attempt + 1, error
+                    self._log.log(
+                        logging.WARNING,
+                        "seat-not-given-back-yet",
+                        "room %s: %s's seat not given back yet (try %d): %s",
+                        code,
+                        link.name,
+                        attempt + 1,
+                        error,
                     )
             if not given:
                 missed.append(code)
@@ -255,7 +264,12 @@ class Router:
         acks), so its node is told to close it, and the client resumes everywhere."""
         if not self.proxies.was_silenced(origin, link):
             return False
-        logger.info("a request on a dropped proxy of node %s: its client is sent to reconnect", origin)
+        self._log.log(
+            logging.INFO,
+            "dropped-proxy",
+            "a request on a dropped proxy of node %s: its client is sent to reconnect",
+            origin,
+        )
         self.mail.post(origin, Reroute([link]))
         self.mail.post(origin, Done(seq, False))
         return True
@@ -277,12 +291,12 @@ class Router:
                 proxy.begin(message.id)
                 await dispatch(self.ctx, proxy, message)
         except MalformedFrame:
-            logger.warning("node %s forwarded an unreadable request", request.origin)
+            self._log.log(logging.WARNING, "unreadable", "node %s forwarded an unreadable request", request.origin)
         except StoreUnavailable as error:
-            logger.warning("forwarded request not served: %s", error)
+            self._log.log(logging.WARNING, "not-served", "forwarded request not served: %s", error)
             proxy.error(ErrorCode.STORAGE_UNAVAILABLE, "storage is unavailable; try again shortly", request_id)
         except Exception:
-            logger.exception("forwarded request from node %s failed", request.origin)
+            self._log.exception("failed", "forwarded request from node %s failed", request.origin)
         finally:
             self.mail.post(request.origin, Done(request.seq, moved))
             self.proxies.tidy(proxy)
@@ -300,7 +314,14 @@ class Router:
                 if runner is not None and runner.room.seat_of(resume.player) is not None:
                     await identity.resume_seat(self.ctx, proxy, runner, resume.request)
         except StoreUnavailable as error:
-            logger.warning("room %s: seat of %s not given back: %s", resume.code, resume.name, error)
+            self._log.log(
+                logging.WARNING,
+                "seat-not-given-back",
+                "room %s: seat of %s not given back: %s",
+                resume.code,
+                resume.name,
+                error,
+            )
         finally:
             self.mail.post(resume.origin, Done(resume.seq, moved))
             self.proxies.tidy(proxy)
@@ -310,7 +331,7 @@ class Router:
         try:
             await identity.disconnected(self.ctx, proxy)
         except StoreUnavailable as error:
-            logger.warning("a proxy's drop was not stored: %s", error)
+            self._log.log(logging.WARNING, "drop-not-stored", "a proxy's drop was not stored: %s", error)
 
     def rerouted(self, runner: RoomRunner) -> None:
         """``runner`` left this node (fenced, or handed over by a drain): the other nodes'
@@ -438,10 +459,22 @@ class Router:
                 if not lost:
                     return
                 if not await self._refollow(link, lost):
-                    logger.info("%s follows %d rooms again after a server went away", link.name, len(lost))
+                    self._log.log(
+                        logging.INFO,
+                        "followed-again",
+                        "%s follows %d rooms again after a server went away",
+                        link.name,
+                        len(lost),
+                    )
                     return
         except Exception as error:  # any failure: the client resumes by itself instead
-            logger.warning("%s's rooms not followed again (%s): sent to reconnect", link.name, error)
+            self._log.log(
+                logging.WARNING,
+                f"not-followed-again/{type(error).__name__}",  # a bug is no outage
+                "%s's rooms not followed again (%s): sent to reconnect",
+                link.name,
+                error,
+            )
         self._close(link, "a server your rooms ran on went away")
 
     async def _refollow(self, link: ClientLink, rooms: dict[str, Role]) -> list[str]:

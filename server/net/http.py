@@ -39,6 +39,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from server.connections.limits import Pacer
+from server.ops.log_limits import LogLimiter
 from server.ops.metrics import CLOSES, REGISTRY
 
 #: Seconds between two websocket handshakes at most (about 330 new connections a second: opening
@@ -182,6 +183,8 @@ class HttpRoutes:
         self.allowed_hosts = frozenset(host.lower() for host in allowed_hosts)
         self.web_root = web_root
         self._handshakes = Pacer(HANDSHAKE_INTERVAL)
+        #: Refused origins are a client's to repeat at will: their lines are rate-limited.
+        self._log = LogLimiter(logger)
         #: Off when :class:`~server.net.listener.OpeningLine` paces the openings before this.
         self.pace_handshakes = True
 
@@ -208,7 +211,9 @@ class HttpRoutes:
                     await asyncio.sleep(wait)
                 return None
             CLOSES.labels("origin").inc()
-            logger.info("refused a websocket from origin %r", request.headers.get("Origin"))
+            self._log.log(
+                logging.INFO, "refused-origin", "refused a websocket from origin %r", request.headers.get("Origin")
+            )
             return _text(http.HTTPStatus.FORBIDDEN, "this origin may not open a websocket here\n")
         return await self.route(request.path)
 

@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Final
 
 import msgspec
@@ -28,13 +28,28 @@ LOG_LINES: Final = 10_000
 
 @dataclass(frozen=True, slots=True)
 class AdminAction:
-    """One line of the admin log: who (an OS user or ``--as``), when (Unix ms), what, to whom."""
+    """One line of the admin log: who (the name acted under: ``--as``, by default the OS
+    user), when (Unix ms), what, to whom, and the OS user and host that really ran the
+    tool, whatever ``--as`` said.
+
+    Stored as a JSON object: ``os_user`` and ``host`` were added later, so a line without
+    them (written before) reads with both empty, and fields a later version may add are
+    ignored.
+    """
 
     who: str
     when: int
     action: str
     target: str
     detail: str = ""
+    os_user: str = ""
+    host: str = ""
+
+    @classmethod
+    def from_json(cls, text: str) -> AdminAction:
+        """An action as :meth:`ModerationStore.log_action` stores it, of any version."""
+        data = json.loads(text)
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
 class Flag(msgspec.Struct, frozen=True):
@@ -94,7 +109,7 @@ class ModerationStore:
         """The ``n`` latest admin actions, newest first."""
         with self._storage.guard("read the admin log"):
             lines = await self._storage.redis.lrange(self._keys.admin_log(), 0, n - 1)
-        return [AdminAction(**json.loads(as_text(line))) for line in lines]
+        return [AdminAction.from_json(as_text(line)) for line in lines]
 
     async def flag(self, flag: Flag) -> bool:
         """Add ``flag`` to the flags, newest first; False (and nothing added) if one of the

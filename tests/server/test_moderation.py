@@ -6,7 +6,10 @@ exact re-ranking, rooms closed, the lists, the admin log, and anti-cheat flags."
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import pwd
+import socket
 import sys
 from collections.abc import Sequence
 
@@ -36,6 +39,8 @@ from server.clock import now_ms
 from server.competition.daily import DailyDeal, utc_date
 from server.live.runner import RoomRunner
 from server.storage.deals import DealStore
+from server.storage.keys import Keys
+from server.storage.moderation import ModerationStore
 from server.supply.certified import DailyDeals
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.server.conftest import RawClient, RunningServer, ServerFactory, eventually, registered_before_today
@@ -43,6 +48,8 @@ from tests.server.conftest import RawClient, RunningServer, ServerFactory, event
 pytestmark = pytest.mark.asyncio
 
 PASSWORD = "correct horse battery"
+#: How ``admin log`` names the tests' moderator: the name acted under, then who really ran it.
+MODERATOR = f"test-moderator (OS user {pwd.getpwuid(os.getuid()).pw_name}@{socket.gethostname()})"
 
 
 def today() -> str:
@@ -96,8 +103,9 @@ async def play(client: RawClient, room: str, move: str) -> None:
     await client.request(lambda i: PlayMove(id=i, room=room, move=move))
 
 
-async def admin(srv: RunningServer, *args: str) -> str:
-    """Run ``python -m server admin`` against the server's Redis; its output (it must succeed)."""
+async def admin(srv: RunningServer, *args: str, who: str = "test-moderator", env: dict[str, str] | None = None) -> str:
+    """Run ``python -m server admin --as who`` against the server's Redis, with ``env`` added
+    to the environment; its output (it must succeed)."""
     config = srv.server.config
     assert config.redis_url is not None
     process = await asyncio.create_subprocess_exec(
@@ -110,11 +118,11 @@ async def admin(srv: RunningServer, *args: str) -> str:
         "--key-prefix",
         config.key_prefix,
         "--as",
-        "test-moderator",
+        who,
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        env={**os.environ, "PYTHONPATH": os.getcwd(), **(env or {})},
     )
     out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 0, err.decode()
@@ -190,7 +198,7 @@ async def test_removing_a_board_entry_re_ranks_the_board(start_server: ServerFac
         assert "on 1 daily boards" in await admin(srv, "rename", players["Cleo"], "Clio")
         assert await board(srv) == [(1, "Ann"), (2, "Clio")]
         log = await admin(srv, "log")
-        assert f"test-moderator  remove-entry {players['Bob']}" in log
+        assert f"{MODERATOR}  remove-entry {players['Bob']}" in log
 
 
 async def test_a_banned_player_is_disconnected_and_kept_out(server: RunningServer) -> None:
@@ -215,6 +223,28 @@ async def test_a_banned_player_is_disconnected_and_kept_out(server: RunningServe
     log = await admin(server, "log")
     assert log.index("unban") < log.index("ban " + info.player)  # newest first
     assert "test-moderator" in log
+
+
+async def test_the_log_names_the_os_user_and_host_whatever_as_says(server: RunningServer) -> None:
+    storage = server.server.storage
+    assert storage is not None
+    # A line written before the OS user and host were logged.
+    old = {"who": "bob", "when": now_ms() - 60_000, "action": "unban", "target": "p-old", "detail": ""}
+    await storage.redis.lpush(Keys(storage.prefix).admin_log(), json.dumps(old))
+    # Acting as alice, with the environment's user names (which getpass would believe) faked.
+    out = await admin(server, "unban", "p-new", who="alice", env={"USER": "mallory", "LOGNAME": "mallory"})
+    assert "p-new was not banned" in out
+    user, host = pwd.getpwuid(os.getuid()).pw_name, socket.gethostname()
+    new, old_read = await ModerationStore(storage).actions()
+    assert (new.who, new.os_user, new.host, new.action, new.target) == ("alice", user, host, "unban", "p-new")
+    assert (old_read.who, old_read.os_user, old_read.host, old_read.target) == ("bob", "", "", "p-old")
+    log = (await admin(server, "log")).splitlines()
+    assert log[0].endswith(f"  alice (OS user {user}@{host})  unban p-new")
+    assert log[1].endswith("  bob  unban p-old")
+    assert "mallory" not in "\n".join(log)
+    # Under one's own name, the name is given once.
+    await admin(server, "unban", "p-own", who=user)
+    assert (await admin(server, "log")).splitlines()[0].endswith(f"  {user}  unban p-own")
 
 
 async def test_rename_close_a_room_list_rooms_and_show_races(server: RunningServer) -> None:
@@ -334,7 +364,7 @@ async def test_a_studied_ranked_entry_is_hidden_until_a_moderator_clears_it(serv
     await runner._recorder.record(runner.room)
     assert await board(server) == [(1, "Ann")]
     assert "CLEARED (rank 1)" in await admin(server, "flags")
-    assert f"test-moderator  clear-flag {info.player}" in await admin(server, "log")
+    assert f"{MODERATOR}  clear-flag {info.player}" in await admin(server, "log")
 
 
 async def test_a_machine_speed_ranked_entry_never_reaches_the_board(server: RunningServer) -> None:

@@ -1,12 +1,16 @@
-"""Anti-cheat flags in Redis: newest first, the evidence kept, one flag per race."""
+"""Anti-cheat flags in Redis: newest first, the evidence kept, one flag per race; the admin
+log, its lines of every version."""
 
 from __future__ import annotations
+
+import json
 
 import msgspec
 import pytest
 
 from server.storage.connection import Storage
-from server.storage.moderation import Flag, ModerationStore
+from server.storage.keys import Keys
+from server.storage.moderation import AdminAction, Flag, ModerationStore
 
 pytestmark = pytest.mark.asyncio
 
@@ -44,3 +48,18 @@ async def test_flags_written_before_the_score_read_as_noted(store: Storage) -> N
     await store.redis.lpush(f"{store.prefix}flags", msgspec.json.encode(old))
     [read] = await moderation.flags()
     assert (read.verdict, read.score, read.parts, read.first_move_ms) == ("noted", 0.0, {}, None)
+
+
+async def test_admin_actions_keep_the_os_user_and_host_and_old_lines_still_read(store: Storage) -> None:
+    moderation = ModerationStore(store)
+    key = Keys(store.prefix).admin_log()
+    await store.redis.lpush(key, json.dumps({"who": "bob", "when": 1, "action": "ban", "target": "p1", "detail": "x"}))
+    await moderation.log_action(AdminAction("alice", 2, "unban", "p1", os_user="root", host="box"))
+    # A line of a later version, with a field this one does not know.
+    later = {"who": "cleo", "when": 3, "action": "ban", "target": "p2", "os_user": "cleo", "host": "box", "new": 1}
+    await store.redis.lpush(key, json.dumps(later))
+    assert await moderation.actions() == [
+        AdminAction("cleo", 3, "ban", "p2", os_user="cleo", host="box"),
+        AdminAction("alice", 2, "unban", "p1", os_user="root", host="box"),
+        AdminAction("bob", 1, "ban", "p1", "x"),
+    ]

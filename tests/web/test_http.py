@@ -16,11 +16,14 @@ import sys
 import time
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
 from websockets.exceptions import InvalidStatus
+from websockets.http11 import Request
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
@@ -202,6 +205,29 @@ def test_browser_origins_are_checked(srv: ThreadedServer) -> None:
     with pytest.raises(InvalidStatus) as refused:
         connect(srv.ws, origin=Origin("http://evil.example"))
     assert refused.value.response.status_code == 403
+
+
+def test_a_flood_of_refused_origins_writes_a_few_lines(caplog: pytest.LogCaptureFixture) -> None:
+    async def ready() -> str | None:
+        return None
+
+    async def flood() -> list[int]:
+        routes = HttpRoutes(ready)
+        statuses = []
+        for n in range(1000):
+            headers = Headers(
+                [("Host", "race.example"), ("Upgrade", "websocket"), ("Origin", f"http://evil{n}.example")]
+            )
+            answer = await routes(cast(ServerConnection, None), Request("/", headers))
+            statuses.append(0 if answer is None else answer.status_code)
+        return statuses
+
+    with caplog.at_level(logging.INFO, logger="server.http"):
+        assert run(flood()) == [403] * 1000
+    lines = [r for r in caplog.records if r.name == "server.http" and "refused a websocket" in r.getMessage()]
+    assert 1 <= len(lines) <= 3
+    assert lines[0].levelno == logging.INFO
+    assert lines[0].getMessage() == "refused a websocket from origin 'http://evil0.example'"
 
 
 def test_allowed_origins_are_configurable(web_server: Any) -> None:

@@ -1,0 +1,68 @@
+"""The router's log lines that each client's request can cause (on a dropped proxy, or in a
+storage outage): a flood of them writes a few lines, one kind of failure not hiding another."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+
+import pytest
+
+from protocol.codec import encode
+from protocol.messages import ListRooms
+from server.cluster.inbox import Request
+from server.net import forwarding
+from server.storage.connection import StoreUnavailable
+from tests.server.conftest import RunningServer
+
+pytestmark = pytest.mark.asyncio
+
+#: A node that went silent, whose clients' requests still arrive.
+GONE = "gone-node"
+
+
+async def outage(*args: object) -> None:
+    raise StoreUnavailable("storage unavailable: a test's outage")
+
+
+def forwarding_router(server: RunningServer) -> forwarding.Router:
+    router = server.hub.forwarder
+    assert isinstance(router, forwarding.Router)
+    return router
+
+
+async def test_a_flood_of_unserved_requests_writes_a_few_lines(
+    server: RunningServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    router = forwarding_router(server)
+    caplog.set_level(logging.INFO, logger="server.nodes")
+    seq = itertools.count(1)
+    frame = encode(ListRooms(id=1))
+
+    def request(link: int) -> Request:
+        return Request(GONE, link, next(seq), f"p{link}", f"Player {link}", False, frame)
+
+    # 1,000 requests on proxies dropped when their node went silent: each is sent to reconnect.
+    for link in range(1000):
+        router.proxy(GONE, link, f"p{link}", f"Player {link}", False)
+    assert len(router.proxies.silenced({GONE}, time.monotonic())) == 1000
+    for link in range(1000):
+        await router._serve(request(link))
+    # 1,000 requests in a storage outage.
+    monkeypatch.setattr(forwarding, "dispatch", outage)
+    for link in range(1000, 2000):
+        await router._serve(request(link))
+    # 1,000 clients whose rooms' server went away, and whose seats cannot be read.
+    monkeypatch.setattr(router.node.store, "seats", outage)
+    for link in range(2000, 3000):
+        await router._follow_again(router.proxy(GONE, link, f"p{link}", f"Player {link}", False), {GONE})
+
+    lines = [r for r in caplog.records if r.name == "server.nodes"]
+    dropped = [r for r in lines if "a request on a dropped proxy of node gone-node" in r.getMessage()]
+    unserved = [r for r in lines if "forwarded request not served" in r.getMessage()]
+    not_followed = [r for r in lines if "rooms not followed again" in r.getMessage()]
+    for kind, level in ((dropped, logging.INFO), (unserved, logging.WARNING), (not_followed, logging.WARNING)):
+        assert 1 <= len(kind) <= 2
+        assert kind[0].levelno == level
+    assert len(lines) == len(dropped) + len(unserved) + len(not_followed)
