@@ -29,6 +29,9 @@ class _FromClient(msgspec.Struct, array_like=True):
 
 class Request(_FromClient, tag=1):
     frame: bytes
+    #: The client's address as its node saw it (per-address limits hold for relayed requests
+    #: too); "" from a node of an older version.
+    address: str = ""
 
 
 class Resume(_FromClient, tag=2):
@@ -36,6 +39,7 @@ class Resume(_FromClient, tag=2):
 
     request: int
     code: str
+    address: str = ""  # as Request's
 
 
 class Done(msgspec.Struct, tag=3, array_like=True):

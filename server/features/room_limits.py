@@ -40,20 +40,25 @@ async def count_public_room(ctx: Context, link: ClientLink) -> str:
     room stops counting once it finishes or closes). Give the count back with
     :func:`uncount_public_room` if the room is not created after all."""
     code = await ctx.rooms.reserve_code()
-    limit = ctx.config.public_rooms_per_address
     try:
-        counted, _ = await ctx.rooms.store.count_public(client_address(ctx, link), code, limit, now_ms())
+        await count_public(ctx, link, code)
     except BaseException:
         await ctx.rooms.leases.release(code)
         raise
+    return code
+
+
+async def count_public(ctx: Context, link: ClientLink, code: str) -> None:
+    """Count public room ``code`` (new, or finished and racing again) for the connection's
+    client address; ``address-limit`` past the cap, as :func:`count_public_room` says."""
+    limit = ctx.config.public_rooms_per_address
+    counted, _ = await ctx.rooms.store.count_public(client_address(ctx, link), code, limit, now_ms())
     if not counted:
-        await ctx.rooms.leases.release(code)
         raise RoomError(
             ErrorCode.ADDRESS_LIMIT,
             f"at most {limit} unfinished public rooms from one address; "
             "wait until one finishes, or make this one private",
         )
-    return code
 
 
 async def uncount_public_room(ctx: Context, link: ClientLink, code: str) -> None:

@@ -39,7 +39,13 @@ from protocol.messages import (
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.daily import may_watch_daily, watchable_daily_rooms
-from server.features.room_limits import check_room_limits, count_creation, count_public_room, uncount_public_room
+from server.features.room_limits import (
+    check_room_limits,
+    count_creation,
+    count_public,
+    count_public_room,
+    uncount_public_room,
+)
 from server.rooms import commands
 from server.rooms.errors import RoomError
 from server.rooms.record import wants_winnable
@@ -228,9 +234,15 @@ async def resign(ctx: Context, link: ClientLink, message: Resign) -> None:
 
 
 async def rematch(ctx: Context, link: ClientLink, message: Rematch) -> None:
+    """A finished public room comes back to the lobby: it counts again for the address of the
+    racer who asks (``address-limit`` past the cap)."""
     runner = await ctx.room(message.room)
     record, player = runner.room.record, player_of(link)
-    next_deal = await certified_deal(ctx, record.variant, record.options, player) if runner.finished else None
+    next_deal = None
+    if runner.finished:
+        if record.options.public:
+            await count_public(ctx, link, runner.code)
+        next_deal = await certified_deal(ctx, record.variant, record.options, player)
     await runner.run(commands.Rematch(player, next_deal), link, message.id)
 
 

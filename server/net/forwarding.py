@@ -130,7 +130,9 @@ class Router:
                 raise StoreUnavailable(f"storage unavailable: room {code} is changing server")
             if owner is None:
                 return False
-            request = Request(self.node.id, link.id, next(self._seq), link.player or "", link.name, link.bot, sent)
+            request = Request(
+                self.node.id, link.id, next(self._seq), link.player or "", link.name, link.bot, sent, link.address
+            )
             done = await self._ask(owner, link, request)
             if not done.moved:
                 self.following.served(link.id, code, owner, message)
@@ -162,7 +164,15 @@ class Router:
                         given = True
                         break
                     resume = Resume(
-                        self.node.id, link.id, next(self._seq), player, link.name, link.bot, request_id, code
+                        self.node.id,
+                        link.id,
+                        next(self._seq),
+                        player,
+                        link.name,
+                        link.bot,
+                        request_id,
+                        code,
+                        link.address,
                     )
                     if not (await self._ask(owner, link, resume)).moved:
                         self.following.seated(link.id, code, owner)
@@ -170,15 +180,8 @@ class Router:
                         break
                     self._owners.pop(code, None)
                 except StoreUnavailable as error:
-                    self._log.log(
-                        logging.WARNING,
-                        "seat-not-given-back-yet",
-                        "room %s: %s's seat not given back yet (try %d): %s",
-                        code,
-                        link.name,
-                        attempt + 1,
-                        error,
-                    )
+                    line = "room %s: %s's seat not given back yet (try %d): %s"
+                    self._log.log(logging.WARNING, "seat-not-given-back-yet", line, code, link.name, attempt + 1, error)
             if not given:
                 missed.append(code)
         return missed
@@ -248,6 +251,12 @@ class Router:
         """The stand-in here for connection ``link_id`` of node ``origin``."""
         return self.proxies.get(origin, link_id, player, name, bot)
 
+    def _proxy_of(self, asking: Request | Resume) -> ClientLink:
+        """The stand-in for the connection that sent ``asking``, with its client's address."""
+        proxy = self.proxy(asking.origin, asking.link, asking.player, asking.name, asking.bot)
+        proxy.address = asking.address or "unknown"
+        return proxy
+
     def relay(self, links: list[ClientLink], frame: bytes) -> None:
         """:class:`~server.connections.link.Relay`: one publish per client node, naming its links."""
         by_node: dict[str, list[int]] = {}
@@ -277,7 +286,7 @@ class Router:
     async def _serve(self, request: Request) -> None:
         if self._rerouted_dropped(request.origin, request.link, request.seq):
             return
-        proxy = self.proxy(request.origin, request.link, request.player, request.name, request.bot)
+        proxy = self._proxy_of(request)
         moved = False
         request_id: int | None = None
         try:
@@ -304,7 +313,7 @@ class Router:
     async def _resume(self, resume: Resume) -> None:
         if self._rerouted_dropped(resume.origin, resume.link, resume.seq):
             return
-        proxy = self.proxy(resume.origin, resume.link, resume.player, resume.name, resume.bot)
+        proxy = self._proxy_of(resume)
         moved = False
         try:
             if await self.locate(resume.code) is not None:
@@ -314,14 +323,8 @@ class Router:
                 if runner is not None and runner.room.seat_of(resume.player) is not None:
                     await identity.resume_seat(self.ctx, proxy, runner, resume.request)
         except StoreUnavailable as error:
-            self._log.log(
-                logging.WARNING,
-                "seat-not-given-back",
-                "room %s: seat of %s not given back: %s",
-                resume.code,
-                resume.name,
-                error,
-            )
+            line = "room %s: seat of %s not given back: %s"
+            self._log.log(logging.WARNING, "seat-not-given-back", line, resume.code, resume.name, error)
         finally:
             self.mail.post(resume.origin, Done(resume.seq, moved))
             self.proxies.tidy(proxy)
@@ -459,13 +462,8 @@ class Router:
                 if not lost:
                     return
                 if not await self._refollow(link, lost):
-                    self._log.log(
-                        logging.INFO,
-                        "followed-again",
-                        "%s follows %d rooms again after a server went away",
-                        link.name,
-                        len(lost),
-                    )
+                    line = "%s follows %d rooms again after a server went away"
+                    self._log.log(logging.INFO, "followed-again", line, link.name, len(lost))
                     return
         except Exception as error:  # any failure: the client resumes by itself instead
             self._log.log(

@@ -1,5 +1,6 @@
-"""The router's log lines that each client's request can cause (on a dropped proxy, or in a
-storage outage): a flood of them writes a few lines, one kind of failure not hiding another."""
+"""The owner's side of forwarding: a relayed request keeps its client's address, and the log
+lines each client's request can cause (on a dropped proxy, or in a storage outage) are
+limited: a flood of them writes a few lines, one kind of failure not hiding another."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 from protocol.codec import encode
 from protocol.messages import ListRooms
 from server.cluster.inbox import Request
+from server.connections.link import ClientLink
+from server.features.admission import client_address
 from server.net import forwarding
 from server.storage.connection import StoreUnavailable
 from tests.server.conftest import RunningServer
@@ -66,3 +69,19 @@ async def test_a_flood_of_unserved_requests_writes_a_few_lines(
         assert 1 <= len(kind) <= 2
         assert kind[0].levelno == level
     assert len(lines) == len(dropped) + len(unserved) + len(not_followed)
+
+
+async def test_a_relayed_request_carries_its_clients_address_for_the_owners_limits(
+    server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    router = forwarding_router(server)
+    seen: list[str] = []
+
+    async def served(ctx: object, link: ClientLink, message: object, frame: bytes | None = None) -> None:
+        seen.append(client_address(server.hub, link))
+
+    monkeypatch.setattr(forwarding, "dispatch", served)
+    frame = encode(ListRooms(id=1))
+    await router._serve(Request("other-node", 1, 1, "p1", "Ann", False, frame, "198.51.100.7"))
+    await router._serve(Request("other-node", 2, 2, "p2", "Bob", False, frame))  # from an older node
+    assert seen == ["198.51.100.7", "unknown"]

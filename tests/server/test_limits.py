@@ -215,3 +215,20 @@ async def test_answers_of_a_long_log_are_charged_to_the_rate_limit(start_server:
         ids = [await flooder.send(lambda i: AskRaceLog(id=i, room=race.code)) for _ in range(12)]
         replies = [await flooder.reply(i) for i in ids]
         assert any(isinstance(r, Error) and r.code == "rate-limited" for r in replies)
+
+
+async def test_a_finished_public_room_raced_again_counts_again_for_the_address(start_server: ServerFactory) -> None:
+    async with start_server(public_rooms_per_address=1) as srv:
+        race = await start_race(srv, "antares", RoomOptions(public=True))
+        for racer in race.racers:
+            await racer.request(partial(Resign, room=race.code))
+        await eventually(lambda: race.mirror(0).view().state == "finished", what="the race over")
+        cy = await srv.raw("Cy")
+        created = await cy.request(partial(CreateRoom, variant="scorpion", options=RoomOptions(public=True)))
+        assert isinstance(created, Joined)  # the finished room's place was free
+        ann = race.racers[0]
+        with pytest.raises(ServerError) as refused:
+            await ann.request(partial(Rematch, room=race.code))
+        assert refused.value.code == "address-limit"
+        assert isinstance(await cy.request(partial(Leave, room=created.room)), Ack)
+        await ann.request(partial(Rematch, room=race.code))
