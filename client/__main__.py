@@ -1,12 +1,14 @@
-"""``python -m client`` (or ``solitaire-race``): the terminal UI, or one of the script commands.
+"""``solitaire-race`` (or ``python -m client``): the terminal UI, or one of the script commands.
 
-python -m client [--server URL]             the terminal UI
-python -m client play --bot [--level L]     the terminal UI, straight into a race against a bot
-python -m client rooms [--game G] [--after CURSOR]   public rooms, one a line, 50 a page
-python -m client watch CODE [--plain]       spectate (UI, or a line per event)
-python -m client bot [--rooms N] [--join CODE] [--level L]   bots racing by the server's hints
-python -m client leaderboard GAME [--board B] [--around]   a leaderboard (as your saved player)
-python -m client stats GAME                 your statistics in a game
+solitaire-race [--server URL]             the terminal UI
+solitaire-race play --bot [--level L]     the terminal UI, straight into a race against a bot
+solitaire-race rooms [--game G] [--after CURSOR]   public rooms, one a line, 50 a page
+solitaire-race watch CODE [--plain]       spectate (UI, or a line per event)
+solitaire-race bot [--rooms N] [--join CODE] [--level L]   bots racing by the server's hints
+solitaire-race leaderboard GAME [--board B] [--around]   a leaderboard (as your saved player)
+solitaire-race stats GAME                 your statistics in a game
+
+``--server`` and ``--config-dir`` go before the command or after it.
 """
 
 from __future__ import annotations
@@ -21,12 +23,11 @@ from collections.abc import Callable
 from websockets.exceptions import InvalidHandshake, InvalidURI
 
 from client import commands
+from client.commands import DEFAULT_SERVER, PROG
 from client.lib.bot import LEVELS
 from client.lib.connection import ServerError
 from client.render.standings import BOARDS, GAMES
 from client.tui.app import RaceApp
-
-DEFAULT_SERVER = "ws://127.0.0.1:8765"
 
 
 def bounded(low: int, high: int) -> Callable[[str], int]:
@@ -44,24 +45,41 @@ def bounded(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def _add_common(parser: argparse.ArgumentParser, after_command: bool) -> None:
+    """``--server`` and ``--config-dir``, taken before the command (by the main parser) and after
+    it (by each command's). After it they have no default, or it would replace a value given
+    before the command."""
+    parser.add_argument(
+        "--server",
+        default=argparse.SUPPRESS if after_command else DEFAULT_SERVER,
+        help=f"server address (default {DEFAULT_SERVER})",
+    )
+    parser.add_argument(
+        "--config-dir",
+        default=argparse.SUPPRESS if after_command else None,
+        help="where to keep the name and resume token (default: your user configuration folder)",
+    )
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m client", description="Solitaire Race: the terminal client.")
-    parser.add_argument("--server", default=DEFAULT_SERVER, help=f"server address (default {DEFAULT_SERVER})")
-    parser.add_argument("--config-dir", default=None, help="where to keep the name and resume token")
+    parser = argparse.ArgumentParser(prog=PROG, description="Solitaire Race: the terminal client.")
+    _add_common(parser, after_command=False)
+    common = argparse.ArgumentParser(add_help=False)
+    _add_common(common, after_command=True)
     commands = parser.add_subparsers(dest="command")
-    play = commands.add_parser("play", help="the terminal UI (the same as no command)")
+    play = commands.add_parser("play", help="the terminal UI (the same as no command)", parents=[common])
     play.add_argument("--bot", action="store_true", help="start a race against a bot at once")
     play.add_argument("--variant", choices=GAMES, default="scorpion", help="(--bot) the game (default scorpion)")
     play.add_argument("--level", choices=LEVELS, default="medium", help="(--bot) the bot's level (default medium)")
     play.add_argument("--delay", type=float, default=None, help="(--bot) seconds between the bot's moves")
-    rooms = commands.add_parser("rooms", help="list the public rooms, newest first, 50 a page")
+    rooms = commands.add_parser("rooms", help="list the public rooms, newest first, 50 a page", parents=[common])
     rooms.add_argument("--game", choices=GAMES, default=None, help="only this game's rooms (default: both)")
     rooms.add_argument("--after", metavar="CURSOR", default=None, help="the next page, as the last one said")
-    watch = commands.add_parser("watch", help="spectate a room")
+    watch = commands.add_parser("watch", help="spectate a room", parents=[common])
     watch.add_argument("code", help="the room code")
     watch.add_argument("--plain", action="store_true", help="print a line per event instead of the UI")
     watch.add_argument("--follow", action="store_true", help="(--plain) keep watching across rematches")
-    bot = commands.add_parser("bot", help="bots that race using the server's hints")
+    bot = commands.add_parser("bot", help="bots that race using the server's hints", parents=[common])
     bot.add_argument("--rooms", type=bounded(1, 1000), default=1, help="rooms of bots to open (default 1)")
     bot.add_argument("--racers", type=bounded(1, 8), default=2, help="bots in each room, 1 to 8 (default 2)")
     bot.add_argument("--variant", choices=GAMES, default="scorpion")
@@ -80,12 +98,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--max-moves", type=bounded(1, 10**6), default=600, help="a bot resigns after this many moves (default 600)"
     )
     bot.add_argument("--join", metavar="CODE", help="instead: one bot joins room CODE (race it yourself)")
-    board = commands.add_parser("leaderboard", help="a leaderboard, with your line marked (you)")
+    board = commands.add_parser("leaderboard", help="a leaderboard, with your line marked (you)", parents=[common])
     board.add_argument("game", choices=GAMES)
     board.add_argument("--board", choices=tuple(BOARDS), default="daily", help="which board (default: today's daily)")
     board.add_argument("--around", action="store_true", help="the entries around you instead of the top")
-    board.add_argument("--limit", type=int, default=10, choices=range(1, 101), metavar="N", help="entries (1-100)")
-    stats = commands.add_parser("stats", help="your statistics in a game")
+    board.add_argument("--limit", type=bounded(1, 100), default=10, metavar="N", help="entries, 1 to 100 (default 10)")
+    stats = commands.add_parser("stats", help="your statistics in a game", parents=[common])
     stats.add_argument("game", choices=GAMES)
     return parser.parse_args(argv)
 
@@ -130,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         return app.return_code or 0
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        return asyncio.run(_script(args))
+        status = asyncio.run(_script(args))
+        sys.stdout.flush()  # here, where a closed pipe can be told from an error
+        return status
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -1,4 +1,4 @@
-"""The non-interactive commands of ``python -m client``: ``rooms``, ``watch CODE --plain``,
+"""The non-interactive commands of ``solitaire-race`` (``python -m client``): ``rooms``, ``watch CODE --plain``,
 ``bot``, ``leaderboard GAME`` and ``stats GAME``. Each prints lines to ``out`` and returns
 an exit status. Most connect as a throwaway player (no saved name or token); ``stats``
 and ``leaderboard`` connect as the player the UI saved for that server, since they are
@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Final, TextIO
 
 from client.lib.bot import Bot, BotResult, Level, join_and_stay
 from client.lib.connection import RaceClient, ServerError
@@ -37,6 +37,10 @@ from protocol.messages import (
     Variant,
 )
 
+#: The client's name in its help and in the commands it suggests: the installed command's.
+PROG: Final = "solitaire-race"
+DEFAULT_SERVER: Final = "ws://127.0.0.1:8765"
+
 
 async def list_rooms(
     url: str, out: TextIO = sys.stdout, variant: Variant | None = None, after: str | None = None
@@ -61,8 +65,13 @@ async def list_rooms(
         )
     if lobby.next is not None:
         game = "" if variant is None else f" --game {variant}"
-        print(f"more rooms: python -m client rooms{game} --after {lobby.next}", file=out)
+        print(f"more rooms: {PROG} rooms{game} --after {lobby.next}{_server_flag(url)}", file=out)
     return 0
+
+
+def _server_flag(url: str) -> str:
+    """`` --server URL`` for a command this one suggests, unless ``url`` is the default."""
+    return "" if url == DEFAULT_SERVER else f" --server {url}"
 
 
 async def _as_saved_player(url: str, directory: str | Path | None) -> RaceClient | None:
@@ -72,7 +81,7 @@ async def _as_saved_player(url: str, directory: str | Path | None) -> RaceClient
     token = settings.tokens.get(url)
     if token is None or settings.name is None:
         print(
-            f"no player saved for {url} in {settings.directory}: play once with `python -m client` first",
+            f"no player saved for {url} in {settings.directory}: play once with `{PROG}{_server_flag(url)}` first",
             file=sys.stderr,
         )
         return None

@@ -37,15 +37,39 @@ def _setting(
     parse: Callable[[str], Any] = str,
     minimum: float | None = None,
     choices: tuple[str, ...] | None = None,
+    maximum: float | None = None,
 ) -> Any:
     def check(value: Any) -> str | None:
+        bounded = value is not None and (minimum is not None or maximum is not None)
+        if bounded and value != value:  # NaN: every comparison with it is false
+            return "must be a number"
         if minimum is not None and value is not None and value < minimum:
-            return f"must be at least {minimum:g}"
+            return f"must be at least {_bound(minimum)}"
+        if maximum is not None and value is not None and value > maximum:
+            return f"must be at most {_bound(maximum)}"
         if choices is not None and value not in choices:
             return f"must be one of {', '.join(choices)}"
         return None
 
     return field(default=default, metadata={"spec": _Spec(help, parse, check)})
+
+
+def _bound(number: float) -> str:
+    """A bound as a setting's message gives it: ``65535``, ``1000000000``, ``0.1``."""
+    return str(int(number)) if float(number).is_integer() else f"{number:g}"
+
+
+#: The largest port number (TCP).
+_PORT_MAX: Final = 65535
+#: Upper bounds, far past any sensible value but short of where a value stops working (Redis
+#: expiry times, Lua's exact integers) or does harm (processes started): a typo, a value in
+#: the wrong unit or ``inf`` is one line at start-up instead of a failure later.
+_COUNT_MAX: Final = 1_000_000_000
+_RATE_MAX: Final = 1_000_000.0
+_PROCESSES_MAX: Final = 256
+_HOUR: Final = 3600
+_DAY: Final = 24 * _HOUR
+_YEAR: Final = 365 * _DAY
 
 
 def _flag(text: str) -> bool:
@@ -101,12 +125,13 @@ def _networks(text: str) -> tuple[Network, ...]:
 @dataclass(frozen=True, slots=True)
 class Config:
     host: str = _setting("127.0.0.1", "address to listen on")
-    port: int = _setting(8765, "port to listen on (0: any free port)", int, minimum=0)
+    port: int = _setting(8765, "port to listen on (0: any free port)", int, minimum=0, maximum=_PORT_MAX)
     peer_port: int = _setting(
         0,
         "port other server processes of the service link to directly, on PEER_HOST (0: any free port)",
         int,
         minimum=0,
+        maximum=_PORT_MAX,
     )
     peer_host: str = _setting(
         "", "address the peer port listens on: an internal network's (default: ADVERTISE_HOST, else HOST)"
@@ -129,30 +154,55 @@ class Config:
         str.lower,
         choices=("asyncio", "uvloop"),
     )
-    grace: float = _setting(60.0, "seconds a dropped racer keeps the seat", float, minimum=1)
-    finished_ttl: int = _setting(7 * 24 * 3600, "seconds finished rooms and their logs are kept", int, minimum=60)
-    max_frame: int = _setting(16 * 1024, "largest frame answered (larger: frame-too-large)", int, minimum=256)
-    rate: float = _setting(50.0, "requests a second per connection, on average", float, minimum=1)
-    burst: float = _setting(100.0, "requests per connection in a burst", float, minimum=1)
-    offence_limit: int = _setting(200, "offences within the offence window before a 1008 close", int, minimum=1)
-    offence_window: float = _setting(10.0, "seconds of the offence window", float, minimum=1)
-    max_connections_per_player: int = _setting(5, "connections one player may have open", int, minimum=1)
-    max_rooms_per_player: int = _setting(5, "unfinished rooms one player may race in", int, minimum=1)
-    write_buffer_cap: int = _setting(
-        1024 * 1024, "bytes a connection may leave unread before it is closed (4008)", int, minimum=4096
+    grace: float = _setting(60.0, "seconds a dropped racer keeps the seat", float, minimum=1, maximum=_DAY)
+    finished_ttl: int = _setting(
+        7 * 24 * 3600, "seconds finished rooms and their logs are kept", int, minimum=60, maximum=_YEAR
     )
-    rooms_per_hour: int = _setting(120, "rooms one player may create in an hour", int, minimum=1)
-    max_connections: int = _setting(20_000, "connections the server accepts (capped by descriptors)", int, minimum=1)
+    # At most the edge's HARD_FRAME_LIMIT (server/net/edge.py): larger frames close the connection unread.
+    max_frame: int = _setting(
+        16 * 1024, "largest frame answered (larger: frame-too-large)", int, minimum=256, maximum=256 * 1024
+    )
+    rate: float = _setting(50.0, "requests a second per connection, on average", float, minimum=1, maximum=_RATE_MAX)
+    burst: float = _setting(100.0, "requests per connection in a burst", float, minimum=1, maximum=_RATE_MAX)
+    offence_limit: int = _setting(
+        200, "offences within the offence window before a 1008 close", int, minimum=1, maximum=_COUNT_MAX
+    )
+    offence_window: float = _setting(10.0, "seconds of the offence window", float, minimum=1, maximum=_HOUR)
+    max_connections_per_player: int = _setting(
+        5, "connections one player may have open", int, minimum=1, maximum=_COUNT_MAX
+    )
+    max_rooms_per_player: int = _setting(
+        5, "unfinished rooms one player may race in", int, minimum=1, maximum=_COUNT_MAX
+    )
+    write_buffer_cap: int = _setting(
+        1024 * 1024,
+        "bytes a connection may leave unread before it is closed (4008)",
+        int,
+        minimum=4096,
+        maximum=1 << 30,
+    )
+    rooms_per_hour: int = _setting(120, "rooms one player may create in an hour", int, minimum=1, maximum=_COUNT_MAX)
+    max_connections: int = _setting(
+        20_000, "connections the server accepts (capped by descriptors)", int, minimum=1, maximum=_COUNT_MAX
+    )
     key_prefix: str = _setting("sr:", "prefix of every Redis key (several servers can share a Redis)")
     solver_workers: int = _setting(
-        1, "solver processes; 0 turns daily challenges and winnable deals off", int, minimum=0
+        1, "solver processes; 0 turns daily challenges and winnable deals off", int, minimum=0, maximum=_PROCESSES_MAX
     )
     hint_workers: int = _setting(
-        1, "processes that search winning lines for hints; 0: hints from the engine alone", int, minimum=0
+        1,
+        "processes that search winning lines for hints; 0: hints from the engine alone",
+        int,
+        minimum=0,
+        maximum=_PROCESSES_MAX,
     )
-    solver_budget: float = _setting(10.0, "seconds the solver may spend certifying one deal", float, minimum=0.1)
-    pool_size: int = _setting(20, "certified winnable deals kept ready per game", int, minimum=1)
-    drain: float = _setting(0.0, "seconds between turning not ready (SIGTERM) and shutting down", float, minimum=0)
+    solver_budget: float = _setting(
+        10.0, "seconds the solver may spend certifying one deal", float, minimum=0.1, maximum=_HOUR
+    )
+    pool_size: int = _setting(20, "certified winnable deals kept ready per game", int, minimum=1, maximum=100_000)
+    drain: float = _setting(
+        0.0, "seconds between turning not ready (SIGTERM) and shutting down", float, minimum=0, maximum=_HOUR
+    )
     allowed_origins: tuple[str, ...] = _setting(
         (), "browser origins besides the page's own allowed to open websockets (comma-separated; * any)", _origins
     )
@@ -176,33 +226,65 @@ class Config:
     )
     tls_key: Path | None = _setting(None, "PEM private key of TLS_CERT (default: in TLS_CERT's file)", _path)
     max_connections_per_address: int = _setting(
-        256, "connections one client address may hold open or waiting to open", int, minimum=1
+        256, "connections one client address may hold open or waiting to open", int, minimum=1, maximum=_COUNT_MAX
     )
-    hello_timeout: float = _setting(10.0, "seconds a new connection has to send its hello", float, minimum=0.1)
+    hello_timeout: float = _setting(
+        10.0, "seconds a new connection has to send its hello", float, minimum=0.1, maximum=600
+    )
     public_rooms_per_address: int = _setting(
-        10, "unfinished public rooms created from one client address (the lobby's share)", int, minimum=1
+        10,
+        "unfinished public rooms created from one client address (the lobby's share)",
+        int,
+        minimum=1,
+        maximum=_COUNT_MAX,
     )
     login_attempts: int = _setting(
-        5, "failed logins for a name from one address (or one known device) before tries wait", int, minimum=1
+        5,
+        "failed logins for a name from one address (or one known device) before tries wait",
+        int,
+        minimum=1,
+        maximum=_COUNT_MAX,
     )
     name_attempts: int = _setting(
-        20, "failed logins for a name from devices it does not know before their tries wait", int, minimum=1
+        20,
+        "failed logins for a name from devices it does not know before their tries wait",
+        int,
+        minimum=1,
+        maximum=_COUNT_MAX,
     )
-    address_attempts: int = _setting(30, "failed logins from one address before its tries must wait", int, minimum=1)
+    address_attempts: int = _setting(
+        30, "failed logins from one address before its tries must wait", int, minimum=1, maximum=_COUNT_MAX
+    )
     login_wait: float = _setting(
-        30.0, "seconds the first wait past a login limit lasts; each further failure doubles it", float, minimum=0.01
+        30.0,
+        "seconds the first wait past a login limit lasts; each further failure doubles it",
+        float,
+        minimum=0.01,
+        maximum=_DAY,
     )
     attempt_window: int = _setting(
-        900, "the longest wait, in seconds; failures are forgotten this long after the wait ends", int, minimum=1
+        900,
+        "the longest wait, in seconds; failures are forgotten this long after the wait ends",
+        int,
+        minimum=1,
+        maximum=7 * _DAY,
     )
     token_lifetime: int = _setting(
-        30 * 24 * 3600, "seconds a resume token resumes its player unused (resuming renews it)", int, minimum=1
+        30 * 24 * 3600,
+        "seconds a resume token resumes its player unused (resuming renews it)",
+        int,
+        minimum=1,
+        maximum=10 * _YEAR,
     )
-    accounts_per_address: int = _setting(5, "new accounts one address may register in an hour", int, minimum=1)
-    identities_per_address: int = _setting(300, "new guest players one address may start in an hour", int, minimum=1)
+    accounts_per_address: int = _setting(
+        5, "new accounts one address may register in an hour", int, minimum=1, maximum=_COUNT_MAX
+    )
+    identities_per_address: int = _setting(
+        300, "new guest players one address may start in an hour", int, minimum=1, maximum=_COUNT_MAX
+    )
     node_ttl: float = _setting(
         5.0, "seconds a node's heartbeat and room leases live unrenewed (a dead node's rooms move after it)", float,
-        minimum=0.5,
+        minimum=0.5, maximum=600,
     )  # fmt: skip
     node_id: str | None = _setting(
         None,
@@ -211,7 +293,11 @@ class Config:
         _node_id,
     )
     nodes: int = _setting(
-        1, "run this many server processes on ports PORT, PORT+1, ... sharing one embedded Redis", int, minimum=1
+        1,
+        "run this many server processes on ports PORT, PORT+1, ... sharing one embedded Redis",
+        int,
+        minimum=1,
+        maximum=100,
     )
 
     def __post_init__(self) -> None:
@@ -227,6 +313,10 @@ class Config:
             )
         if self.tls_key is not None and self.tls_cert is None:
             raise SettingError("--tls-key (TLS_KEY) needs --tls-cert (TLS_CERT)")
+        if self.port + self.nodes - 1 > _PORT_MAX:
+            raise SettingError(
+                f"--nodes (NODES) {self.nodes} from --port (PORT) {self.port} needs ports past {_PORT_MAX}"
+            )
 
 
 def _spec(item: dataclasses.Field[Any]) -> _Spec:
@@ -249,9 +339,8 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
     :class:`SettingError` for a value that cannot be used."""
     env = os.environ if environ is None else environ
     parser = _Parser(
-        prog="python -m server",
+        prog="solitaire-race-server",  # the installed command (also python -m server)
         description="The Solitaire Race server. Each flag has an environment variable; flags win.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     values: dict[str, Any] = {}
     for item in dataclasses.fields(Config):
@@ -263,16 +352,29 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
                 default = spec.parse(env[variable])
             except ValueError as error:
                 raise SettingError(f"{variable}={env[variable]!r} is not a valid {flag}: {error}") from None
+        shown = _default_text(default)
+        text = f"{spec.help} ({variable})" + ("" if shown is None else f" (default: {shown})")
+        text = text.replace("%", "%%")  # argparse formats help with %: a value may hold one
         if spec.parse is _flag:
-            parser.add_argument(
-                flag, action=argparse.BooleanOptionalAction, default=default, help=f"{spec.help} ({variable})"
-            )
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=text)
         else:
-            parser.add_argument(flag, type=_typed(spec.parse, flag), default=default, help=f"{spec.help} ({variable})")
+            parser.add_argument(flag, type=_typed(spec.parse, flag), default=default, help=text)
     arguments = vars(parser.parse_args(argv))
     for item in dataclasses.fields(Config):
         values[item.name] = arguments[item.name]
     return Config(**values)
+
+
+def _default_text(value: Any) -> str | None:
+    """A default as ``--help`` shows it: ``on``/``off``, a list comma-separated; None when
+    there is nothing to show (no value, an empty one: the help says what happens then)."""
+    if value is None or value in ("", ()):
+        return None
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, tuple):
+        return ", ".join(str(part) for part in value)
+    return str(value)
 
 
 def _typed(parse: Callable[[str], Any], flag: str) -> Callable[[str], Any]:

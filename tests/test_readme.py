@@ -43,3 +43,14 @@ def test_the_readme_gives_a_newcomer_two_setup_commands_and_ci_runs_the_second()
     for package in installed:
         name = {"chromium": "Chromium", "haproxy": "HAProxy", "gcc": "C compiler"}.get(package, package)
         assert name in SETUP, package
+
+
+def test_the_readmes_commands_run_the_virtualenvs_python() -> None:
+    """Every command the README gives runs in the environment its setup makes (``python``
+    alone may be another Python, or none): only the setup's ``python3 -m venv`` is bare."""
+    spans = re.findall(r"```sh\n(.*?)\n```|`([^`]+)`", README, re.S)
+    commands = [" ".join((block or inline).split()) for block, inline in spans]
+    assert any(text.startswith(".venv/bin/python -m client") for text in commands)
+    for text in commands:
+        bare = re.sub(r"\bpython3 -m venv\b", "", text)
+        assert not re.search(r"(?<![\w/.-])python3? ", bare), text

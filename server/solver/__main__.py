@@ -170,13 +170,22 @@ def _add_budget(command: argparse.ArgumentParser, clock: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     variant = variant_class(args.variant)
+    if args.autoplay is not None and not variant.BUILDS_FOUNDATIONS:
+        print(
+            f"error: --autoplay is for Antares only: in {variant.VARIANT.capitalize()} no card is ever played"
+            " to a foundation (a completed suit goes home by itself, all 13 cards at once)",
+            file=sys.stderr,
+        )
+        return 2
     options = None if args.autoplay is None else Options(autoplay=args.autoplay)
     budget = Budget(nodes=args.nodes, seconds=args.budget, clock=_CLOCKS[args.clock])
     try:
         if args.command == "solve":
-            return _solve(variant, args.deal, options, budget, sys.stdout, args.par)
+            status = _solve(variant, args.deal, options, budget, sys.stdout, args.par)
+            sys.stdout.flush()  # here, where a closed pipe can be told from an error
+            return status
         deals_text, deals = args.deals
-        return _survey(
+        status = _survey(
             variant,
             deals_text,
             deals,
@@ -189,12 +198,19 @@ def main(argv: list[str] | None = None) -> int:
             args.par,
             args.retry_unknown,
         )
+        sys.stdout.flush()
+        return status
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
     except BrokenProcessPool:
         print("error: a worker process died (killed, or out of memory: try fewer --workers)", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # Output piped into a command that stopped reading (``| head``): not an error of ours.
+        # What is left unwritten goes nowhere, so that the exit does not fail on it again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _describe(variant: type[Game], options: Options | None, budget: Budget) -> str:

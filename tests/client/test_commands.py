@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from client.__main__ import parse_args
-from client.commands import list_rooms, run_bots, show_leaderboard, show_stats, watch_plain
+from client.__main__ import main, parse_args
+from client.commands import DEFAULT_SERVER, list_rooms, run_bots, show_leaderboard, show_stats, watch_plain
 from client.lib.connection import RaceClient
 from client.lib.settings import Settings
 from client.render.describe import precise_duration
@@ -61,9 +61,10 @@ async def test_rooms_prints_a_page_and_how_to_ask_for_the_next_and_one_game(serv
         assert await list_rooms(srv.url, out) == 0
         *rooms, more = out.getvalue().splitlines()
         assert len(rooms) == 50
-        assert more.startswith("more rooms: python -m client rooms --after ")
-        cursor = more.split()[-1]
-        assert parse_args(["rooms", "--after", cursor]).after == cursor
+        assert more.startswith("more rooms: solitaire-race rooms --after ")
+        suggested = parse_args(more.removeprefix("more rooms: solitaire-race ").split())  # as a user types it
+        assert (suggested.command, suggested.server) == ("rooms", srv.url)  # not the default server
+        cursor = suggested.after
         out = io.StringIO()
         assert await list_rooms(srv.url, out, after=cursor) == 0
         assert len(out.getvalue().splitlines()) == 1  # the last room, and no "more"
@@ -135,6 +136,78 @@ async def test_bot_options_out_of_range_say_so_in_one_line(capsys: pytest.Captur
         parse_args(["bot", "--racers", "9"])
     assert stop.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1].endswith("argument --racers: 9 is out of range: 1 to 8")
+
+
+async def test_server_and_config_dir_go_before_or_after_the_command() -> None:
+    assert parse_args(["rooms"]).server == DEFAULT_SERVER
+    assert parse_args(["--server", "ws://a:1", "rooms"]).server == "ws://a:1"
+    assert parse_args(["rooms", "--server", "ws://a:1"]).server == "ws://a:1"
+    assert parse_args(["--server", "ws://a:1", "rooms", "--server", "ws://b:2"]).server == "ws://b:2"  # the last
+    after = parse_args(["leaderboard", "antares", "--config-dir", "/c", "--server", "ws://a:1"])
+    assert (after.config_dir, after.server, after.game) == ("/c", "ws://a:1", "antares")
+    assert parse_args(["--config-dir", "/c", "stats", "scorpion"]).config_dir == "/c"
+    assert parse_args(["stats", "scorpion"]).config_dir is None
+
+
+async def test_a_server_given_after_the_command_is_the_one_used() -> None:
+    """What the user sees of ``solitaire-race rooms --server URL``: that server, not an error."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client", "rooms", "--server", "ws://127.0.0.1:1",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
+    )  # fmt: skip
+    printed, said = await asyncio.wait_for(process.communicate(), PATIENCE)
+    assert process.returncode == 2
+    assert printed == b""
+    assert said.decode().splitlines() == [said.decode().strip()]  # one line
+    assert said.decode().startswith("cannot reach the server at ws://127.0.0.1:1: ")
+
+
+async def test_a_leaderboard_limit_out_of_range_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    for limit, why in [("0", "0 is out of range: 1 to 100"), ("101", "101 is out of range: 1 to 100"),
+                       ("ten", "'ten' is not a whole number")]:  # fmt: skip
+        with pytest.raises(SystemExit) as stop:
+            main(["leaderboard", "antares", "--limit", limit])
+        assert stop.value.code == 2
+        said = capsys.readouterr().err
+        assert said.splitlines()[-1] == f"solitaire-race leaderboard: error: argument --limit: {why}"
+        assert "choose from" not in said
+        assert len(said.splitlines()) <= 6, said  # the usage, then that line: no list of the allowed values
+    assert parse_args(["leaderboard", "antares", "--limit", "100"]).limit == 100
+    assert parse_args(["leaderboard", "antares"]).limit == 10
+
+
+@pytest.mark.parametrize("command", [[], ["play"], ["rooms"], ["watch"], ["bot"], ["leaderboard"], ["stats"]])
+async def test_help_names_the_installed_command_and_shows_only_real_defaults(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main([*command, "--help"])
+    assert stop.value.code == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith(" ".join(["usage: solitaire-race", *command]) + " ")
+    assert "__main__" not in shown
+    assert "python -m" not in shown
+    for empty in ("(default: )", "(default: ())", "(default: None)", "(default None)"):
+        assert empty not in shown
+    assert "--server SERVER" in shown  # every command takes it
+
+
+async def test_the_installed_command_names_itself_in_its_help() -> None:
+    script = Path(sys.executable).parent / "solitaire-race"
+    if not script.exists():
+        pytest.skip("the package is not installed in this interpreter's environment")
+    process = await asyncio.create_subprocess_exec(str(script), "--help", stdout=asyncio.subprocess.PIPE, cwd=ROOT)
+    printed, _ = await asyncio.wait_for(process.communicate(), PATIENCE)
+    assert process.returncode == 0
+    assert printed.decode().startswith("usage: solitaire-race [-h] [--server SERVER]")
+
+
+async def test_without_a_saved_player_the_commands_say_how_to_save_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await show_stats("ws://127.0.0.1:1", "antares", directory=tmp_path) == 1
+    said = capsys.readouterr().err.strip()
+    assert said.endswith("play once with `solitaire-race --server ws://127.0.0.1:1` first")  # that server's player
 
 
 async def test_bots_race_each_other_by_the_servers_hints(serve: Serve) -> None:

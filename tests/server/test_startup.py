@@ -3,6 +3,7 @@ and nothing left running after the server is killed."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import socket
@@ -16,6 +17,7 @@ import pytest
 from bench.spawn import spawn_server
 from client.lib.connection import RaceClient
 from protocol.messages import CreateRoom, Joined, RoomOptions
+from server.config import Config, SettingError, parse_args
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,6 +44,11 @@ def server(
         ([], {"PORT": "abc"}, "PORT"),
         (["--log-level", "LOUD"], {}, "--log-level"),
         (["--redis-url", "nonsense://x"], {}, "--redis-url"),
+        (["--port", "99999"], {}, "--port (PORT) must be at most 65535, not 99999"),
+        ([], {"PEER_PORT": "65536"}, "--peer-port (PEER_PORT) must be at most 65535"),
+        (["--grace", "nan"], {}, "--grace (GRACE) must be a number"),
+        (["--rate", "inf"], {}, "--rate (RATE) must be at most"),
+        (["--nodes", "3", "--port", "65534"], {}, "--nodes (NODES) 3 from --port (PORT) 65534 needs ports past 65535"),
     ],
 )
 def test_a_bad_setting_stops_start_up_with_one_line_and_exit_code_2(
@@ -53,6 +60,51 @@ def test_a_bad_setting_stops_start_up_with_one_line_and_exit_code_2(
     assert len(lines) == 1, result.stderr
     assert names in lines[0]
     assert "Traceback" not in result.stderr
+
+
+def _numeric_settings() -> list[tuple[str, type]]:
+    return [
+        (item.name, type(item.default))
+        for item in dataclasses.fields(Config)
+        if type(item.default) in (int, float)  # not bool: a flag, on or off
+    ]
+
+
+@pytest.mark.parametrize(("name", "kind"), _numeric_settings())
+def test_every_numeric_setting_has_an_upper_bound(name: str, kind: type) -> None:
+    """Past it, one line naming the setting and its bound (the values a typo or a wrong unit
+    gives, and ``inf``), rather than a failure later."""
+    flag = f"--{name.replace('_', '-')}"
+    for text in ["9" * 30, *(["inf", "1e400"] if kind is float else [])]:
+        with pytest.raises(SettingError, match=rf"^{flag} \({name.upper()}\) must be at most \d+(\.\d+)?, not "):
+            parse_args([flag, text], {})
+        with pytest.raises(SettingError, match=rf"^{flag} \({name.upper()}\) must be at most "):
+            parse_args([], {name.upper(): text})
+    assert getattr(parse_args([], {}), name) == getattr(Config(), name)  # the default is within it
+
+
+def test_help_names_the_installed_command_and_shows_only_real_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        parse_args(["--help"], {"KEY_PREFIX": "100%:"})  # argparse formats help with %: a value may hold one
+    assert stop.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())  # unwrapped
+    assert shown.startswith("usage: solitaire-race-server [-h] [--host HOST] [--port PORT]")
+    for empty in ("(default: )", "(default: ())", "(default: None)", "(default: False)", "(default: True)"):
+        assert empty not in shown
+    assert "(PORT) (default: 8765)" in shown
+    assert "(COMPRESSION) (default: off)" in shown
+    assert "(KEY_PREFIX) (default: 100%:)" in shown
+    assert "(TLS_KEY) --max-connections-per-address" in shown  # its help says the default: nothing more
+    assert "(ALLOWED_ORIGINS) --allowed-hosts" in shown
+
+
+def test_the_installed_command_names_itself_in_its_help(tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "solitaire-race-server"
+    if not script.exists():
+        pytest.skip("the package is not installed in this interpreter's environment")
+    result = subprocess.run([script, "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: solitaire-race-server [-h]")
 
 
 def test_a_port_in_use_is_one_line_and_exit_code_1(tmp_path: Path) -> None:

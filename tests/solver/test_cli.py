@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -59,6 +60,49 @@ def test_solve_reports_an_unwinnable_deal(capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "scorpion, budget 5s, deal 4"  # no autoplay in Scorpion
     assert out[1].startswith("verdict   unwinnable")
+
+
+@pytest.mark.parametrize("command", [["solve", "scorpion", "4"], ["survey", "scorpion", "1-3"]])
+@pytest.mark.parametrize("autoplay", ["all", "off", "safe"])
+def test_autoplay_is_refused_for_scorpion_in_one_line_saying_why(
+    command: list[str], autoplay: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*command, "--autoplay", autoplay]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "error: --autoplay is for Antares only: in Scorpion no card is ever played to a foundation"
+        " (a completed suit goes home by itself, all 13 cards at once)\n"
+    )
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_solve_into_a_pipe_closed_early_ends_quietly(unbuffered: str) -> None:
+    """``solve ... | head``: the reader goes away before the solution is printed (here it is
+    gone before the first line). No traceback, no ``Exception ignored``, and success."""
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}  # each write fails, or the last flush
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server.solver", "solve", "antares", "24", "--par", "0"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    process.stdout.close()
+    said = process.stderr.read()
+    process.stderr.close()
+    assert process.wait(60) == 0
+    assert said == ""
+
+
+def test_solve_piped_into_head_prints_its_first_lines_and_nothing_else() -> None:
+    command = f"{shlex.quote(sys.executable)} -m server.solver solve antares 24 --par 0 | head -n 2"
+    result = subprocess.run(command, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert result.stdout.splitlines() == ["antares, autoplay safe, budget 10s, deal 24", "verdict   solved"]
+    assert result.stderr == ""
 
 
 # -- budgets ----------------------------------------------------------------------------------
