@@ -25,6 +25,10 @@ class _Reply(msgspec.Struct, tag_field="type", omit_defaults=True):
 
 
 class Welcome(_Reply, tag="welcome"):
+    """You are ``player``, named ``name``; keep ``resume`` as your token. ``protocol`` is the
+    protocol version the server speaks (the one ``hello`` asked for: it welcomes no other);
+    ``server_version`` the server software's version, for people and bug reports."""
+
     id: int
     player: str
     name: str
@@ -32,6 +36,9 @@ class Welcome(_Reply, tag="welcome"):
     protocol: int
     #: The player is a registered account (resumed with an account's token); absent for guests.
     account: bool = False
+    #: The server's software version (its package's, e.g. ``"0.1.0"``). Absent from servers
+    #: before it was sent, and from a server that does not know its version (never installed).
+    server_version: str = ""
 
 
 class AccountInfo(_Reply, tag="account"):

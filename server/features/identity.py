@@ -11,6 +11,7 @@ import logging
 
 from protocol.errors import ErrorCode
 from protocol.messages import PROTOCOL_VERSION, Hello, Joined, Welcome
+from protocol.version import server_version
 from server.connections.link import ClientLink
 from server.features import tokens
 from server.features.admission import admit
@@ -69,7 +70,13 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
     else:  # a new guest (on the device of an expired token, if it came with one)
         resume = await tokens.issue(ctx, link, player, generation, None if token is None else token.device)
     welcome = Welcome(
-        id=message.id, player=player, name=name, resume=resume, protocol=PROTOCOL_VERSION, account=generation > 0
+        id=message.id,
+        player=player,
+        name=name,
+        resume=resume,
+        protocol=PROTOCOL_VERSION,
+        account=generation > 0,
+        server_version=server_version(),
     )
     link.send(welcome)
     if returning:
