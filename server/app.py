@@ -292,8 +292,6 @@ class RaceServer:
         loop_lag, gc_pauses = self._monitors
         await loop_lag.stop()
         gc_pauses.stop()
-        if self.router is not None:
-            self.router.stop_forwarding()
         await stop_tasks(self._tasks)
         # Stopped before the supplies close: their pending picks then fail at once.
         for pool in (self._executor, self._hint_pool):
@@ -308,6 +306,9 @@ class RaceServer:
                     link.send(Goodbye(reason="the server is shutting down; reconnect shortly with your resume token"))
             self.listener.close(close_connections=True)
             await self.listener.wait_closed()
+        # Only now: this node's clients' requests went on being forwarded until they left.
+        if self.router is not None:
+            self.router.stop_forwarding()
         if self.ctx is not None:
             # A planned handoff: every lease is given up first, then the other nodes are told,
             # so that their clients follow each room on its next owner at once (claimed by

@@ -44,6 +44,7 @@ class RoomLeases:
         self.node = node
         self.ttl = ttl
         self._held: dict[str, _Held] = {}
+        self._claiming: dict[str, int] = {}  # claims awaiting Redis's answer, by room
 
     @property
     def _ttl_ms(self) -> int:
@@ -55,7 +56,13 @@ class RoomLeases:
     async def claim(self, code: str, must_exist: bool = True) -> Claim:
         """Take room ``code`` if nobody owns it (see :meth:`NodeStore.claim`)."""
         sent = time.monotonic()
-        claim = await self.store.claim(code, self.node, self._ttl_ms, must_exist)
+        self._claiming[code] = self._claiming.get(code, 0) + 1
+        try:
+            claim = await self.store.claim(code, self.node, self._ttl_ms, must_exist)
+        finally:
+            left = self._claiming.pop(code) - 1
+            if left:
+                self._claiming[code] = left
         if claim.lease is not None:
             self._held[code] = _Held(claim.lease, self._deadline(sent))
             if not claim.lease.endswith(":1"):
@@ -83,6 +90,12 @@ class RoomLeases:
 
     def holds(self, code: str) -> bool:
         return code in self._held
+
+    def in_hand(self, code: str) -> bool:
+        """Whether this process holds room ``code``'s lease or is claiming it: a lease in
+        Redis under this node's id is then this process's own, not one left by this node
+        before a restart, and must not be taken over."""
+        return code in self._held or code in self._claiming
 
     def __len__(self) -> int:
         """How many room leases this node holds."""

@@ -233,8 +233,8 @@ class Registry:
         alive = await self.cluster.alive({h for h in holders.values() if h is not None} - {self.leases.node})
         codes = [code for code in codes if holders.get(code) not in alive]
         for code in codes:
-            if self.live(code):
-                continue
+            if self.live(code) or self.leases.in_hand(code):
+                continue  # running here, or being created or loaded here right now
             claim = await self.leases.claim(code)
             if claim.lease is None:
                 if claim.holder is None:  # no record: gone

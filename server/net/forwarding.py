@@ -294,7 +294,8 @@ class Router:
             request_id = message.id
             code = room_of(message)
             # A room that runs here (the usual case) is served without asking where it runs.
-            if code is not None and not self.ctx.rooms.live(code) and await self.locate(code) is not None:
+            # A stopping node's rooms were handed over: the asking node finds the new owner.
+            if code is not None and not self.ctx.rooms.live(code) and (self._stopping or await self.locate(code)):
                 moved = True
             else:
                 proxy.begin(message.id)
@@ -316,7 +317,8 @@ class Router:
         proxy = self._proxy_of(resume)
         moved = False
         try:
-            if await self.locate(resume.code) is not None:
+            handed_over = self._stopping and not self.ctx.rooms.live(resume.code)
+            if handed_over or await self.locate(resume.code) is not None:
                 moved = True
             else:
                 runner = await self.ctx.rooms.get(resume.code)
@@ -433,7 +435,7 @@ class Router:
         dead = watched - await self.node.alive(watched, fresh=0.0)
         if not dead:
             return
-        logger.warning("nodes %s stopped beating", ", ".join(sorted(dead)))
+        logger.warning("nodes %s left or stopped beating", ", ".join(sorted(dead)))
         self.mail.forget(dead)
         self._owners = {code: node for code, node in self._owners.items() if node not in dead}
         for link_id, nodes in list(self._peers_of.items()):

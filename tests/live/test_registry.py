@@ -164,3 +164,18 @@ async def test_a_public_room_is_listed_until_its_race_ends(registry: Registry) -
     for player in ("ann", "cat"):
         await public.run(commands.Resign(player))
     assert registry.public() == []
+
+
+async def test_restore_leaves_alone_a_room_this_process_is_loading(registry: Registry) -> None:
+    """A room whose lease this process holds but has not registered yet (a load or a handoff
+    under way) is its own, not one left by this node before a restart: restore must not take
+    it over, which would fence the room being loaded."""
+    runner = await two_racers(registry)
+    await registry.let_go(runner.code)
+    claim = await registry.leases.claim(runner.code)  # as _load does before reading the room
+    assert claim.lease is not None
+    assert await registry.restore() == 0
+    assert registry.leases.lease(runner.code) == claim.lease  # the same lease: not taken over
+    loaded = await registry.get(runner.code)
+    assert loaded is not None
+    assert not loaded.closed
