@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,20 +92,29 @@ async def close_all(clients: list[RaceClient]) -> None:
 
 
 async def start_nodes(
-    count: int, redis_url: str, logs: Path, profile: Path | None = None, tree: Path = ROOT
+    count: int,
+    redis_url: str,
+    logs: Path,
+    profile: Path | None = None,
+    tree: Path = ROOT,
+    *,
+    ports: Sequence[int] = (),
+    extra: Sequence[str] = (),
 ) -> list[Node]:
     """``profile``: run each node under cProfile, its statistics written there at its stop;
-    ``tree``: the checkout whose server runs (another one measures an older version)."""
+    ``tree``: the checkout whose server runs (another one measures an older version);
+    ``ports``: the first nodes' ports (a node restarted behind a balancer comes back on its
+    own; its log goes on after the old one's), free ones for the rest; ``extra``: more flags."""
     nodes = []
     for index in range(count):
-        port = free_port()
+        port = ports[index] if index < len(ports) else free_port()
         log_path = logs / f"node-{port}.log"
-        log = log_path.open("wb")
+        log = log_path.open("ab")
         profiler = [] if profile is None else ["-m", "cProfile", "-o", str(profile / f"{count}-nodes-{index}.prof")]
         command = [
             sys.executable, *profiler, "-m", "server", "--port", str(port), "--redis-url", redis_url,
             "--solver-workers", "0", "--node-ttl", str(NODE_TTL),
-            "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"),
+            "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"), *extra,
         ]  # fmt: skip
         # Every bot is a new guest from 127.0.0.1, and the runs share one Redis: the limit on
         # new guests an address (300 an hour) would refuse the later pairs' bots.
@@ -119,6 +129,9 @@ async def start_nodes(
                 await client.close()
                 break
             except OSError:
+                if node.process.poll() is not None:
+                    tail = "\n".join(node.log.read_text(errors="replace").splitlines()[-20:])
+                    raise RuntimeError(f"node on port {node.port} exited while starting:\n{tail}") from None
                 if time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(0.1)

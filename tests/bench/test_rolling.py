@@ -1,0 +1,29 @@
+"""Smoke test of bench.rolling: a rolling restart of three nodes behind the shipped HAProxy
+while 4 races run prints its table, and no acknowledged move is lost (no timing assertions).
+Skipped without haproxy or openssl on PATH (.ci/run installs haproxy)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from tests.bench.test_benches import bench
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    shutil.which("haproxy") is None or shutil.which("openssl") is None, reason="needs haproxy and openssl"
+)
+def test_rolling_restart_prints_its_table_and_loses_no_move() -> None:
+    output = bench("bench.rolling", "--races", "4", "--drain", "1", "--before", "4", "--after", "2", timeout=240)
+    assert re.search(r"^window +seconds +racers +acks +disconnected +drops +stall p50 ", output, re.MULTILINE)
+    assert re.search(r"^before \(baseline\) ", output, re.MULTILINE)
+    assert re.search(r"^rolling restart ", output, re.MULTILINE)
+    summary = re.search(r"races 4, racers 8, acked moves (\d+), moves lost (\d+), races aborted (\d+),", output)
+    assert summary is not None, output
+    assert int(summary[1]) > 0
+    assert summary[2] == "0", output
+    for node in (1, 2, 3):
+        assert f"node{node} (port " in output
