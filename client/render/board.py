@@ -5,6 +5,12 @@ and foundations on a top row; the tableau below, with a divider where the pile k
 changes, as between Antares' in-suit and alternate-colour piles), and
 :func:`render_board` draws one board with its marks (cursor, selection, hint) as a
 ``rich`` Text. The game, spectator and replay screens all draw boards with it.
+
+A board drawn in fewer lines than its longest column needs is folded (:func:`windows`):
+a column too long shows its last cards (the end a move takes from and goes to) under a
+``+N`` line that stands for the N covered cards above them. When the cursor goes up into
+the covered cards, that column shows the cursor's card instead, with ``+N`` lines above
+and below it.
 """
 
 from __future__ import annotations
@@ -32,6 +38,12 @@ CURSOR = Style(bgcolor="yellow", color="black", bold=True)
 SELECTED = Style(bgcolor="green3", color="black", bold=True)
 HINT = Style(bgcolor="magenta", color="white", bold=True)
 TARGET = Style(bgcolor="cyan", color="black", bold=True)
+FOLD = Style(color="grey70", bgcolor="grey23", bold=True)
+
+#: The cards of a tableau pile drawn: ``(start, end)``, the indexes of the first card
+#: drawn and one past the last. A ``+N`` line stands for the cards before ``start``, and
+#: another for those from ``end`` on.
+Window = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +147,68 @@ def _top_gap(layout: Layout, cell: int) -> int:
     return max(1, board_width(layout, cell) - cell * len(layout.top))
 
 
+def header_lines(layout: Layout) -> int:
+    """Lines drawn above the tableau's first card: the top row (names, cards, a blank
+    line), if any, and the tableau's pile names."""
+    return 4 if layout.top else 1
+
+
+def windows(
+    layout: Layout, board: Board, rows: int | None = None, focus: tuple[int, int] | None = None
+) -> dict[int, Window]:
+    """The cards of each tableau pile drawn when the tableau has ``rows`` lines for cards
+    (None: as many as it needs). A longer column shows its last cards under a ``+N`` line;
+    if ``focus`` (the cursor) is on a card that would be covered, that column shows it,
+    with a ``+N`` line above and one below."""
+    drawn: dict[int, Window] = {}
+    for pile in layout.main:
+        size = len(board[pile])
+        if rows is None or size <= rows:
+            drawn[pile] = (0, size)
+            continue
+        lines = max(rows, 3)  # at least a card between two folds
+        start, end = size - (lines - 1), size
+        if focus is not None and focus[0] == pile and 0 <= focus[1] < start:
+            start = focus[1]
+            end = start + lines - (2 if start > 0 else 1)
+        drawn[pile] = (start, end)
+    return drawn
+
+
+def _column(size: int, window: Window) -> list[tuple[bool, int, int]]:
+    """The lines of one tableau pile: ``(False, index, index + 1)`` for a card drawn,
+    ``(True, first, end)`` for a ``+N`` line standing for cards ``first`` to ``end - 1``."""
+    start, end = window
+    lines = [(True, 0, start)] if start > 0 else []
+    lines += [(False, index, index + 1) for index in range(start, end)]
+    if end < size:
+        lines.append((True, end, size))
+    return lines
+
+
+def _fold_mark(pile: int, first: int, end: int, size: int, marks: Marks) -> Style | None:
+    """The highlight of a ``+N`` line: the selection, a hint or the target if it covers one."""
+    if marks.selected is not None and marks.selected[0] == pile and marks.selected[1] < end:
+        return SELECTED
+    if any((pile, index) in marks.hint for index in range(first, end)):
+        return HINT
+    if marks.target == pile and end == size:
+        return TARGET
+    return None
+
+
 def render_board(
-    piles: Sequence[PileInfo], board: Board, layout: Layout | None = None, marks: Marks | None = None, cell: int = 5
+    piles: Sequence[PileInfo],
+    board: Board,
+    layout: Layout | None = None,
+    marks: Marks | None = None,
+    cell: int = 5,
+    rows: int | None = None,
+    focus: tuple[int, int] | None = None,
 ) -> Text:
-    """One board: pile names, the top row, then the tableau, one card a line per column."""
+    """One board: pile names, the top row, then the tableau, one card a line per column.
+    With ``rows``, the tableau takes at most that many lines (long columns folded, see
+    :func:`windows`; the card at ``focus``, by default the cursor's, is always drawn)."""
     layout = layout or layout_for(piles)
     marks = marks or Marks()
     lines: list[Text] = []
@@ -160,16 +230,23 @@ def render_board(
             names.append("│ ", NAME)
         names.append(_name(piles[pile], cell), NAME)
     lines.append(names)
-    height = max((len(board[pile]) for pile in layout.main), default=0)
+    drawn = windows(layout, board, rows, focus if focus is not None else marks.cursor)
+    columns = {pile: _column(len(board[pile]), drawn[pile]) for pile in layout.main}
+    height = max((len(column) for column in columns.values()), default=0)
     for row in range(max(height, 1)):
         line = Text()
         for i, pile in enumerate(layout.main):
             if i == layout.divider_at:
                 line.append("│ ", NAME)
             cards = board[pile]
-            if row < len(cards):
-                text, style = _card(cards[row])
-                line.append(_slot(text, style, cell, _mark(pile, row, len(cards), marks)))
+            column = columns[pile]
+            if row < len(column):
+                folded, first, end = column[row]
+                if folded:
+                    line.append(_slot(f"+{end - first}", FOLD, cell, _fold_mark(pile, first, end, len(cards), marks)))
+                else:
+                    text, style = _card(cards[first])
+                    line.append(_slot(text, style, cell, _mark(pile, first, len(cards), marks)))
             elif row == 0:
                 line.append(_slot("[ ]", EMPTY, cell, _mark(pile, -1, 0, marks)))
             else:
@@ -177,14 +254,23 @@ def render_board(
         lines.append(line)
     for line in lines:
         line.rstrip()
-    drawn = Text("\n").join(lines)
-    drawn.no_wrap = True  # a narrow container scrolls or crops; a wrapped board would mislead
-    return drawn
+    board_text = Text("\n").join(lines)
+    board_text.no_wrap = True  # a narrow container scrolls or crops; a wrapped board would mislead
+    return board_text
 
 
-def pile_at(layout: Layout, board: Board, x: int, y: int, cell: int = 5) -> tuple[int, int] | None:
+def pile_at(
+    layout: Layout,
+    board: Board,
+    x: int,
+    y: int,
+    cell: int = 5,
+    rows: int | None = None,
+    focus: tuple[int, int] | None = None,
+) -> tuple[int, int] | None:
     """The ``(pile, index)`` drawn at column ``x``, line ``y`` of :func:`render_board`'s
-    output (index ``len(pile)`` and beyond mean below the pile's last card); None if no pile is there."""
+    output (drawn with the same ``rows`` and cursor ``focus``); below a pile's last card,
+    that card. On a ``+N`` line: the covered card nearest the cards drawn. None if no pile is there."""
     if layout.top:
         if y <= 1:
             gap = _top_gap(layout, cell)
@@ -201,11 +287,19 @@ def pile_at(layout: Layout, board: Board, x: int, y: int, cell: int = 5) -> tupl
         y -= 1
     if y < 0:
         return None
+    drawn = windows(layout, board, rows, focus)
     left = 0
     for i, pile in enumerate(layout.main):
         if i == layout.divider_at:
             left += 2
         if left <= x < left + cell:
-            return pile, min(y, len(board[pile]) - 1) if board[pile] else -1
+            size = len(board[pile])
+            if not size:
+                return pile, -1
+            column = _column(size, drawn[pile])
+            if y >= len(column):
+                return pile, size - 1
+            folded, first, end = column[y]
+            return pile, end - 1 if folded and first == 0 else first
         left += cell
     return None

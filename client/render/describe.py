@@ -38,28 +38,30 @@ def shown_name(who: Racer | Result) -> str:
     return f"{who.name} (bot)" if who.bot else who.name
 
 
-def duration(ms: int | float | None) -> str:
-    """``m:ss.t`` (or ``h:mm:ss``) for a duration in milliseconds; ``-`` for None."""
-    if ms is None:
-        return "-"
-    ms = max(0, int(ms))
-    seconds, tenths = divmod(ms // 100, 10)
-    minutes, seconds = divmod(seconds, 60)
-    if minutes >= 60:
-        hours, minutes = divmod(minutes, 60)
-        return f"{hours}:{minutes:02}:{seconds:02}"
-    return f"{minutes}:{seconds:02}.{tenths}"
-
-
 def precise_duration(ms: int | float | None) -> str:
-    """``m:ss.cc`` (hundredths; hours add to the minutes) for a duration in milliseconds, as
-    leaderboards show times; ``-`` for None."""
+    """``m:ss.cc`` (hundredths; hours add to the minutes: ``0:43.89``, ``72:05.10``) for a
+    duration in milliseconds; ``-`` for None. The one format of every race time the client
+    shows: clocks, results, racers, leaderboards and statistics."""
     if ms is None:
         return "-"
     hundredths = max(0, int(ms)) // 10
     seconds, hundredths = divmod(hundredths, 100)
     minutes, seconds = divmod(seconds, 60)
     return f"{minutes}:{seconds:02}.{hundredths:02}"
+
+
+#: A race time, as everywhere: ``m:ss.cc`` (the same function; the older name).
+duration = precise_duration
+
+
+def time_left(ms: float) -> str:
+    """What remains of a day or a time limit: ``7 h 05 min``, ``12 min 30 s``, ``45 s``."""
+    seconds = max(0, int(ms // 1000))
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02} min"
+    return f"{minutes} min {seconds:02} s" if minutes else f"{seconds} s"
 
 
 def rating_text(rating: float, change: float | None = None) -> str:
@@ -179,13 +181,50 @@ def options_text(view: RoomView) -> str:
     return " · ".join(parts)
 
 
-def racer_lines(racers: Sequence[Racer], me: int | None, started: int | None) -> Text:
-    """Every racer: name, a bar of cards home, moves and what they are doing."""
+def waiting_text(view: RoomView, me: int | None, creator: bool) -> str:
+    """The room before its race (Rich markup): its code and options, who is ready (``me``:
+    the player's seat), and what the keys do (``creator``: the player created the room)."""
+    lines = [
+        f"[b]Room {view.code}[/b]: give this code to the racers you invite.",
+        options_text(view),
+        "",
+    ]
+    for racer in view.racers:
+        mark = "[green]✓ ready[/green]" if racer.ready else "[dim]· not ready[/dim]"
+        if not racer.connected:
+            mark += " [red](disconnected)[/red]"
+        you = " (you)" if racer.seat == me else ""
+        lines.append(f"  {shown_name(racer)}{you}  {mark}")
+    free = view.options.max_racers - len(view.racers)
+    if free > 0:
+        lines.append(f"  [dim]{count(free, 'seat')} free[/dim]")
+    lines.append("")
+    lines.append("r: ready / not ready · q: leave")
+    if creator:
+        lines.append("s: start now, without waiting for every seat (you created the room)")
+    lines.append("The race starts when every seat is taken and everyone is ready.")
+    return "\n".join(lines)
+
+
+def out_text(name: str, reason: str) -> str:
+    """Another racer stopped racing (``reason`` as the server's ``resigned`` event gives it)."""
+    if reason == "resigned":
+        return f"{name} resigned."
+    if reason == "left":
+        return f"{name} left the race."
+    return f"{name} is out of the race ({reason})."
+
+
+def racer_lines(racers: Sequence[Racer], me: int | None, started: int | None, shown: int | None = None) -> Text:
+    """Every racer: name, a bar of cards home, moves and what they are doing. ``shown``
+    (a spectator's screen): the racer whose board is on screen, marked ``▶``."""
     text = Text()
     for racer in racers:
         progress = racer.progress
         name = shown_name(racer) + (" (you)" if racer.seat == me else "")
-        style = "bold" if racer.seat == me else ""
+        if shown is not None:
+            name = ("▶ " if racer.seat == shown else "  ") + name
+        style = "bold" if racer.seat in (me, shown) else ""
         text.append(f"{name[:18]:<18}", style)
         text.append(f" {progress.home:>2}/{CARDS}\n")
         text.append(bar(progress.home, width=24), "green" if progress.won else "cyan")
@@ -194,10 +233,12 @@ def racer_lines(racers: Sequence[Racer], me: int | None, started: int | None) ->
     return text
 
 
-def clock_text(elapsed: float | None, ends_in: float | None) -> str:
+def clock_text(elapsed: float | None, ends_in: float | None, daily: bool = False) -> str:
+    """The race clock, and under it the time left when the race has a limit (a daily
+    attempt's limit is the end of its day). Lines of at most 27 characters (the side panel)."""
     if elapsed is None:
         return ""
     text = f"⏱ {duration(elapsed)}"
     if ends_in is not None:
-        text += f"  (ends in {duration(ends_in)})"
+        text += f"\n{'day ends in' if daily else 'time left:'} {time_left(ends_in)}"
     return text

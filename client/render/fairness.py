@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Final
 
-from client.render.describe import count
+from client.render.describe import count, time_left
 from protocol.fairness import verify
 from protocol.messages import DailyInfo, DailyReveal, RoomView, Variant
 
@@ -43,14 +43,6 @@ def replay_open(view: RoomView) -> bool:
 
 #: Moves of yesterday's solution shown before "…".
 SOLUTION_PREVIEW = 8
-
-
-def time_left(ms: float) -> str:
-    """``7 h 05 min`` (or ``12 min 30 s`` in the last hour) for a time in milliseconds."""
-    seconds = max(0, int(ms // 1000))
-    hours, rest = divmod(seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    return f"{hours} h {minutes:02} min" if hours else f"{minutes} min {seconds:02} s"
 
 
 #: What today's deal is for you, by the server's ``access`` (protocol/values.py, DailyAccess).

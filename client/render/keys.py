@@ -3,9 +3,13 @@ README's tables). A test checks that each key bound on a screen is listed here."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from rich.text import Text
+
+from client.render.board import TOP_KINDS
+from protocol.messages import PileInfo
 
 #: (section, [(keys, what they do)]), in the order the help screen shows them.
 KEYS: Final[tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = (
@@ -21,7 +25,7 @@ KEYS: Final[tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = (
         "Your board during a race",
         (
             ("← →", "previous or next pile in the row"),
-            ("↑ ↓", "a card deeper or shallower; past the deepest: the top row"),
+            ("↑ ↓", "a card deeper or shallower (↑ opens a long column's folded +N); past the deepest: the top row"),
             ("1 … 9", "top card of pile n"),
             (
                 "Enter / Space",
@@ -34,7 +38,7 @@ KEYS: Final[tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = (
     (
         "The race screen",
         (
-            (": / /", "type a move (QS>5, deal, c2>h), Enter; Esc: the board"),
+            (": / /", "type a move (Scorpion: QS>5, deal; Antares: 8D>s4, 7H>c1, c2>h), Enter; Esc: the board"),
             ("u", "undo (a move you undo still counts in your moves)"),
             ("h", "hint: the suggested cards light up; again: the next one"),
             ("d", "deal the stock (Scorpion)"),
@@ -112,12 +116,39 @@ def help_text() -> Text:
     return text
 
 
-#: The key legend beside the board during a race (lines of at most 27 characters: the side panel).
-RACE_LEGEND: Final = """\
-←→↑↓   move the cursor
-Enter  pick up / put down
-f      send home
-:      type a move
-u undo · h hint · d deal
-R R resign · q q leave
-? all keys · F2 rules"""
+def move_examples(piles: Sequence[PileInfo]) -> list[str]:
+    """Moves in notation made from the pile names the server sends (no rules: what is legal is
+    the server's call): a card onto a tableau pile, ``deal`` if there is a stock, a card to a
+    cell and a cell's card home if there are cells. Scorpion: ``QS>5, deal``; Antares:
+    ``QS>f1, 7H>c1, c2>h``; without piles, both games' examples."""
+    if not piles:
+        return ["QS>5", "deal", "8D>s4", "c2>h"]
+    tableau = [pile.name for pile in piles if pile.kind not in TOP_KINDS]
+    cells = [pile.name for pile in piles if pile.kind == "cell"]
+    examples = [f"QS>{tableau[min(4, len(tableau) - 1)]}"] if tableau else []
+    if any(pile.kind == "stock" for pile in piles):
+        examples.append("deal")
+    if cells:
+        examples += [f"7H>{cells[0]}", f"{cells[min(1, len(cells) - 1)]}>h"]
+    return examples
+
+
+def notation_prompt(piles: Sequence[PileInfo]) -> str:
+    """The placeholder of the race screen's move box."""
+    return f"type a move ({', '.join(move_examples(piles))}), Enter · ':' to come here"
+
+
+def race_legend(stock: bool) -> str:
+    """The key legend beside the board during a race (lines of at most 27 characters: the
+    side panel); ``d deal`` only in a game with a stock."""
+    return "\n".join(
+        [
+            "←→↑↓   move the cursor",
+            "Enter  pick up / put down",
+            "f home · : type a move",
+            "u undo · h hint" + (" · d deal" if stock else ""),
+            "R R resign · q q leave",
+            "? all keys · F2 rules",
+            "+N     N cards folded (↑)",
+        ]
+    )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Final
 
 from client.render.describe import CARDS, count, precise_duration, rating_text
-from protocol.messages import Leaderboard, LeaderboardEntry, LeaderboardName, PlayerStats, Variant
+from protocol.messages import Leaderboard, LeaderboardEntry, LeaderboardName, PlayerStats, RoomView, Variant
 
 GAMES: Final[tuple[Variant, ...]] = ("scorpion", "antares")
 
@@ -28,6 +28,51 @@ FIGURES: Final[dict[LeaderboardName, str]] = {
     "streak": "Days",
     "rating": "Rating",
 }
+
+
+#: How each board orders its entries, ties included (the server's rule: PROTOCOL.md, Leaderboards).
+ORDERS: Final[dict[LeaderboardName, str]] = {
+    "daily": "Finishers by time, then fewer moves, then who finished first; "
+    "then the others by cards home, cards in order, fewer moves.",
+    "best-time": "Best ranked daily time, fastest first; equal times in a fixed order (by player id).",
+    "wins": "Ranked daily attempts won, most first; equal counts in a fixed order (by player id).",
+    "streak": "Longest run of UTC days in a row with a daily win; equal runs in a fixed order (by player id).",
+    "rating": "Glicko-2 rating, highest first. Accounts only: guests are rated, shown once they register.",
+}
+
+#: How a race ranks its racers (the server's rule: server/rooms/results.py, PROTOCOL.md).
+RACE_RANKING: Final = (
+    "Ranking: finishers by time, then fewer moves; the others by cards home, then cards in order, "
+    "then fewer moves; an exact tie goes to the earlier seat."
+)
+
+#: Why a guest is on no board, and the way onto them.
+GUEST_NOT_ON_BOARDS: Final = (
+    "You play as a guest, and only accounts are on the boards: register (home menu, "
+    '"Register an account") to be ranked; you keep your statistics and rating.'
+)
+
+
+def results_notes(view: RoomView) -> list[str]:
+    """What the results table needs said: how it ranks (ties included) and, when it has no
+    rating column, why (the server's rules on what is rated, PROTOCOL.md, Ratings)."""
+    results = view.results or []
+    if view.daily is not None:
+        if not view.daily.ranked:
+            return ["A practice attempt is on no board, and not rated."]
+        return [f"The day's board ranks: {ORDERS['daily']}", "No rating: daily attempts rank on the daily boards."]
+    notes = [RACE_RANKING]
+    people = [result for result in results if not result.bot]
+    if any(result.rating is not None for result in results):
+        if len(people) < len(results):
+            notes.append("Bots are never rated (-).")
+    elif len(results) < 2:
+        notes.append("No rating: a race alone is not rated (a rated race has two racers or more).")
+    elif view.options.deal is not None:
+        notes.append("No rating: a race on a chosen deal is practice, and practice is not rated.")
+    elif len(people) < 2:
+        notes.append("No rating: a race against a bot is not rated (bots never are; a rated race needs two people).")
+    return notes
 
 
 def figure(board: LeaderboardName, entry: LeaderboardEntry) -> str:

@@ -24,12 +24,13 @@ from client.render.describe import (
     daily_label,
     duration,
     elapsed_ms,
-    options_text,
+    out_text,
     racer_lines,
     shown_name,
     variant_title,
+    waiting_text,
 )
-from client.render.keys import RACE_LEGEND
+from client.render.keys import notation_prompt, race_legend
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
 from client.tui.widgets import BoardView
@@ -40,8 +41,10 @@ from protocol.messages import (
     HintItem,
     Hints,
     LegalMoves,
+    PileInfo,
     PlayMove,
     Racer,
+    RacerResigned,
     Ready,
     Resign,
     RoomView,
@@ -81,11 +84,11 @@ class GameScreen(ClientScreen):
     ]
 
     DEFAULT_CSS = """
-    #topbar { height: 1; background: $primary-background; padding: 0 1; }
+    #topbar { height: auto; max-height: 2; background: $primary-background; padding: 0 1; }
     #main { height: 1fr; }
     #play { width: 1fr; }
     #side { width: 30; border-left: solid $primary; padding: 0 1; }
-    #clock { text-style: bold; height: 1; }
+    #clock { text-style: bold; height: auto; }
     #waiting { padding: 1 2; }
     #countdown { width: auto; margin: 1 4; }
     #countdown-label { padding: 1 4 0 4; text-style: bold; }
@@ -105,6 +108,12 @@ class GameScreen(ClientScreen):
         self._results_race: int | None = None
         self._finished_seen: int | None = None
         self._state: str | None = None
+        #: The race last shown (a rematch starts a new one: the last race's messages go).
+        self._race: int | None = None
+        #: The piles last shown (what the legend and the notation box offer depends on them).
+        self._piles: list[PileInfo] | None = None
+        #: Racers' names by seat, kept for the events of a racer who has since left.
+        self._names: dict[int, str] = {}
 
     def body(self) -> ComposeResult:
         yield Static(id="topbar")
@@ -113,13 +122,13 @@ class GameScreen(ClientScreen):
                 yield Static(id="waiting")
                 yield Static(id="countdown-label")
                 yield Digits(id="countdown")
-                yield BoardView(interactive=True, id="board")
+                yield BoardView(interactive=True, id="board", fit=True)
             with Vertical(id="side"):
                 yield Static(id="clock")
                 yield Static(id="racers")
-                yield Static(RACE_LEGEND, id="legend")
+                yield Static(race_legend(stock=True), id="legend")
         yield Static(id="message", classes="message")
-        yield Input(placeholder="type a move (QS>5, deal, c2>h), Enter · ':' to come here", compact=True, id="notation")
+        yield Input(placeholder=notation_prompt([]), compact=True, id="notation")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -151,6 +160,14 @@ class GameScreen(ClientScreen):
                 if isinstance(room_event, StateChanged):
                     self._clock_sample(room_event.clock.now)
         self.refresh_view()
+        if isinstance(message, Update):
+            for room_event in message.events:
+                if isinstance(room_event, RacerResigned) and room_event.seat != self.seat:
+                    self._rival_out(room_event)
+
+    def _rival_out(self, event: RacerResigned) -> None:
+        """Say that another racer stopped (a bot gives up when stuck: the player should know)."""
+        self.say(out_text(self._names.get(event.seat, f"The racer in seat {event.seat + 1}"), event.reason))
 
     def on_connection_changed(self, event: ConnectionChanged) -> None:
         client = self.client
@@ -175,6 +192,19 @@ class GameScreen(ClientScreen):
         view = mirror.view()
         me = self.me(view)
         self.seat = None if me is None else me.seat
+        self._names.update({racer.seat: shown_name(racer) for racer in view.racers})
+        if view.race != self._race:
+            if self._race is not None:
+                # A rematch: what was said about the last race ("You resigned.", a hint) goes.
+                self.say("")
+                self.hints, self._confirm = [], None
+            self._race = view.race
+        if view.piles != self._piles:
+            self._piles = view.piles
+            stock = any(pile.kind == "stock" for pile in view.piles)
+            self.query_one("#legend", Static).update(race_legend(stock=stock))
+            self.query_one("#notation", Input).placeholder = notation_prompt(view.piles)
+            self.refresh_bindings()
         if self.shown_seat is None or all(r.seat != self.shown_seat for r in view.racers):
             self.shown_seat = self.seat
         state = view.state
@@ -208,7 +238,8 @@ class GameScreen(ClientScreen):
         countdown.display = countdown_label.display = state == "countdown"
         board.display = state in ("racing", "finished")
         if state == "waiting":
-            waiting.update(self._waiting_text(view))
+            client = self.client
+            waiting.update(waiting_text(view, self.seat, creator=client is not None and view.creator == client.player))
         if state == "countdown":
             countdown_label.update("The race starts in…")
         if state in ("racing", "finished"):
@@ -218,29 +249,6 @@ class GameScreen(ClientScreen):
         self.query_one("#racers", Static).update(racer_lines(view.racers, self.seat, view.clock.started))
         self._announce(view, me)
         self.tick()
-
-    def _waiting_text(self, view: RoomView) -> str:
-        client = self.client
-        lines = [
-            f"[b]Room {view.code}[/b]: give this code to the racers you invite.",
-            options_text(view),
-            "",
-        ]
-        for racer in view.racers:
-            mark = "[green]✓ ready[/green]" if racer.ready else "[dim]· not ready[/dim]"
-            if not racer.connected:
-                mark += " [red](disconnected)[/red]"
-            you = " (you)" if racer.seat == self.seat else ""
-            lines.append(f"  {shown_name(racer)}{you}  {mark}")
-        free = view.options.max_racers - len(view.racers)
-        if free > 0:
-            lines.append(f"  [dim]{free} seat{'s' if free > 1 else ''} free[/dim]")
-        lines.append("")
-        lines.append("r: ready / not ready · q: leave")
-        if client is not None and view.creator == client.player:
-            lines.append("s: start now, without waiting for every seat (you created the room)")
-        lines.append("The race starts when every seat is taken and everyone is ready.")
-        return "\n".join(lines)
 
     def _announce(self, view: RoomView, me: Racer | None) -> None:
         if me is not None and me.finished_ms is not None and self._finished_seen != view.race:
@@ -267,7 +275,7 @@ class GameScreen(ClientScreen):
         elapsed = elapsed_ms(clock, now)
         if me is not None and me.finished_ms is not None:
             elapsed = me.finished_ms
-        self.query_one("#clock", Static).update(clock_text(elapsed, ends_in))
+        self.query_one("#clock", Static).update(clock_text(elapsed, ends_in, daily=view.daily is not None))
 
     # -- messages --------------------------------------------------------------------------
 
@@ -296,7 +304,10 @@ class GameScreen(ClientScreen):
             client = self.client
             creator = client is not None and view.creator == client.player
             return view.state == "waiting" and (action == "ready" or creator)
-        if action in ("undo", "deal", "resign", "type_move"):
+        if action == "deal":
+            # Only a game with a stock deals (Antares has none): the piles the server sends say.
+            return racing and any(pile.kind == "stock" for pile in view.piles)
+        if action in ("undo", "resign", "type_move"):
             return racing and (action != "undo" or view.options.undo)
         if action == "hint":
             return racing  # without hints, it says why
@@ -353,11 +364,7 @@ class GameScreen(ClientScreen):
 
     def action_undo(self) -> None:
         code = self.code
-        self.request(
-            lambda i: Undo(id=i, room=code),
-            lambda reply: self.say("↶ move taken back (it still counts)", "good"),
-            "undo",
-        )
+        self.request(lambda i: Undo(id=i, room=code), lambda reply: self.say(UNDONE, "good"), "undo")
 
     def action_rules(self) -> None:
         mirror = self.mirror

@@ -74,6 +74,8 @@ class NameScreen(ClientScreen):
 MENU: dict[str, to.Route] = {
     "bot": to.BotRace(),
     "quick": to.Quick(),
+    # The daily challenge opens on Antares, as the web client's daily page does (g: Scorpion).
+    "daily": to.Daily("antares"),
     "leaderboards": to.Leaderboards(),
     "stats": to.Stats(),
     "create": to.Create(practice=False),
@@ -90,21 +92,24 @@ MENU: dict[str, to.Route] = {
 
 
 class HomeScreen(ClientScreen):
-    """The main menu."""
+    """The main menu: as many rows as it has entries, up to what the terminal leaves it (at
+    80x24 a guest's whole menu shows, "Quit" included; a longer one scrolls)."""
 
     _was_ready = False
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "app.quit", "Quit")]
 
     DEFAULT_CSS = """
-    HomeScreen OptionList { height: auto; max-height: 16; margin: 1 2; }
+    #menu-box { height: 1fr; }
+    HomeScreen OptionList { height: auto; max-height: 100%; margin: 0 2; }
     #who { padding: 0 1; }
     """
 
     def body(self) -> ComposeResult:
         yield Label("♠ ♥ Solitaire Race ♣ ♦", classes="title")
         yield Static(id="who")
-        yield OptionList(id="menu")
+        with Vertical(id="menu-box"):
+            yield OptionList(id="menu")
         yield Static("Arrows and Enter to choose · ? keys · q quit", classes="hint")
         yield Footer()
 
@@ -143,10 +148,7 @@ class HomeScreen(ClientScreen):
                 if client.roles.get(code) == "racer" and mirror.view().state != "finished":
                     options.append(Option(f"Back to your race in room {code}", id=f"room:{code}"))
         options += [
-            *(
-                Option(f"Daily challenge: {variant.capitalize()}", id=f"daily:{variant}", disabled=not ready)
-                for variant in GAMES
-            ),
+            Option("Daily challenge: Antares (g there: Scorpion)", id="daily", disabled=not ready),
             Option("Create a room", id="create", disabled=not ready),
             Option("Join a room by code", id="join", disabled=not ready),
             Option("Spectate a live public room", id="lobby", disabled=not ready),
@@ -187,8 +189,6 @@ class HomeScreen(ClientScreen):
         route = MENU.get(choice)
         if choice.startswith("room:"):
             self.navigate(to.Game(choice[5:]))
-        elif choice.startswith("daily:"):
-            self.navigate(to.Daily("antares" if choice == "daily:antares" else "scorpion"))
         elif choice.startswith("rules:"):
             self.navigate(to.Rules("antares" if choice == "rules:antares" else "scorpion"))
         elif route is not None:

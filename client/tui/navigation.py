@@ -52,7 +52,9 @@ class Daily:
 
 @dataclass(frozen=True)
 class Leaderboards:
-    variant: Variant = "scorpion"
+    """The leaderboards, on Antares first as the daily challenge (and the web client's daily page)."""
+
+    variant: Variant = "antares"
     board: LeaderboardName = "daily"
 
 

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Label, Static
 from client.render.describe import duration, rating_text, shown_name
 from client.render.fairness import fairness_text, replay_open
 from client.render.replay import BoardList, replay_boards
+from client.render.standings import results_notes
 from client.tui.base import ClientScreen, ServerEvent
 from client.tui.widgets import BoardView
 from protocol.messages import AskReplay, PileInfo, Rematch, Replay, RoomView, ServerMessage
@@ -30,7 +31,8 @@ class ResultsScreen(ClientScreen):
     ]
 
     DEFAULT_CSS = """
-    ResultsScreen DataTable { height: auto; max-height: 12; margin: 1 1; }
+    ResultsScreen DataTable { height: auto; max-height: 12; margin: 1 1 0 1; }
+    #results-notes { padding: 0 1; margin: 0 0 1 0; color: $text-muted; }
     #fairness { padding: 0 1; }
     """
 
@@ -41,6 +43,7 @@ class ResultsScreen(ClientScreen):
     def body(self) -> ComposeResult:
         yield Label("Results", id="results-title", classes="title")
         yield DataTable(id="results", cursor_type="row")
+        yield Static(id="results-notes")
         yield Static(id="fairness")
         yield Static(id="results-hint", classes="hint")
         yield Static(id="results-message", classes="message")
@@ -79,16 +82,18 @@ class ResultsScreen(ClientScreen):
         row = table.cursor_row
         results = view.results or []
         rated = any(result.rating is not None for result in results)
+        client = self.client
+        mine = next((r.seat for r in view.racers if client is not None and r.player == client.player), None)
         table.clear(columns=True)
         table.add_columns("Place", "Racer", "Time", "Moves", "Home", *(["Rating"] if rated else []))
         for result in results:
             time_text = duration(result.time_ms) if result.finished else "did not finish"
             rating = [] if not rated else [rating_text(result.rating, result.rating_change) if result.rating else "-"]
-            table.add_row(
-                str(result.place), shown_name(result), time_text, str(result.moves), f"{result.home}/52", *rating
-            )
+            name = shown_name(result) + (" (you)" if result.seat == mine else "")
+            table.add_row(str(result.place), name, time_text, str(result.moves), f"{result.home}/52", *rating)
         if 0 <= row < table.row_count:
             table.move_cursor(row=row)
+        self.query_one("#results-notes", Static).update("\n".join(results_notes(view)))
         self.query_one("#fairness", Static).update(fairness_text(view))
         self.refresh_bindings()
         keys = [
@@ -171,7 +176,7 @@ class ReplayScreen(ClientScreen):
         yield Label(f"Replay: {self.replay.name}'s game (race {self.replay.race})", classes="title")
         yield Static(id="replay-status")
         with VerticalScroll():
-            yield BoardView(id="replay-board")
+            yield BoardView(id="replay-board", fit=True)
         yield Footer()
 
     def on_mount(self) -> None:

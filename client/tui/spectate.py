@@ -1,22 +1,30 @@
 """Watching a room: every racer's board live (as live as the room's spectator delay
-allows), with names, progress and clocks; the focus moves between boards."""
+allows), with names, progress and clocks; the focus moves between boards.
+
+When the boards do not all fit side by side (three racers at 80 columns), or with ``z``,
+the screen shows one board at a time, full size, with every racer's progress in a list
+beside it (the board shown marked ``▶``); ←/→ switch boards, and the message line says
+which board is shown. Boards fold their long columns to the screen's height."""
 
 from __future__ import annotations
 
 import time
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import ScrollableContainer, Vertical
+from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
 from textual.widgets import Footer, Static
 
+from client.render.board import board_width, layout_for
 from client.render.describe import (
     bar,
     count,
     duration,
     elapsed_ms,
     options_text,
+    racer_lines,
     racer_status,
     shown_name,
     variant_title,
@@ -31,10 +39,15 @@ class RacerPanel(Vertical):
     """One racer: a title line (name, progress, clock) and their board."""
 
     DEFAULT_CSS = """
-    RacerPanel { width: auto; height: auto; border: round $panel; padding: 0 1; }
+    RacerPanel { width: auto; height: 100%; border: round $panel; padding: 0 1; }
     RacerPanel.focused { border: double $accent; }
     RacerPanel .racer-title { width: 36; height: 2; }
     """
+
+    #: Columns of the panel's border and padding.
+    FRAME = 4
+    #: Columns of the title line.
+    TITLE = 36
 
     def __init__(self, seat: int) -> None:
         super().__init__()
@@ -42,7 +55,7 @@ class RacerPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(classes="racer-title")
-        yield BoardView(cell=4)
+        yield BoardView(cell=4, fit=True)
 
     def show(self, view: RoomView, racer: Racer, now: float, zoom: bool) -> None:
         progress = racer.progress
@@ -55,7 +68,15 @@ class RacerPanel(Vertical):
         )
         board = self.query_one(BoardView)
         board.cell = 5 if zoom else 4
+        # Set, not auto: an auto width would keep the width the panel had at the other size.
+        self.styles.width = self.width_for(view, board.cell)
         board.show(view.piles, racer.board)
+
+    @classmethod
+    def width_for(cls, view: RoomView, cell: int) -> int:
+        """The columns a panel takes with its board drawn ``cell`` columns a pile."""
+        board = board_width(layout_for(view.piles), cell) + 2 if view.piles else 0  # + the board's padding
+        return max(cls.TITLE, board) + cls.FRAME
 
 
 class SpectateScreen(ClientScreen):
@@ -73,7 +94,9 @@ class SpectateScreen(ClientScreen):
 
     DEFAULT_CSS = """
     #spectate-top { height: 2; background: $primary-background; padding: 0 1; }
-    #boards { height: 1fr; layout: horizontal; overflow: auto auto; }
+    #spectate-main { height: 1fr; }
+    #boards { width: 1fr; height: 100%; layout: horizontal; overflow: auto auto; }
+    #spectate-side { width: 32; height: 100%; border-left: solid $primary; padding: 0 1; display: none; }
     """
 
     def __init__(self, code: str) -> None:
@@ -81,12 +104,17 @@ class SpectateScreen(ClientScreen):
         self.code = code.strip().upper()
         self.focus_seat: int | None = None
         self.zoom = False
+        #: Whether one board is shown at a time (``z``, or the boards do not fit side by side).
+        self.one_at_a_time = False
         self.panels: dict[int, RacerPanel] = {}
         self._results_race: int | None = None
 
     def body(self) -> ComposeResult:
         yield Static(id="spectate-top")
-        yield ScrollableContainer(id="boards", can_focus=False)
+        with Horizontal(id="spectate-main"):
+            yield ScrollableContainer(id="boards", can_focus=False)
+            with VerticalScroll(id="spectate-side", can_focus=False):
+                yield Static(id="spectate-racers")
         yield Static(id="spectate-message", classes="message")
         yield Footer()
 
@@ -117,6 +145,14 @@ class SpectateScreen(ClientScreen):
 
     def on_connection_changed(self, event: ConnectionChanged) -> None:
         self.refresh_view()
+
+    def on_resize(self, event: events.Resize) -> None:
+        super().on_resize(event)
+        self.refresh_view()
+
+    def fits(self, view: RoomView) -> bool:
+        """Whether every racer's board fits side by side in the terminal's width."""
+        return len(view.racers) * RacerPanel.width_for(view, 4) <= self.app.size.width
 
     def view(self) -> RoomView | None:
         client = self.client
@@ -151,13 +187,19 @@ class SpectateScreen(ClientScreen):
                 container.mount(panel)
         if self.focus_seat not in seats:
             self.focus_seat = min(seats) if seats else None
+        one = self.one_at_a_time = self.zoom or not self.fits(view)
         for racer in view.racers:
             panel = self.panels[racer.seat]
             focused = racer.seat == self.focus_seat
             panel.set_class(focused, "focused")
-            panel.display = focused or not self.zoom
+            panel.display = focused or not one
             if panel.is_mounted and panel.children:
-                panel.show(view, racer, now, self.zoom and focused)
+                panel.show(view, racer, now, one and focused)
+        self.query_one("#spectate-side", VerticalScroll).display = one
+        if one:
+            self.query_one("#spectate-racers", Static).update(
+                racer_lines(view.racers, None, view.clock.started, shown=self.focus_seat)
+            )
         message = self.query_one("#spectate-message", Static)
         if not message.has_class("error"):
             message.update(self._guide(view))
@@ -165,17 +207,23 @@ class SpectateScreen(ClientScreen):
             self._results_race = view.race
             self.navigate(to.Results(self.code))
 
-    @staticmethod
-    def _guide(view: RoomView) -> str:
+    def _guide(self, view: RoomView) -> str:
         if not view.racers:
             return "Nobody has taken a seat yet."
         if view.state == "waiting":
             return "Waiting for the racers to get ready · j: join the race yourself"
         if view.state == "countdown":
             return "The race is about to start."
-        if view.state == "racing":
-            return "←/→: move between boards · z: only the focused board, full size"
-        return "The race is over · o: results and replays"
+        over = "The race is over · o: results and replays · " if view.state == "finished" else ""
+        if not self.one_at_a_time:
+            return f"{over}Every board side by side · ←/→: focus · z: one board at a time, full size"
+        seats = [racer.seat for racer in view.racers]
+        name = next((shown_name(r) for r in view.racers if r.seat == self.focus_seat), "")
+        place = seats.index(self.focus_seat) + 1 if self.focus_seat in seats else 1
+        which = f"{name}'s, {place} of {len(seats)} · ←/→: next racer"
+        if self.zoom and self.fits(view):
+            return f"{over}One board at a time: {which} · z: every board"
+        return f"{over}One board at a time (too many to fit side by side): {which}"
 
     def action_focus_board(self, delta: int) -> None:
         seats = sorted(self.panels)
@@ -189,6 +237,9 @@ class SpectateScreen(ClientScreen):
     def action_zoom(self) -> None:
         self.zoom = not self.zoom
         self.refresh_view()
+        view = self.view()
+        if not self.zoom and view is not None and not self.fits(view):
+            self.notify("The boards do not all fit side by side at this size: one at a time (←/→ to switch).")
 
     def action_results(self) -> None:
         view = self.view()

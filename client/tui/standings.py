@@ -10,7 +10,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Label, Static, Tab, Tabs
 
-from client.render.standings import BOARDS, FIGURES, GAMES, board_title, detail, figure, stats_rows
+from client.render.standings import (
+    BOARDS,
+    FIGURES,
+    GAMES,
+    GUEST_NOT_ON_BOARDS,
+    ORDERS,
+    board_title,
+    detail,
+    figure,
+    stats_rows,
+)
 from client.tui.base import ClientScreen, ConnectionChanged
 from protocol.messages import (
     AskLeaderboard,
@@ -45,10 +55,11 @@ class LeaderboardScreen(ClientScreen):
     DEFAULT_CSS = """
     LeaderboardScreen DataTable { height: 1fr; margin: 0 1; }
     #board-title { padding: 0 1; height: 1; }
-    #board-me { padding: 0 1; height: 1; }
+    #board-order { padding: 0 1; height: auto; color: $text-muted; }
+    #board-me { padding: 0 1; height: auto; max-height: 3; }
     """
 
-    def __init__(self, variant: Variant = "scorpion", board: LeaderboardName = "daily") -> None:
+    def __init__(self, variant: Variant = "antares", board: LeaderboardName = "daily") -> None:
         super().__init__()
         self.variant: Variant = variant
         self.board: LeaderboardName = board
@@ -59,6 +70,7 @@ class LeaderboardScreen(ClientScreen):
         yield Label("Leaderboards", classes="title")
         yield Tabs(*(Tab(title, id=name) for name, title in BOARDS.items()), active=self.board, id="boards")
         yield Static(id="board-title")
+        yield Static(id="board-order")
         yield DataTable(id="board", cursor_type="row", zebra_stripes=True)
         yield Static(id="board-me")
         yield Static("b or the tabs: board · g: other game · a: around you / top · q: back", classes="hint")
@@ -119,6 +131,7 @@ class LeaderboardScreen(ClientScreen):
         self.reply = reply
         board = reply.board
         self.query_one("#board-title", Static).update(f"[b]{board_title(reply, self.around)}[/b]")
+        self.query_one("#board-order", Static).update(ORDERS[board])
         table = self.query_one("#board", DataTable)
         table.clear(columns=True)
         table.add_columns("Rank", "Player", FIGURES[board], *(["Moves"] if board == "daily" else []))
@@ -136,8 +149,11 @@ class LeaderboardScreen(ClientScreen):
         if my_row is not None:
             table.move_cursor(row=my_row)
         me = self.query_one("#board-me", Static)
+        client = self.client
         if reply.me is not None:
             me.update(f"You: rank {reply.me.rank}, {figure(board, reply.me)}.")
+        elif client is not None and not client.account:
+            me.update(GUEST_NOT_ON_BOARDS)
         elif not reply.entries:
             me.update("You are not on this board yet." if self.around else "Nobody is on this board yet.")
         elif self.around:

@@ -1,5 +1,9 @@
 """Widgets of the UI: a board drawing what the server sends (with the keyboard and mouse
-selection of the player's own board), and a checkbox that reads the same in any terminal."""
+selection of the player's own board), and a checkbox that reads the same in any terminal.
+
+A board made with ``fit`` takes the height its container gives it (CSS ``1fr``) and draws
+itself in those lines: a column too long to fit is folded (``+N`` stands for its covered
+cards), so the playable end of every column is always on screen, even at 80x24."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Checkbox
 
-from client.render.board import Board, Layout, Marks, layout_for, pile_at, render_board
+from client.render.board import Board, Layout, Marks, header_lines, layout_for, pile_at, render_board, windows
 from client.render.cursor import Cursor, Position, card_at, home_text, move_text
 from protocol.messages import PileInfo
 
@@ -37,6 +41,7 @@ class BoardView(Widget):
 
     DEFAULT_CSS = """
     BoardView { width: auto; height: auto; padding: 0 1; }
+    BoardView.fit { height: 1fr; min-height: 5; }
     BoardView:focus { background: $boost; }
     """
 
@@ -52,9 +57,10 @@ class BoardView(Widget):
             super().__init__()
             self.text = text
 
-    def __init__(self, interactive: bool = False, cell: int = 5, id: str | None = None) -> None:
-        super().__init__(id=id)
+    def __init__(self, interactive: bool = False, cell: int = 5, id: str | None = None, fit: bool = False) -> None:
+        super().__init__(id=id, classes="fit" if fit else None)
         self.interactive = interactive
+        self.fit = fit
         self.cell = cell
         self.piles: list[PileInfo] = []
         self.board: list[list[int | None]] = []
@@ -96,6 +102,19 @@ class BoardView(Widget):
     def selected(self) -> Position | None:
         return None if self.cursor is None else self.cursor.selected
 
+    @property
+    def rows(self) -> int | None:
+        """The lines the tableau's cards may take (None: as many as they need)."""
+        height = self.content_size.height
+        if not self.fit or height <= 0 or self.layout_ is None:
+            return None
+        return max(1, height - header_lines(self.layout_))
+
+    @property
+    def focus_position(self) -> Position | None:
+        """The card a folded column must show: the cursor's."""
+        return None if self.cursor is None else self.cursor.position
+
     def render(self) -> Text:
         if not self.board or len(self.board) != len(self.piles):
             return Text("(no board yet)", style="dim")
@@ -106,7 +125,8 @@ class BoardView(Widget):
             hint=self.hint,
             target=self.target,
         )
-        return render_board(self.piles, self.board, self.layout_, marks, self.cell)
+        # The folds follow the cursor whether or not it is drawn (the board may not have the focus).
+        return render_board(self.piles, self.board, self.layout_, marks, self.cell, self.rows, self.focus_position)
 
     # -- the player's selection ---------------------------------------------------------
 
@@ -168,13 +188,18 @@ class BoardView(Widget):
         """A click puts the cursor on a card and picks it (or drops the picked card there)."""
         if self.cursor is None or self.layout_ is None:
             return
-        hit = pile_at(self.layout_, self.board, event.x - 1, event.y, self.cell)
+        hit = pile_at(self.layout_, self.board, event.x - 1, event.y, self.cell, self.rows, self.focus_position)
         if hit is None:
             return
         pile, index = hit
         cards = self.board[pile]
+        start, end = windows(self.layout_, self.board, self.rows, self.focus_position).get(pile, (0, len(cards)))
+        folded = pile in self.layout_.main and 0 <= index < len(cards) and not start <= index < end
         self.cursor.position = (pile, index if 0 <= index < len(cards) and cards[index] is not None else len(cards) - 1)
         self.focus()
+        if folded and self.cursor.selected is None:
+            self.refresh()  # a click on "+N" opens the fold there; the next click picks
+            return
         self.action_pick()
 
 

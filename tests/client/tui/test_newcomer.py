@@ -174,7 +174,7 @@ async def test_race_a_bot_from_the_home_menu_to_the_results_and_a_rematch(serve:
             table = results.query_one("#results", DataTable)
             await eventually(lambda: table.row_count == 2, what="both racers ranked")
             # The server marks the bot (it said so in its hello), and so do the results.
-            assert {str(table.get_row_at(row)[1]) for row in range(2)} == {"Ann", "Bot (easy) (bot)"}
+            assert {str(table.get_row_at(row)[1]) for row in range(2)} == {"Ann (you)", "Bot (easy) (bot)"}
             await pilot.press("m")  # a rematch: the bot stays and is ready again
             await client_of(app).wait_room(
                 screen.code, lambda m: m.view().state == "waiting" and m.view().racers[1].ready, timeout=15

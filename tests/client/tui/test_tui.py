@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -65,6 +66,12 @@ def text_of(app: RaceApp, selector: str) -> str:
         return plain(app.screen.query_one(selector, Static))
     except NoMatches:
         return ""
+
+
+def screen_lines(app: RaceApp) -> list[str]:
+    """What the terminal shows, line by line (read from Textual's compositor: the pilot has
+    no public way to read the screen's text)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
 def saved(tmp_path: Path, name: str) -> Path:
@@ -230,7 +237,7 @@ async def test_a_practice_deal_played_by_keys_and_notation_to_the_results_and_re
 
             results = await eventually(showing(app, ResultsScreen), what="results")
             table = results.query_one("#results", DataTable)
-            assert table.get_row_at(0)[:2] == ["1", "Ann"]
+            assert table.get_row_at(0)[:2] == ["1", "Ann (you)"]
             assert "✓ Fair" in text_of(app, "#fairness")
             assert f"deal {ANTARES_DEAL}" in text_of(app, "#fairness")
 
@@ -349,10 +356,11 @@ async def test_the_home_menu_offers_quick_races_daily_challenges_leaderboards_an
         async with app.run_test(size=(80, 24)):
             await home(app)
             options = {option.id: option for option in app.screen.query_one("#menu", OptionList).options}
-            for offered in ("quick", "daily:scorpion", "daily:antares", "leaderboards", "stats", "practice"):
+            for offered in ("quick", "daily", "leaderboards", "stats", "practice"):
                 assert not options[offered].disabled, offered
                 assert "not offered" not in str(options[offered].prompt)
-            assert str(options["daily:antares"].prompt) == "Daily challenge: Antares"
+            # One entry, on Antares as the web client's daily page opens (g there: Scorpion).
+            assert str(options["daily"].prompt) == "Daily challenge: Antares (g there: Scorpion)"
 
 
 async def test_a_quick_race_waits_in_line_can_be_cancelled_and_lands_in_the_counting_down_room(
@@ -395,7 +403,7 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
             await home(app)
-            await choose(app, pilot, "daily:antares")
+            await choose(app, pilot, "daily")
             await eventually(lambda: "Par:" in text_of(app, "#daily-today"), what="today's challenge", timeout=30)
             today = text_of(app, "#daily-today")
             assert f"Par: {deal.par} moves (the solver's solution)." in today
@@ -417,6 +425,16 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             board = screen.query_one("#board", BoardView)
             await eventually(lambda: board.display and board.board, what="the deal after the countdown")
             assert "Daily — ranked" in text_of(app, "#topbar")
+            # The clock, and under it the time left in the day, whole (issue 31: it was cut off).
+            await eventually(lambda: "day ends in" in text_of(app, "#clock"), what="the time left")
+            for size in ((160, 50), (80, 24)):
+                await pilot.resize_terminal(*size)
+                await pilot.pause()
+                clock, left = text_of(app, "#clock").splitlines()
+                shown = "\n".join(screen_lines(app))
+                assert re.fullmatch(r"⏱ \d+:\d\d\.\d\d", clock)
+                assert re.fullmatch(r"day ends in \d+ h \d\d min", left), left
+                assert left in shown, size
             await pilot.press("h")  # no hints in a ranked attempt, and the screen says so
             await eventually(lambda: "Hints are off in a ranked daily attempt" in text_of(app, "#message"))
 
@@ -438,7 +456,9 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             await eventually(lambda: "revealed when the day ends" in text_of(app, "#fairness"), what="no reveal")
             assert "ranked attempt" in str(app.screen.query_one("#results-title", Static).content)
             table = app.screen.query_one("#results", DataTable)
-            assert table.get_row_at(0)[:2] == ["1", "Ann"]
+            assert table.get_row_at(0)[:2] == ["1", "Ann (you)"]
+            assert re.fullmatch(r"\d+:\d\d\.\d\d", str(table.get_row_at(0)[2]))  # as on the boards
+            assert "The day's board ranks: Finishers by time" in text_of(app, "#results-notes")
 
             assert srv.server.storage is not None  # the replayed solution, held as studied, cleared
             await cleared_by_a_moderator(srv.server.storage, "antares", account.player)
@@ -446,7 +466,7 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             await home(app)
             await choose(app, pilot, "leaderboards")
             await eventually(lambda: isinstance(app.screen, LeaderboardScreen), what="the leaderboards")
-            await pilot.press("g")  # Scorpion, then Antares
+            # On Antares first, as the daily challenge
             await eventually(lambda: "Antares · Today's daily" in text_of(app, "#board-title"), what="the board")
             assert "(top 1)" not in text_of(app, "#board-title")
             entries = app.screen.query_one("#board", DataTable)
@@ -457,6 +477,10 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             await pilot.press("a")  # the entries around Ann: only Ann
             await eventually(lambda: "around you" in text_of(app, "#board-title"), what="around me")
             assert [str(cell) for cell in entries.get_row_at(0)][:2] == ["1", "Ann (you)"]
+            await pilot.press("b", "b", "b")  # the longest streak: one day, in the singular
+            await eventually(lambda: "Longest streak" in text_of(app, "#board-title"), what="the streak board")
+            await eventually(lambda: entries.row_count == 1, what="Ann's streak")
+            assert [str(cell) for cell in entries.get_row_at(0)] == ["1", "Ann (you)", "1 day"]
 
             await pilot.press("q")
             await home(app)
@@ -466,3 +490,4 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             await eventually(lambda: table.row_count > 0, what="the statistics")
             assert table.get_row("Daily wins") == ["Daily wins", "0", "1"]  # Scorpion, Antares
             assert table.get_row("Daily attempts") == ["Daily attempts", "0", "1"]
+            assert table.get_row("Longest streak") == ["Longest streak", "0 days", "1 day"]
