@@ -35,6 +35,23 @@ function cardElement(card, pileName, index) {
   return node;
 }
 
+/** A caption for each tableau kind, shown when a board has tableau piles of more than one kind. */
+const GROUP_TEXT = {
+  scorpion: "Scorpion: down in suit",
+  freecell: "FreeCell: alternate colours",
+};
+
+/** Runs of consecutive piles (in pile-number order) of one kind: [{kind, piles: [[info, index]]}]. */
+function groupsOf(entries) {
+  const groups = [];
+  for (const entry of entries) {
+    const last = groups.at(-1);
+    if (last && last.kind === entry[0].kind) last.piles.push(entry);
+    else groups.push({ kind: entry[0].kind, piles: [entry] });
+  }
+  return groups;
+}
+
 /** A board view in `container`. `draw(piles, board)` redraws it; options mark selection and cursor. */
 export class BoardView {
   constructor(container, { small = false } = {}) {
@@ -45,6 +62,8 @@ export class BoardView {
   /**
    * Draw `board` (a list of piles of card numbers or null) laid out by `piles` (PileInfo list).
    * `marks`: { selected: {pile, index}, cursor: {pile, index}, hint: card text }.
+   * Every pile shows its name above it (the move notation needs it, filled or not); piles of
+   * one kind stand together, and kinds apart.
    */
   draw(piles, board, marks = {}) {
     // After a resize the old positions mean nothing: draw without sliding.
@@ -52,47 +71,65 @@ export class BoardView {
     const before = width === this.width ? this.positions() : new Map();
     this.width = width;
     const root = element("div", `board${this.small ? " small" : ""}`);
-    const top = element("div", "board-top");
-    const tableau = element("div", "board-tableau");
-    const columns = piles.filter((p) => TABLEAU_KINDS.has(p.kind)).length || piles.length;
+    const entries = piles.map((info, index) => [info, index]);
+    const tableauGroups = groupsOf(entries.filter(([info]) => TABLEAU_KINDS.has(info.kind)));
+    const topGroups = groupsOf(entries.filter(([info]) => !TABLEAU_KINDS.has(info.kind)));
+    const columns = tableauGroups.reduce((sum, group) => sum + group.piles.length, 0) || piles.length;
     root.style.setProperty("--cols", String(columns));
-    piles.forEach((info, index) => {
-      const cards = board ? board[index] || [] : [];
-      const pile = element("div", `pile pile-${info.kind}`);
-      pile.dataset.pile = info.name;
-      pile.dataset.kind = info.kind;
-      pile.dataset.count = String(cards.length);
-      pile.append(element("span", "pile-name", info.name));
-      if (marks.cursor && marks.cursor.pile === info.name) pile.classList.add("cursor");
-      if (TABLEAU_KINDS.has(info.kind)) {
-        let up = 0;
-        let down = 0;
-        cards.forEach((card, i) => {
-          const node = cardElement(card, info.name, i);
-          node.style.setProperty("--up", String(up));
-          node.style.setProperty("--down", String(down));
-          if (card === null) down += 1;
-          else up += 1;
-          this.mark(node, info.name, i, card, marks);
-          pile.append(node);
-        });
-        pile.style.setProperty("--up", String(Math.max(0, up - (cards.length && cards.at(-1) !== null ? 1 : 0))));
-        pile.style.setProperty("--down", String(down - (cards.length && cards.at(-1) === null ? 1 : 0)));
-        tableau.append(pile);
-      } else {
-        // Cells, foundations and the stock show their top card; the count says how many.
-        if (cards.length) {
-          const node = cardElement(cards.at(-1), info.name, cards.length - 1);
-          this.mark(node, info.name, cards.length - 1, cards.at(-1), marks);
-          pile.append(node);
-          if (cards.length > 1) pile.append(element("span", "count", String(cards.length)));
+    root.style.setProperty("--groups", String(Math.max(1, tableauGroups.length)));
+    const captioned = tableauGroups.length > 1;
+    const row = (className, groups) => {
+      const node = element("div", className);
+      for (const group of groups) {
+        const box = element("div", `pile-group group-${group.kind}`);
+        box.dataset.kind = group.kind;
+        if (captioned && TABLEAU_KINDS.has(group.kind)) {
+          const caption = element("div", "group-name", GROUP_TEXT[group.kind] || group.kind);
+          caption.title = caption.textContent;
+          box.append(caption);
         }
-        top.append(pile);
+        const members = element("div", "group-piles");
+        for (const [info, index] of group.piles) members.append(this.pile(info, board ? board[index] || [] : [], marks));
+        box.append(members);
+        node.append(box);
       }
-    });
-    root.append(top, tableau);
+      return node;
+    };
+    root.append(row("board-top", topGroups), row("board-tableau", tableauGroups));
     fill(this.container, root);
     this.animate(before);
+  }
+
+  /** One pile: its name, then its cards (fanned in the tableau; the top card elsewhere). */
+  pile(info, cards, marks) {
+    const pile = element("div", `pile pile-${info.kind}`);
+    pile.dataset.pile = info.name;
+    pile.dataset.kind = info.kind;
+    pile.dataset.count = String(cards.length);
+    pile.append(element("span", "pile-name", info.name));
+    if (marks.cursor && marks.cursor.pile === info.name) pile.classList.add("cursor");
+    if (TABLEAU_KINDS.has(info.kind)) {
+      let up = 0;
+      let down = 0;
+      cards.forEach((card, i) => {
+        const node = cardElement(card, info.name, i);
+        node.style.setProperty("--up", String(up));
+        node.style.setProperty("--down", String(down));
+        if (card === null) down += 1;
+        else up += 1;
+        this.mark(node, info.name, i, card, marks);
+        pile.append(node);
+      });
+      pile.style.setProperty("--up", String(Math.max(0, up - (cards.length && cards.at(-1) !== null ? 1 : 0))));
+      pile.style.setProperty("--down", String(down - (cards.length && cards.at(-1) === null ? 1 : 0)));
+    } else if (cards.length) {
+      // Cells, foundations and the stock show their top card; the count says how many.
+      const node = cardElement(cards.at(-1), info.name, cards.length - 1);
+      this.mark(node, info.name, cards.length - 1, cards.at(-1), marks);
+      pile.append(node);
+      if (cards.length > 1) pile.append(element("span", "count", String(cards.length)));
+    }
+    return pile;
   }
 
   mark(node, pileName, index, card, marks) {

@@ -10,13 +10,14 @@ import { RoomCopy } from "./mirror.js";
 
 const { encode, decode } = globalThis.MessagePack;
 
-const NAME_KEY = "solitaire-race.name";
-const RESUME_KEY = "solitaire-race.resume";
+/** Where the page keeps its player's name and resume token (a bot's connection keeps its own). */
+const PREFIX = "solitaire-race.";
 /** The close code of a session that ended: logged out, here or everywhere, or a new password. */
 const LOGGED_OUT = 4001;
 
-export function storedName() {
-  return localStorage.getItem(NAME_KEY) || "";
+/** A new guest's name, told apart from the other guests': `Guest 4821` (the player may change it). */
+export function guestName() {
+  return `Guest ${1000 + Math.floor(Math.random() * 9000)}`;
 }
 
 /** An error answer from the server: `code`, `message` (for people), `rule` for illegal moves. */
@@ -29,8 +30,16 @@ export class ServerError extends Error {
 }
 
 export class Connection {
-  constructor(url) {
+  /**
+   * `options`: `storage` and `prefix` say where the name and resume token are kept
+   * (the page's: localStorage, `solitaire-race.`); `bot: true` says so in the hello.
+   */
+  constructor(url, { storage = localStorage, prefix = PREFIX, bot = false } = {}) {
     this.url = url;
+    this.storage = storage;
+    this.nameKey = `${prefix}name`;
+    this.resumeKey = `${prefix}resume`;
+    this.bot = bot;
     this.nextId = 1;
     this.pending = new Map();
     this.rooms = new Map();
@@ -48,16 +57,16 @@ export class Connection {
     this.state = "connecting";
   }
 
-  /** Open the socket and say hello as `name` (the stored name, or "Guest"). Resolves on welcome. */
+  /** Open the socket and say hello as `name` (else the stored name, else a new guest's). Resolves on welcome. */
   start(name) {
-    this.wantedName = name || storedName() || "Guest";
+    this.wantedName = name || this.storage.getItem(this.nameKey) || guestName();
     this.ready = this.open();
     return this.ready;
   }
 
   /** Say hello again under a new name (a new connection; the resume token keeps the player). */
   async rename(name) {
-    localStorage.setItem(NAME_KEY, name);
+    this.storage.setItem(this.nameKey, name);
     this.wantedName = name;
     const back = this.nextWelcome();
     // The close handler reconnects.
@@ -73,7 +82,8 @@ export class Connection {
       let welcomed = false;
       socket.onopen = () => {
         const hello = { type: "hello", id: this.nextId++, protocol: 1, name: this.wantedName };
-        const resume = localStorage.getItem(RESUME_KEY);
+        if (this.bot) hello.bot = true;
+        const resume = this.storage.getItem(this.resumeKey);
         if (resume) hello.resume = resume;
         this.helloId = hello.id;
         socket.send(encode(hello));
@@ -102,7 +112,7 @@ export class Connection {
           if (message.type === "error" && message.id === this.helloId) {
             if (message.code === "invalid-token") {
               // This server no longer knows the token: become a new player.
-              localStorage.removeItem(RESUME_KEY);
+              this.storage.removeItem(this.resumeKey);
             }
             this.emit("error", message);
             socket.close();
@@ -132,6 +142,7 @@ export class Connection {
           const wait = this.retry * (1 + Math.random());
           this.retry = Math.min(this.retry * 2, 8000);
           setTimeout(() => {
+            if (this.closed) return; // closed meanwhile: no more attempts
             this.open().then(
               (welcome) => {
                 this.reconnected = null;
@@ -149,8 +160,8 @@ export class Connection {
   keep(reply) {
     this.player = reply.player;
     this.name = reply.name;
-    localStorage.setItem(RESUME_KEY, reply.resume);
-    localStorage.setItem(NAME_KEY, reply.name);
+    this.storage.setItem(this.resumeKey, reply.resume);
+    this.storage.setItem(this.nameKey, reply.name);
   }
 
   /** `register`, `login` or `change_password`: resolves once the account's token is kept. */
@@ -188,7 +199,7 @@ export class Connection {
 
   /** The server ended this session (4001): its token is void, and so are the seats it held. */
   loggedOut(reason) {
-    localStorage.removeItem(RESUME_KEY);
+    this.storage.removeItem(this.resumeKey);
     for (const room of [...this.rooms.keys(), ...this.roles.keys()]) this.forget(room);
     this.account = false;
     this.emit("logged-out", { reason });
@@ -229,16 +240,48 @@ export class Connection {
 
   /** Send a request (without `id`) and resolve with the reply naming its id; reject with ServerError. */
   async request(fields) {
+    const { reply } = await this.exchange(fields);
+    return reply;
+  }
+
+  /** Send a request; resolve with its `id` and `reply` (a promise of the answer), for requests
+   * answered again later under the same id (`quick_match`'s `joined`). */
+  async exchange(fields) {
     await this.ready;
     if (!this.socket || this.socket.readyState !== WebSocket.OPEN) {
       throw new ServerError({ code: "disconnected", message: "not connected to the server" });
     }
     const id = this.nextId++;
     const message = { ...fields, id };
-    return new Promise((resolve, reject) => {
+    const reply = new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.socket.send(encode(message));
     });
+    this.socket.send(encode(message));
+    return { id, reply };
+  }
+
+  /**
+   * Wait in the quick-match line of `variant`: resolves once in line with `joined`, a promise
+   * of the `joined` of the race that forms (it never settles if none does).
+   */
+  async quickMatch(variant) {
+    const { id, reply } = await this.exchange({ type: "quick_match", variant });
+    let off = null;
+    const joined = new Promise((resolve) => {
+      off = this.on((kind, message) => {
+        if (kind === "joined" && message.id === id) {
+          off();
+          resolve(message);
+        }
+      });
+    });
+    try {
+      await reply;
+    } catch (error) {
+      off();
+      throw error;
+    }
+    return { joined };
   }
 
   /** After a reconnection: follow again every room followed before (seats come back by themselves). */
@@ -253,7 +296,7 @@ export class Connection {
     }
   }
 
-  /** Resolve with the copy of `room` once it exists and `predicate(copy)` holds. */
+  /** Resolve with the copy of `room` once it exists and `predicate(copy)` holds (`timeout` ms: Infinity waits for ever). */
   waitRoom(room, predicate = () => true, timeout = 15000) {
     return new Promise((resolve, reject) => {
       const check = () => {
@@ -269,10 +312,12 @@ export class Connection {
       const off = this.on((kind, message, changed) => {
         if (kind === "room" && changed === room) check();
       });
-      const timer = setTimeout(() => {
-        off();
-        reject(new Error(`room ${room} did not arrive`));
-      }, timeout);
+      const timer = Number.isFinite(timeout)
+        ? setTimeout(() => {
+            off();
+            reject(new Error(`room ${room} did not arrive`));
+          }, timeout)
+        : null;
       check();
     });
   }

@@ -2,7 +2,18 @@
 // used), a button to play it, today's board with the part around the player, the all-time
 // boards and the rating board.
 
-import { fill, formatMs, h, statusLine, variantName } from "./dom.js";
+import { count, fill, formatMs, h, statusLine, variantName } from "./dom.js";
+
+/** How each board orders its players (PROTOCOL.md, "Leaderboards and statistics"). */
+const ORDER = {
+  daily:
+    "Those who won come first, by time, then fewer moves, then who finished first; the others follow by cards " +
+    "home, then cards in order (more first), then fewer moves.",
+  "best-time": "Best time of a won ranked daily attempt, fastest first.",
+  wins: "Ranked daily attempts won, most first.",
+  streak: "Longest run of days in a row with a daily win.",
+  rating: "Rating from races between people (daily attempts and races against bots are not rated).",
+};
 
 const BOARDS = [
   ["best-time", "Best daily time"],
@@ -14,7 +25,7 @@ const BOARDS = [
 function shownValue(board, entry) {
   if (board === "daily") return entry.finished ? formatMs(entry.value) : `${entry.home} home`;
   if (board === "best-time") return formatMs(entry.value);
-  if (board === "streak") return `${entry.value} days`;
+  if (board === "streak") return count(entry.value, "day");
   if (board === "rating") return Number(entry.value).toFixed(0);
   return String(entry.value);
 }
@@ -38,7 +49,8 @@ export class DailyScreen {
     this.status = statusLine();
     this.today = h("div", { className: "panel", id: "daily-today" }, "Asking for today's deal…");
     this.boards = h("div", { className: "grid-2" });
-    fill(main, 
+    fill(
+      main,
       h(
         "section",
         { id: "daily" },
@@ -52,6 +64,7 @@ export class DailyScreen {
         ),
         this.status,
         this.today,
+        this.guestNote = h("div"),
         this.boards,
       ),
     );
@@ -62,6 +75,7 @@ export class DailyScreen {
 
   async load() {
     await this.conn.ready;
+    this.showGuestNote();
     const info = await this.conn.request({ type: "daily", variant: this.variant });
     this.drawToday(info);
     await this.drawBoards(info.date);
@@ -89,6 +103,22 @@ export class DailyScreen {
     );
   }
 
+  /** A guest is rated, but the boards list accounts only: say so, and where to register. */
+  showGuestNote() {
+    fill(
+      this.guestNote,
+      this.conn.account
+        ? null
+        : h(
+            "p",
+            { className: "panel", id: "boards-guest" },
+            `You play as a guest (${this.conn.name}): guests are rated, but only accounts are on these boards. `,
+            h("a", { href: "#/account", id: "boards-register" }, "Register"),
+            " to appear on them: the account keeps your rating and statistics.",
+          ),
+    );
+  }
+
   async play(date) {
     try {
       const request = { type: "start_daily", variant: this.variant };
@@ -104,13 +134,13 @@ export class DailyScreen {
     return this.conn.request({ type: "leaderboard", variant: this.variant, board, limit: 10, ...extra });
   }
 
-  table(title, board, reply, id) {
+  table(title, board, reply, id, explain = true) {
     const rows = (reply.entries || []).map((entry) =>
       h(
         "tr",
         { className: entry.player === this.conn.player ? "me" : "" },
         h("td", {}, String(entry.rank)),
-        h("td", {}, entry.name),
+        h("td", {}, entry.name, entry.player === this.conn.player ? " (you)" : ""),
         h("td", {}, shownValue(board, entry)),
         board === "daily" ? h("td", {}, `${entry.moves ?? ""} moves`) : null,
       ),
@@ -120,13 +150,14 @@ export class DailyScreen {
       { className: "panel", id },
       h("h2", {}, title),
       rows.length ? h("table", {}, h("tbody", {}, rows)) : h("p", { className: "muted" }, "Nobody yet."),
+      explain ? h("p", { className: "muted board-order" }, ORDER[board]) : null,
     );
   }
 
   async drawBoards(date) {
     const top = await this.board("daily", { date });
     const around = await this.board("daily", { date, around: true });
-    const panels = [this.table(`Today's board (${date})`, "daily", top, "daily-board"), this.table("Around you", "daily", around, "daily-around")];
+    const panels = [this.table(`Today's board (${date})`, "daily", top, "daily-board"), this.table("Around you", "daily", around, "daily-around", false)];
     for (const [board, title] of BOARDS) panels.push(this.table(title, board, await this.board(board), `board-${board}`));
     fill(this.boards, ...panels);
   }

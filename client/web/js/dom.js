@@ -20,16 +20,23 @@ export function h(tag, props = {}, ...children) {
   return node;
 }
 
-/** `m:ss.t` for a duration in ms (hours when needed). */
+/** `m:ss.cc` for a duration in ms, hundredths like the terminal client (hours add to the minutes). */
 export function formatMs(ms) {
   if (ms === null || ms === undefined) return "—";
-  const total = Math.max(0, Math.floor(ms / 100));
-  const tenths = total % 10;
-  const seconds = Math.floor(total / 10) % 60;
-  const minutes = Math.floor(total / 600) % 60;
-  const hours = Math.floor(total / 36000);
-  const mm = hours ? String(minutes).padStart(2, "0") : String(minutes);
-  return `${hours ? `${hours}:` : ""}${mm}:${String(seconds).padStart(2, "0")}.${tenths}`;
+  const hundredths = Math.floor(Math.max(0, ms) / 10);
+  const seconds = Math.floor(hundredths / 100) % 60;
+  const minutes = Math.floor(hundredths / 6000);
+  return `${minutes}:${String(seconds).padStart(2, "0")}.${String(hundredths % 100).padStart(2, "0")}`;
+}
+
+/** `1 day`, `2 days`. */
+export function count(number, noun) {
+  return `${number} ${noun}${number === 1 ? "" : "s"}`;
+}
+
+/** A room code, never broken across lines. */
+export function roomCode(code) {
+  return h("span", { className: "room-code" }, code);
 }
 
 export function variantName(variant) {

@@ -1,8 +1,10 @@
-// The lobby: public rooms that are not finished, newest first, a page at a time as the
-// server pages them (of both games or one), asked for again every two seconds (the
+// The lobby: ways to race now (a bot, or a quick race with whoever is waiting, as in the
+// terminal client's home menu), public rooms that are not finished, newest first, a page at a
+// time as the server pages them (of both games or one), asked for again every two seconds (the
 // protocol has no lobby subscription), and a form to open a room.
 
-import { fill, h, statusLine, variantName } from "./dom.js";
+import { LEVELS, openBotRace } from "./bot.js";
+import { fill, h, roomCode, statusLine, variantName } from "./dom.js";
 
 const REFRESH_MS = 2000;
 
@@ -20,6 +22,7 @@ export class LobbyScreen {
     this.root = h(
       "section",
       { id: "lobby" },
+      this.playNow(),
       h("h1", {}, "Live rooms"),
       this.pager(),
       h(
@@ -42,6 +45,57 @@ export class LobbyScreen {
 
   unmount() {
     clearInterval(this.timer);
+  }
+
+  /** Race now: a bot (a private room, the race starting at once) or a quick race. */
+  playNow() {
+    const game = (id) =>
+      h("select", { id }, h("option", { value: "scorpion" }, "Scorpion"), h("option", { value: "antares" }, "Antares"));
+    const botGame = game("bot-variant");
+    const level = h(
+      "select",
+      { id: "bot-level" },
+      Object.entries(LEVELS).map(([value, style]) => h("option", { value }, style.text)),
+    );
+    level.value = "medium";
+    const status = statusLine();
+    const raceBot = async (event) => {
+      event.preventDefault();
+      const button = event.target.querySelector("button");
+      button.disabled = true;
+      status.show("Opening a room for you and the bot…");
+      try {
+        const code = await openBotRace(this.conn, botGame.value, level.value);
+        location.assign(`/r/${code}`);
+      } catch (error) {
+        status.show(error.message, true);
+        button.disabled = false;
+      }
+    };
+    const quickGame = game("quick-variant");
+    const quick = (event) => {
+      event.preventDefault();
+      location.hash = `#/quick/${quickGame.value}`;
+    };
+    return h(
+      "div",
+      { className: "grid-2", id: "play-now" },
+      h(
+        "form",
+        { className: "panel", id: "bot-race", onsubmit: raceBot },
+        h("h2", {}, "Race a bot"),
+        h("p", { className: "muted" }, "A private room for you and a bot: the race starts at once. Races against a bot are not rated."),
+        h("div", { className: "toolbar" }, botGame, level, h("button", { type: "submit", className: "primary" }, "Race a bot")),
+        status,
+      ),
+      h(
+        "form",
+        { className: "panel", id: "quick-race", onsubmit: quick },
+        h("h2", {}, "Quick race"),
+        h("p", { className: "muted" }, "Race whoever is waiting: 2 to 4 players near you in rating, the race starting at once. Races between people are rated."),
+        h("div", { className: "toolbar" }, quickGame, h("button", { type: "submit", className: "primary" }, "Quick race")),
+      ),
+    );
   }
 
   pager() {
@@ -95,12 +149,13 @@ export class LobbyScreen {
       fill(this.table, h("tr", {}, h("td", { colspan: "6", className: "muted" }, "No public room right now: open one below.")));
       return;
     }
-    fill(this.table, 
+    fill(
+      this.table,
       ...rooms.map((room) =>
         h(
           "tr",
           { dataset: { code: room.code } },
-          h("td", {}, h("code", {}, room.code)),
+          h("td", {}, h("code", {}, roomCode(room.code))),
           h("td", {}, variantName(room.variant)),
           h("td", {}, h("span", { className: `pill ${room.state}` }, room.state)),
           h("td", {}, `${room.racers.join(", ") || "—"} (${room.racers.length}/${room.max_racers})`),
@@ -120,14 +175,26 @@ export class LobbyScreen {
     const variant = h("select", { id: "new-variant" }, h("option", { value: "scorpion" }, "Scorpion"), h("option", { value: "antares" }, "Antares"));
     const seats = h("select", { id: "new-seats" }, [1, 2, 3, 4, 5, 6, 7, 8].map((n) => h("option", { value: String(n) }, n === 1 ? "1 (practice)" : String(n))));
     seats.value = "2";
+    // Rooms for several are listed by default (others find them here); a practice room is not,
+    // as in the terminal client. A choice the player made stays.
     const isPublic = h("input", { type: "checkbox", id: "new-public", checked: true });
+    let publicChosen = false;
+    isPublic.addEventListener("change", () => {
+      publicChosen = true;
+    });
+    seats.addEventListener("change", () => {
+      if (!publicChosen) isPublic.checked = seats.value !== "1";
+    });
     const deal = h("input", { type: "text", id: "new-deal", placeholder: "practice deal, e.g. 617", size: "14" });
     const submit = async (event) => {
       event.preventDefault();
+      const practice = seats.value === "1";
       const options = { max_racers: Number(seats.value), public: isPublic.checked };
       if (deal.value.trim()) options.deal = deal.value.trim();
       try {
         const joined = await this.conn.request({ type: "create_room", variant: variant.value, options });
+        // A practice room starts as soon as its only racer is ready: at once, as in the terminal client.
+        if (practice) await this.conn.request({ type: "ready", room: joined.room });
         location.assign(`/r/${joined.room}`);
       } catch (error) {
         this.status.show(error.message, true);

@@ -1,15 +1,18 @@
 // The web client's entry point: one connection for the page, and a screen per route.
 //   /r/CODE          race in room CODE (join with a name; a reload resumes the seat)
-//   #/lobby          live public rooms (the default)
+//   #/lobby          race a bot, quick race, live public rooms (the default)
+//   #/quick/GAME     waiting in the quick-match line of GAME
 //   #/watch/CODE     watch a room
 //   #/daily[/GAME]   the daily challenge and the leaderboards
 //   #/replay/CODE[/SEAT]  a finished race, step by step
 //   #/account        register, log in, log out, change the password
 
+import { resumeBot } from "./bot.js";
 import { Connection, serverUrl } from "./connection.js";
 import { DailyScreen } from "./daily.js";
 import { fill, h } from "./dom.js";
 import { LobbyScreen } from "./lobby.js";
+import { QuickScreen } from "./quick.js";
 import { ReplayScreen } from "./replay.js";
 import { RoomScreen } from "./room.js";
 
@@ -29,6 +32,8 @@ function screenFor() {
       return arg ? new RoomScreen(conn, arg, "watch") : new LobbyScreen(conn);
     case "daily":
       return new DailyScreen(conn, arg);
+    case "quick":
+      return new QuickScreen(conn, arg);
     case "account":
       // Loaded when first opened, so the other pages do not carry it.
       return lazyScreen(() => import("./account.js").then((module) => new module.AccountScreen(conn)));
@@ -74,7 +79,7 @@ function showWho() {
     who,
     h("span", { id: "who-name", dataset: { account: String(conn.account) } }, conn.account ? conn.name : `Guest: ${conn.name}`),
     " ",
-    conn.account ? null : [h("button", { id: "rename", onclick: rename }, "Change name"), " "],
+    conn.account ? null : [h("button", { id: "rename", className: "small", onclick: rename }, "Change name"), " "],
     h("a", { href: "#/account", id: "account-link" }, conn.account ? "Account" : "Log in / register"),
   );
 }
@@ -91,6 +96,9 @@ conn.start().catch((error) => {
   main.prepend(h("p", { className: "status error" }, `Cannot reach the server: ${error.message}`));
 });
 showWho();
+// A bot this tab called into the room on screen comes back with the page (bot.js).
+const shownRoom = location.pathname.match(/^\/r\/([A-Za-z0-9]{1,16})\/?$/);
+if (shownRoom) resumeBot(shownRoom[1].toUpperCase());
 window.addEventListener("hashchange", () => {
   if (!location.pathname.startsWith("/r/")) route();
   else location.assign(`/${location.hash}`);

@@ -3,6 +3,10 @@
 // move a cursor, Enter or Space picks up and puts down, Escape drops the selection).
 // It turns gestures into move texts (`QS>5`, `deal`) and lets the server judge them.
 
+/** Two clicks on one card this close together (ms) are a double click. The first click redraws
+ * the board, so the browser's own `dblclick` never comes: the pair is recognised here. */
+const DOUBLE_CLICK_MS = 500;
+
 export class PlayInput {
   /**
    * `host`: the element holding the player's board. `callbacks`: `move(text)`, `redraw()`,
@@ -15,8 +19,8 @@ export class PlayInput {
     this.cursor = null; // {pile, index}
     this.drag = null;
     this.suppressClick = false;
+    this.picked = null; // {card, at}: the card the last click picked up, and when
     host.addEventListener("click", (e) => this.onClick(e));
-    host.addEventListener("dblclick", (e) => this.onDoubleClick(e));
     host.addEventListener("pointerdown", (e) => this.onPointerDown(e));
     this.onMove = (e) => this.onPointerMove(e);
     this.onUp = (e) => this.onPointerUp(e);
@@ -56,17 +60,32 @@ export class PlayInput {
     if (!this.cb.enabled()) return;
     const card = event.target.closest(".card");
     const pile = event.target.closest(".pile");
+    const picked = this.picked;
+    this.picked = null;
     if (!pile) return;
     if (pile.dataset.kind === "stock") {
       this.selected = null;
       this.cb.move("deal");
       return;
     }
+    // The second click of a double click on a card the first one picked up: send it home.
+    // (Two quick clicks whose first put a card down are two moves, not a double click.)
+    if (
+      picked &&
+      card &&
+      card.dataset.card === picked.card &&
+      event.timeStamp - picked.at <= DOUBLE_CLICK_MS
+    ) {
+      this.selected = null;
+      this.cb.redraw();
+      this.cb.move(`${picked.card}>h`);
+      return;
+    }
     if (this.selected) {
       if (pile.dataset.pile === this.selected.pile) {
         // Another card of the same pile: pick that one instead (or drop the selection).
         if (card && card.classList.contains("up") && Number(card.dataset.index) !== this.selected.index) {
-          this.select(card);
+          this.pick(card, event);
         } else {
           this.clear();
         }
@@ -75,20 +94,13 @@ export class PlayInput {
       this.drop(pile.dataset.pile);
       return;
     }
-    if (card && card.classList.contains("up")) this.select(card);
+    if (card && card.classList.contains("up")) this.pick(card, event);
   }
 
-  onDoubleClick(event) {
-    if (!this.cb.enabled()) return;
-    // Two quick clicks on one spot whose first put a card down and whose second picked one
-    // up (a card dropped on a pile, then picked up again) are two moves, not a double click:
-    // a real double click on a card leaves nothing selected (its second click drops it).
-    if (this.selected) return;
-    const card = event.target.closest(".card.up");
-    if (!card) return;
-    this.selected = null;
-    this.cb.redraw();
-    this.cb.move(`${card.dataset.card}>h`);
+  /** Select `card` by a click, remembering it for a double click. */
+  pick(card, event) {
+    this.picked = { card: card.dataset.card, at: event.timeStamp };
+    this.select(card);
   }
 
   onPointerDown(event) {

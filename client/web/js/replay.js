@@ -2,7 +2,7 @@
 // racer's starting board and the patches of every step, shown with a step slider.
 
 import { BoardView } from "./board.js";
-import { fill, h, statusLine, variantName } from "./dom.js";
+import { fill, h, roomCode, statusLine, variantName } from "./dom.js";
 import { applyPatch, copyBoard } from "./mirror.js";
 
 const PILES = {
@@ -19,34 +19,63 @@ const PILES = {
   ],
 };
 
+/** Milliseconds between two steps while playing. */
+const PLAY_MS = 600;
+
 export class ReplayScreen {
   constructor(conn, code, seat) {
     this.conn = conn;
     this.code = code.toUpperCase();
     this.seat = Number(seat || 0);
+    this.frames = [];
+    this.playing = null;
   }
 
   mount(main) {
     this.status = statusLine();
-    this.title = h("h1", {}, `Replay of room ${this.code}`);
+    this.title = h("h1", {}, "Replay of room ", roomCode(this.code));
     this.seats = h("div", { className: "toolbar" });
-    this.slider = h("input", { type: "range", id: "replay-step", min: "0", max: "0", value: "0" });
+    this.slider = h("input", { type: "range", id: "replay-step", min: "0", max: "0", value: "0", "aria-label": "Step" });
     this.slider.addEventListener("input", () => this.show(Number(this.slider.value)));
+    this.back = h("button", { id: "replay-back", title: "Step back (←)", onclick: () => this.step(-1) }, "◀ Back");
+    this.playButton = h("button", { id: "replay-play", className: "primary", onclick: () => this.toggle() }, "▶ Play");
+    this.forward = h("button", { id: "replay-forward", title: "Step forward (→)", onclick: () => this.step(1) }, "Next ▶");
+    this.buttons = h(
+      "div",
+      { className: "toolbar", id: "replay-controls" },
+      h("button", { id: "replay-start", title: "The start (Home)", onclick: () => this.stop(0) }, "Start"),
+      this.back,
+      this.playButton,
+      this.forward,
+      h("button", { id: "replay-end", title: "The end (End)", onclick: () => this.stop(this.frames.length - 1) }, "End"),
+      h("span", { className: "muted" }, "Keys: ← → step, Space plays or pauses, Home and End."),
+    );
     this.stepText = h("div", { className: "status", id: "replay-entry" });
     this.host = h("div", { className: "racer-panel" });
     this.board = new BoardView(this.host);
-    fill(main, h("section", { id: "replay" }, this.title, this.seats, this.status, this.slider, this.stepText, this.host));
+    fill(
+      main,
+      h("section", { id: "replay" }, this.title, this.seats, this.status, this.buttons, this.slider, this.stepText, this.host),
+    );
+    // The arrow keys step wherever the focus is (the slider takes them itself when it has it).
+    this.keyHandler = (event) => this.onKey(event);
+    document.addEventListener("keydown", this.keyHandler);
+    this.drawButtons();
     this.load().catch((error) => this.status.show(error.message, true));
   }
 
-  unmount() {}
+  unmount() {
+    this.pause();
+    document.removeEventListener("keydown", this.keyHandler);
+  }
 
   async load() {
     await this.conn.ready;
     const log = await this.conn.request({ type: "race_log", room: this.code });
     this.variant = log.variant;
-    this.title.textContent = `Replay: ${variantName(log.variant)} · room ${this.code} · race ${log.race}`;
-    fill(this.seats, 
+    fill(this.title, `Replay: ${variantName(log.variant)} · room `, roomCode(this.code), ` · race ${log.race}`);
+    fill(
+      this.seats,
       ...log.racers.map((r) => h("a", { href: `#/replay/${this.code}/${r.seat}`, className: r.seat === this.seat ? "pill racing" : "pill" }, r.name)),
     );
     const replay = await this.conn.request({ type: "replay", room: this.code, seat: this.seat });
@@ -61,13 +90,78 @@ export class ReplayScreen {
       board = copyBoard(board);
     }
     this.slider.max = String(this.frames.length - 1);
-    this.status.show(`${replay.name}: ${replay.steps.length} steps. Move the slider, or use the arrow keys on it.`);
+    this.status.show(`${replay.name}: ${replay.steps.length} steps.`);
     this.show(0);
   }
 
   show(step) {
-    this.slider.value = String(step);
-    this.stepText.textContent = `Step ${step} of ${this.frames.length - 1}: ${this.entries[step]}`;
-    this.board.draw(PILES[this.variant] || PILES.scorpion, this.frames[step]);
+    if (!this.frames.length) return;
+    const last = this.frames.length - 1;
+    this.current = Math.max(0, Math.min(last, step));
+    this.slider.value = String(this.current);
+    this.stepText.textContent = `Step ${this.current} of ${last}: ${this.entries[this.current]}`;
+    this.board.draw(PILES[this.variant] || PILES.scorpion, this.frames[this.current]);
+    this.drawButtons();
+  }
+
+  drawButtons() {
+    const last = this.frames.length - 1;
+    const at = this.current ?? 0;
+    this.back.disabled = last < 0 || at <= 0;
+    this.forward.disabled = last < 0 || at >= last;
+    this.playButton.disabled = last < 1;
+    this.playButton.textContent = this.playing ? "Pause" : "▶ Play";
+  }
+
+  /** One step back (-1) or forward (1), pausing the play. */
+  step(by) {
+    this.stop((this.current ?? 0) + by);
+  }
+
+  /** Pause and show `step`. */
+  stop(step) {
+    this.pause();
+    this.show(step);
+  }
+
+  toggle() {
+    if (this.playing) {
+      this.pause();
+      return;
+    }
+    // At the end, play from the start again.
+    if (this.current >= this.frames.length - 1) this.show(0);
+    this.playing = setInterval(() => {
+      if (this.current >= this.frames.length - 1) this.pause();
+      else this.show(this.current + 1);
+    }, PLAY_MS);
+    this.drawButtons();
+  }
+
+  pause() {
+    clearInterval(this.playing);
+    this.playing = null;
+    this.drawButtons();
+  }
+
+  onKey(event) {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const onSlider = event.target === this.slider;
+    const typing = !onSlider && event.target.closest("input, textarea, select");
+    if (typing) return;
+    const moves = { ArrowLeft: -1, ArrowDown: -1, ArrowRight: 1, ArrowUp: 1 };
+    if (event.key in moves) {
+      // The slider moves itself on its keys; pause the play all the same.
+      if (onSlider) this.pause();
+      else this.step(moves[event.key]);
+    } else if (event.key === "Home" || event.key === "End") {
+      if (onSlider) this.pause();
+      else this.stop(event.key === "Home" ? 0 : this.frames.length - 1);
+    } else if (event.key === " " && !event.target.closest("button, a")) {
+      this.toggle();
+    } else {
+      return;
+    }
+    if (!onSlider) event.preventDefault();
   }
 }

@@ -3,19 +3,21 @@
 
 import { BoardView } from "./board.js";
 import { ServerError } from "./connection.js";
-import { fill, formatMs, h, statusLine, variantName } from "./dom.js";
-import { checkCommitment } from "./fairness.js";
+import { RaceControls } from "./controls.js";
+import { fill, formatMs, h, roomCode, statusLine, variantName } from "./dom.js";
+import { HintBar } from "./hints.js";
 import { PlayInput } from "./play.js";
+import { ResultsPanel } from "./results.js";
+import { joinForm, missingPage, raceHere } from "./seat.js";
 
 function roomLink(code) {
   return `${location.origin}/r/${code}`;
 }
 
+/** The room's clock: only times (the state pill beside it names the state). */
 function clockText(view, now) {
   const clock = view.clock;
   switch (view.state) {
-    case "waiting":
-      return "waiting";
     case "countdown":
       return `starts in ${Math.max(0, (clock.countdown_ends - now) / 1000).toFixed(1)} s`;
     case "racing": {
@@ -23,17 +25,18 @@ function clockText(view, now) {
       return `${formatMs(now - clock.started)}${left}`;
     }
     case "finished":
-      return clock.started && clock.finished ? `${formatMs(clock.finished - clock.started)} (over)` : "over";
+      return clock.started && clock.finished ? formatMs(clock.finished - clock.started) : "";
     default:
-      return view.state;
+      return "";
   }
 }
 
+/** What a racer's badge says beyond the room's state ("" while they race: the room says so). */
 function racerState(racer, view) {
   if (racer.finished_ms !== null) return `won in ${formatMs(racer.finished_ms)}`;
   if (racer.resigned) return racer.resigned === "resigned" ? "resigned" : racer.resigned;
   if (view.state === "waiting") return racer.ready ? "ready" : "not ready";
-  return view.state === "racing" ? "racing" : "";
+  return "";
 }
 
 export class RoomScreen {
@@ -43,8 +46,6 @@ export class RoomScreen {
     this.code = code.toUpperCase();
     this.mode = mode;
     this.boards = new Map();
-    this.hint = null;
-    this.fairnessShown = null;
     this.pending = false;
   }
 
@@ -59,9 +60,17 @@ export class RoomScreen {
 
   mount(main) {
     this.status = statusLine();
-    this.title = h("h1", {}, `Room ${this.code}`);
+    this.title = h("h1", {}, "Room ", roomCode(this.code));
     this.info = h("div", { className: "toolbar" });
     this.controls = h("div", { className: "toolbar" });
+    this.buttons = new RaceControls(this.controls, this.conn, {
+      send: (fields) => this.send(fields),
+      undo: () => this.undo(),
+      hint: () => this.askHint(),
+      resign: () => this.resign(),
+      copyLink: () => this.copyLink(),
+      redraw: () => this.copy && this.renderControls(this.copy.view),
+    });
     this.moveForm = h(
       "form",
       { className: "toolbar", onsubmit: (e) => this.typedMove(e) },
@@ -69,9 +78,12 @@ export class RoomScreen {
       h("input", { type: "text", id: "move-text", placeholder: "QS>5, 7H>h, deal", autocomplete: "off" }),
       h("button", { type: "submit" }, "Play"),
     );
-    this.hintList = h("ol", { className: "hints" });
+    // Hidden until the room says the player may move (a room that does not exist never does).
+    this.moveForm.hidden = true;
+    // One line kept for the hints while the player races (hints.js).
+    this.hints = new HintBar((move) => this.play(move));
     this.panels = h("div", { className: "boards" });
-    this.results = h("div", { id: "results" });
+    this.results = new ResultsPanel(this.conn);
     this.joinPanel = h("div");
     this.root = h(
       "section",
@@ -82,9 +94,9 @@ export class RoomScreen {
       this.controls,
       this.status,
       this.mode === "race" ? this.moveForm : null,
-      this.hintList,
+      this.mode === "race" ? this.hints.node : null,
       this.panels,
-      this.results,
+      this.results.node,
     );
     fill(main, this.root);
     this.off = this.conn.on((kind, message, room) => {
@@ -118,6 +130,10 @@ export class RoomScreen {
     try {
       await this.conn.request({ type: "snapshot", room: this.code });
     } catch (error) {
+      if (error instanceof ServerError && error.code === "no-such-room") {
+        this.showMissing();
+        return;
+      }
       if (error instanceof ServerError && error.code === "not-in-room") {
         this.showJoin();
         return;
@@ -134,41 +150,23 @@ export class RoomScreen {
       await this.conn.waitRoom(this.code);
       this.render();
     } catch (error) {
-      this.status.show(`Cannot watch: ${error.message}`, true);
+      if (error.code === "no-such-room") this.showMissing();
+      else this.status.show(`Cannot watch: ${error.message}`, true);
     }
   }
 
+  /** The page of a code no room has: no seat to take, nothing to play. */
+  showMissing() {
+    missingPage(this.root, this.code);
+  }
+
   showJoin() {
-    const name = h("input", { type: "text", id: "join-name", maxlength: "24", value: this.conn.name || "" });
-    const join = async (event) => {
-      event.preventDefault();
-      // An account plays under its own name (the server ignores another).
-      const wanted = this.conn.account ? this.conn.name : name.value.trim();
-      if (!wanted) {
-        this.status.show("Choose a name first.", true);
-        return;
-      }
-      try {
-        if (wanted !== this.conn.name) await this.conn.rename(wanted);
-        await this.conn.request({ type: "join", room: this.code });
-        await this.conn.waitRoom(this.code, () => Boolean(this.me));
-        fill(this.joinPanel, );
-        this.status.show("You have a seat. Say ready when you are.");
-        this.render();
-      } catch (error) {
-        const watchable = ["race-in-progress", "race-over"].includes(error.code);
-        this.status.show(`Cannot join: ${error.message}${watchable ? " You can watch it." : ""}`, true);
-      }
-    };
-    fill(this.joinPanel, 
-      h(
-        "form",
-        { className: "panel toolbar", id: "join-form", onsubmit: join },
-        this.conn.account ? h("span", {}, `You join as ${this.conn.name}.`) : [h("label", { for: "join-name" }, "Your name"), name],
-        h("button", { type: "submit", className: "primary", id: "join" }, "Join the race"),
-        h("a", { href: `/#/watch/${this.code}` }, "or watch it"),
-      ),
-    );
+    joinForm(this.joinPanel, this.conn, this.code, {
+      status: this.status,
+      seated: () => Boolean(this.me),
+      joined: () => this.render(),
+      missing: () => this.showMissing(),
+    });
   }
 
   changed(message) {
@@ -196,29 +194,37 @@ export class RoomScreen {
     const copy = this.copy;
     if (!copy) return;
     const view = copy.view;
+    // A new state makes the last word about the old one stale (errors stay until replaced).
+    if (this.shownState && this.shownState !== view.state && !this.status.classList.contains("error")) this.status.show("");
+    this.shownState = view.state;
     this.root.dataset.state = view.state;
     this.root.dataset.version = String(copy.version);
-    this.title.textContent = `${variantName(view.variant)} · room ${view.code}`;
+    fill(this.title, `${variantName(view.variant)} · room `, roomCode(view.code));
     this.renderInfo(view);
     this.renderControls(view);
     this.renderBoards(view);
-    this.renderResults(view);
+    this.results.render(view, () => (this.me ? this.me.seat : null));
   }
 
   renderInfo(view) {
-    const delay = view.options.spectator_delay ?? 0;
+    const delay = Number(view.options.spectator_delay ?? 0);
     const watching = this.mode === "watch";
-    this.clock = h("span", { className: "clock", id: "clock" }, clockText(view, this.copy.serverNow()));
-    fill(this.info, 
+    const clock = clockText(view, this.copy.serverNow());
+    this.clock = h("span", { className: "clock", id: "clock", hidden: !clock }, clock);
+    fill(
+      this.info,
       h("span", { className: `pill ${view.state}`, id: "room-state" }, view.state),
       this.clock,
       h("span", { className: "muted" }, `${view.racers.length}/${view.options.max_racers ?? 2} racers`),
       h("span", { className: "muted", id: "spectators" }, `${view.spectators} watching`),
-      h(
-        "span",
-        { className: "muted", id: "delay" },
-        watching ? `you see this room ${delay} s late` : `spectators see it ${delay} s late`,
-      ),
+      // A delay is worth a word only when there is one.
+      delay > 0
+        ? h(
+            "span",
+            { className: "muted", id: "delay" },
+            watching ? `you see this room ${delay} s behind` : `spectators see it ${delay} s behind`,
+          )
+        : null,
       view.daily ? h("span", { className: "pill" }, `daily ${view.daily.date}${view.daily.ranked ? " · ranked" : " · practice"}`) : null,
       view.options.deal ? h("span", { className: "muted" }, `deal ${view.options.deal}`) : null,
       view.certified === false
@@ -229,33 +235,20 @@ export class RoomScreen {
 
   renderControls(view) {
     if (this.mode !== "race" || !this.me) {
-      fill(this.controls, 
-        this.mode === "watch" ? h("a", { href: `/r/${view.code}` }, "Race in this room") : null,
-      );
+      fill(this.controls, this.mode === "watch" ? raceHere(view) : null);
       return;
     }
-    const me = this.me;
-    const options = view.options;
     const playing = this.canPlay();
-    const act = (label, fields, props = {}) =>
-      h("button", { ...props, onclick: () => this.send(fields) }, label);
-    fill(this.controls, 
-      view.state === "waiting"
-        ? act(me.ready ? "Not ready" : "Ready", { type: "ready", room: view.code, ready: !me.ready }, {
-            id: "ready",
-            className: me.ready ? "" : "primary",
-          })
-        : null,
-      view.state === "waiting" && view.creator === this.conn.player
-        ? act("Start now", { type: "start", room: view.code }, { id: "start" })
-        : null,
-      act("Undo", { type: "undo", room: view.code }, { id: "undo", disabled: !playing || options.undo === false }),
-      h("button", { id: "hint", disabled: !playing || options.hints === false, onclick: () => this.askHint() }, "Hint"),
-      act("Resign", { type: "resign", room: view.code }, { id: "resign", disabled: !playing }),
-      view.state === "finished" && !view.daily ? act("Rematch", { type: "rematch", room: view.code }, { id: "rematch" }) : null,
-      h("button", { onclick: () => this.copyLink() }, "Copy link"),
-    );
+    this.buttons.render(view, this.me, playing);
     this.moveForm.hidden = !playing;
+    this.hints.node.hidden = !playing || view.options.hints === false;
+    if (this.hints.node.hidden) this.clearHints();
+  }
+
+  async resign() {
+    this.clearHints();
+    await this.send({ type: "resign", room: this.code });
+    if (this.copy) this.render();
   }
 
   panelFor(racer) {
@@ -283,9 +276,11 @@ export class RoomScreen {
       entry.panel.classList.toggle("me", isMe);
       entry.panel.dataset.moves = String(racer.progress.moves);
       entry.panel.dataset.home = String(racer.progress.home);
-      fill(entry.head, 
+      const state = racerState(racer, view);
+      fill(
+        entry.head,
         h("span", { className: "name" }, isMe ? `${racer.name} (you)` : racer.name),
-        h("span", { className: "badge" }, racerState(racer, view)),
+        state ? h("span", { className: "badge" }, state) : null,
         h("span", {}, `${racer.progress.home}/52 home · ${racer.progress.ordered} in order · ${racer.progress.moves} moves`),
         racer.bot ? h("span", { className: "badge" }, "bot") : null,
         racer.connected ? null : h("span", { className: "badge" }, "disconnected"),
@@ -293,11 +288,12 @@ export class RoomScreen {
       entry.bar.value = racer.progress.home;
       if (racer.board) {
         if (isMe && this.mode === "race") this.attachInput(entry);
-        const marks = isMe && this.input ? { ...this.input.marks(), hint: this.hint } : {};
+        const marks = isMe && this.input ? { ...this.input.marks(), hint: this.hints.card } : {};
         entry.view.small = !isMe && this.mode === "race";
         entry.view.draw(view.piles, racer.board, marks);
       } else {
-        fill(entry.host, 
+        fill(
+          entry.host,
           h(
             "p",
             { className: "muted" },
@@ -321,75 +317,12 @@ export class RoomScreen {
     });
   }
 
-  async renderResults(view) {
-    if (!view.results) {
-      fill(this.results, );
-      this.fairnessShown = null;
-      return;
-    }
-    const key = `${view.code}:${view.race}`;
-    if (this.fairnessShown === key) return;
-    this.fairnessShown = key;
-    const rows = view.results.map((r) =>
-      h(
-        "tr",
-        { className: this.me && r.seat === this.me.seat ? "me" : "" },
-        h("td", {}, String(r.place)),
-        h("td", {}, r.name),
-        h("td", {}, r.finished ? "won" : "not finished"),
-        h("td", {}, formatMs(r.time_ms)),
-        h("td", {}, String(r.moves)),
-        h("td", {}, String(r.home)),
-        h("td", {}, r.rating === undefined ? "" : `${r.rating.toFixed(0)} (${r.rating_change >= 0 ? "+" : ""}${r.rating_change.toFixed(1)})`),
-      ),
-    );
-    const fairness = h("p", { className: "fairness", id: "fairness" }, "Checking the deal against its commitment…");
-    const replays = view.daily
-      ? null
-      : h("p", {}, h("a", { href: `/#/replay/${view.code}`, id: "replay-link" }, "Replay this race move by move"));
-    fill(this.results, 
-      h(
-        "div",
-        { className: "panel" },
-        h("h2", {}, "Results"),
-        h(
-          "table",
-          { id: "results-table" },
-          h("thead", {}, h("tr", {}, ["Place", "Racer", "", "Time", "Moves", "Home", "Rating"].map((t) => h("th", {}, t)))),
-          h("tbody", {}, rows),
-        ),
-        fairness,
-        replays,
-      ),
-    );
-    await this.showFairness(view, fairness);
-  }
-
-  async showFairness(view, node) {
-    if (!view.reveal) {
-      node.textContent = view.daily
-        ? `The daily deal stays secret until the day ends. Commitment: ${view.commitment ?? "—"}`
-        : "No deal was revealed for this race.";
-      return;
-    }
-    try {
-      const { ok, digest } = await checkCommitment(view.variant, view.reveal.deal, view.reveal.salt, view.commitment);
-      node.classList.add(ok ? "ok" : "bad");
-      fill(node, 
-        ok ? "✓ Fair deal: " : "✗ The revealed deal does not match the commitment: ",
-        h("span", {}, `sha256("${view.variant}|${view.reveal.deal}|${view.reveal.salt}") = `),
-        h("code", {}, digest),
-        ok ? " equals the commitment published before the race." : ` but the commitment was ${view.commitment}.`,
-      );
-      node.dataset.ok = String(ok);
-    } catch (error) {
-      node.textContent = `Cannot check the commitment here: ${error.message}`;
-    }
-  }
-
   tick() {
     const copy = this.copy;
-    if (copy && this.clock) this.clock.textContent = clockText(copy.view, copy.serverNow());
+    if (!copy || !this.clock) return;
+    const text = clockText(copy.view, copy.serverNow());
+    this.clock.textContent = text;
+    this.clock.hidden = !text;
   }
 
   async send(fields) {
@@ -400,15 +333,28 @@ export class RoomScreen {
     }
   }
 
+  clearHints() {
+    this.hints.clear();
+  }
+
   async play(text) {
-    this.hint = null;
-    fill(this.hintList, );
+    this.clearHints();
     try {
       const ack = await this.conn.request({ type: "move", room: this.code, move: text });
       this.status.show(`Played ${ack.move}`);
     } catch (error) {
       const rule = error.rule ? ` (${error.rule})` : "";
       this.status.show(`${text}: ${error.message}${rule}`, true);
+    }
+  }
+
+  async undo() {
+    this.clearHints();
+    try {
+      await this.conn.request({ type: "undo", room: this.code });
+      this.status.show("Took the last move back.");
+    } catch (error) {
+      this.status.show(error.message, true);
     }
   }
 
@@ -424,14 +370,7 @@ export class RoomScreen {
   async askHint() {
     try {
       const reply = await this.conn.request({ type: "hint", room: this.code });
-      const hints = reply.hints || [];
-      this.hint = hints.length && hints[0].move.includes(">") ? hints[0].move.split(">")[0] : null;
-      fill(this.hintList, 
-        ...hints.slice(0, 5).map((hint) =>
-          h("li", { onclick: () => this.play(hint.move) }, h("code", {}, hint.move), ` ${hint.reason}`),
-        ),
-      );
-      this.status.show(hints.length ? "Hints, best first (click one to play it):" : "No useful move found.");
+      this.hints.show(reply.hints || []);
       this.render();
     } catch (error) {
       this.status.show(error.message, true);
@@ -455,7 +394,7 @@ export class RoomScreen {
       return;
     }
     if (!this.canPlay()) return;
-    if (event.key === "u") this.send({ type: "undo", room: this.code });
+    if (event.key === "u") this.undo();
     else if (event.key === "h" && this.copy.view.options.hints !== false) this.askHint();
     else if (event.key === "d") this.play("deal");
   }
