@@ -75,6 +75,9 @@ class Registry:
         self._on_delivery = on_delivery
         self._rooms: dict[str, RoomRunner] = {}
         self._releasing: set[asyncio.Task[None]] = set()
+        #: Loads under way, by room: a second request for the room waits for the first's
+        #: (its own claim would fail against this node's, and read as "no such room").
+        self._loading: dict[str, asyncio.Task[RoomRunner | None]] = {}
 
     def __getitem__(self, code: str) -> RoomRunner:
         """The live room ``code`` (:class:`KeyError` if it is not in memory)."""
@@ -186,7 +189,18 @@ class Registry:
             return runner
         if not code.isascii() or not code.isalnum():
             return None
-        return await self._load(code)
+        loading = self._loading.get(code)
+        if loading is None:
+            loading = self._loading[code] = asyncio.ensure_future(self._load(code))
+            loading.add_done_callback(lambda done: self._loaded(code, done))
+        # Shielded: a request that gives up waiting does not cancel the load the others wait for.
+        return await asyncio.shield(loading)
+
+    def _loaded(self, code: str, done: asyncio.Task[RoomRunner | None]) -> None:
+        if self._loading.get(code) is done:
+            del self._loading[code]
+        if not done.cancelled():
+            done.exception()  # retrieved: every waiter that is still there gets it raised
 
     async def _load(self, code: str) -> RoomRunner | None:
         if not self.leases.holds(code):

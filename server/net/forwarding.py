@@ -1,13 +1,11 @@
 """Any node serves any client: a request for a room another node runs is forwarded there.
 
-Where the cut is: :func:`server.net.dispatch.dispatch` asks :meth:`Router.forwarded` first.
-A room that runs here costs one dictionary look-up. For any other room the router finds its
-owner (the node holding its lease; a room nobody holds is claimed and loaded here, which is
-also how a dead owner's rooms are taken over), posts the request to it and waits for it to
-say it is done. On the owner the request runs through the same dispatcher for a *proxy*
-(:mod:`server.net.proxies`); what the room sends to a proxy goes back to the client's node
-(batched per node, spectators' frames after the owner's delay), which writes it to the
-connection. The post between nodes is the cluster's (:mod:`server.cluster.node_mail`).
+:func:`server.net.dispatch.dispatch` asks :meth:`Router.forwarded` first: a room that runs
+here costs one dictionary look-up. For any other room the router finds its owner (the node
+holding its lease; a room nobody holds is claimed and loaded here, as a dead owner's rooms
+are taken over), posts the request to it (:mod:`server.cluster.node_mail`) and waits until
+it is done. The owner runs it through the same dispatcher for a *proxy*
+(:mod:`server.net.proxies`); what the room sends a proxy goes back to the client's node.
 
 Faults: every node watches the nodes it depends on. When a room's owner dies, the clients
 on other nodes stay connected: their node follows the room again on its new owner (taken
@@ -202,6 +200,9 @@ class Router:
             holder = claim.holder
             if holder is None:
                 return None
+            if holder == self.node.id and self.leases.in_hand(code):
+                await asyncio.sleep(0.01)  # another request here is claiming it: its load is ours
+                continue
             if holder != self.node.id and holder in await self.node.alive({holder}):
                 self._owners[code] = holder
                 return holder

@@ -4,6 +4,7 @@ unwatched, to load again on demand."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
@@ -179,3 +180,14 @@ async def test_restore_leaves_alone_a_room_this_process_is_loading(registry: Reg
     loaded = await registry.get(runner.code)
     assert loaded is not None
     assert not loaded.closed
+
+
+async def test_requests_at_once_for_a_room_not_loaded_all_get_it(registry: Registry) -> None:
+    """Both racers come back at once to a room handed over to this node: each request finds
+    the room (the second's own claim would fail against the first's, and read as "gone")."""
+    runner = await two_racers(registry)
+    await registry.let_go(runner.code)
+    loaded = await asyncio.gather(*(registry.get(runner.code) for _ in range(3)))
+    assert loaded[0] is not None
+    assert all(each is loaded[0] for each in loaded)
+    assert registry.leases.holds(runner.code)
