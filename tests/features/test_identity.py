@@ -23,7 +23,7 @@ async def test_an_outage_flood_of_returns_and_drops_writes_a_few_lines(
     server: RunningServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     # A limiter of this test's own: another test's lines in this process hold back none of these.
-    monkeypatch.setattr(identity, "_log", LogLimiter(identity.logger))
+    monkeypatch.setattr(identity, "_log", LogLimiter(identity.logger, clock=lambda: 0.0))  # time stands still
     caplog.set_level(logging.WARNING, logger="server.identity")
     race = await open_room(server, "antares")
     bob = race.racers[1]
