@@ -32,7 +32,8 @@ import asyncio
 import time
 from collections import Counter
 
-from bench.bots import Plan, WorkerResult, paced_pairs
+from bench.bot_results import WorkerResult
+from bench.bots import Plan, paced_pairs
 from bench.fleet import Fleet
 from bench.peers import Spectator, StalledSpectator, say_hello
 from bench.spawn import Target, add_target_arguments, exit_on_sigterm, parse_cpus, target

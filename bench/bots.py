@@ -5,15 +5,17 @@ Each room gets ``plan.per_room`` bots, each one a :class:`~client.lib.connection
 readies up, and after the countdown each bot loops: choose a move (by asking the server
 for its legal moves, or, with ``plan.ask_legal`` off, by running the rules engine on its
 own board as the server shows it), play it, sleep to keep the pace. The pace is shared
-by a worker's bots (:class:`Pacer`) and no bot moves more than once per
-``plan.bot_interval``. A bot resigns when it is stuck or has played ``plan.race_moves``
-moves; when every racer of a room is done, the creator asks for a rematch and the room
-races again, so the load stays steady.
+by a worker's bots (one :class:`server.connections.limits.Pacer`: a turn not taken is not
+saved up, so bots that fall behind go on from now, never in a burst) and no bot moves
+more than once per ``plan.bot_interval``. A bot resigns when it is stuck or has played
+``plan.race_moves`` moves; when every racer of a room is done, the creator asks for a
+rematch and the room races again, so the load stays steady.
 
 Measured, per move: the time from sending it to its ``Ack``, and the time from sending it
 to the moment each rival's client reads the ``Update`` that carries it (matched by
-(room, version) in :class:`Recorder`). A worker process (:func:`worker_main`) runs one
-:class:`Plan` and sends back a :class:`WorkerResult`; ``bench.fleet`` starts and stops them.
+(room, version) in :class:`bench.bot_results.Recorder`). A worker process
+(:func:`worker_main`) runs one :class:`Plan` and sends back a
+:class:`~bench.bot_results.WorkerResult`; ``bench.fleet`` starts and stops them.
 """
 
 from __future__ import annotations
@@ -26,11 +28,10 @@ import multiprocessing.connection
 import random
 import signal
 import time
-from array import array
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from bench.bot_results import Recorder, Samples, WorkerResult
 from bench.spawn import pin, raise_nofile_limit
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import (
@@ -58,82 +59,8 @@ from protocol.messages import (
     Update,
     Variant,
 )
+from server.connections.limits import Pacer
 from server.games import Game, Options, variant_class
-
-# -- what the bots measure -----------------------------------------------------------------
-
-
-@dataclass
-class Samples:
-    """Times (monotonic seconds, comparable across processes on Linux) and latencies."""
-
-    sent: array[float] = field(default_factory=lambda: array("d"))
-    latency: array[float] = field(default_factory=lambda: array("d"))
-
-    def add(self, sent: float, latency: float) -> None:
-        self.sent.append(sent)
-        self.latency.append(latency)
-
-    def extend(self, other: Samples) -> None:
-        self.sent.extend(other.sent)
-        self.latency.extend(other.latency)
-
-    def within(self, start: float, end: float) -> list[float]:
-        """Latencies of the samples sent in [start, end), sorted."""
-        return sorted(lat for sent, lat in zip(self.sent, self.latency, strict=True) if start <= sent < end)
-
-
-@dataclass
-class WorkerResult:
-    """What one worker process measured; the parent merges them and cuts the window."""
-
-    ack: Samples = field(default_factory=Samples)  # move (or undo) sent -> its Ack read
-    rival: Samples = field(default_factory=Samples)  # move sent -> a rival read its Update
-    legal: Samples = field(default_factory=Samples)  # AskLegalMoves sent -> reply read
-    acked_at: array[float] = field(default_factory=lambda: array("d"))  # when each move's Ack came
-    undos: int = 0
-    errors: list[tuple[float, str]] = field(default_factory=list)
-    races: int = 0  # races started
-    endings: Counter[str] = field(default_factory=Counter)  # why bots stopped racing: stuck, move cap, won, ...
-    connections: int = 0
-    rooms_racing: int = 0
-
-
-class Recorder:
-    """Collects one worker's samples; matches moves to their rivals' updates by (room, version)."""
-
-    def __init__(self) -> None:
-        self.result = WorkerResult()
-        # (room, version) -> when the move was sent, waiting for rivals' updates ...
-        self._moves: dict[tuple[str, int], float] = {}
-        # ... and rivals' updates read before the mover's Ack told us the version.
-        self._early: dict[tuple[str, int], list[float]] = {}
-
-    def acked(self, room: str, version: int, sent: float, now: float) -> None:
-        self.result.ack.add(sent, now - sent)
-        self.result.acked_at.append(now)
-        key = (room, version)
-        for seen in self._early.pop(key, ()):
-            self.result.rival.add(sent, seen - sent)
-        self._moves[key] = sent
-
-    def seen(self, room: str, version: int, now: float) -> None:
-        key = (room, version)
-        sent = self._moves.get(key)
-        if sent is None:
-            self._early.setdefault(key, []).append(now)
-        else:
-            self.result.rival.add(sent, now - sent)
-
-    def error(self, code: str) -> None:
-        self.result.errors.append((time.monotonic(), code))
-
-    def prune(self, older_than: float) -> None:
-        """Forget moves and updates that will never be matched (a race's opening boards,
-        a winning move whose Ack names a later version, rivals that left)."""
-        self._moves = {k: t for k, t in self._moves.items() if t >= older_than}
-        self._early = {k: ts for k, ts in self._early.items() if ts[-1] >= older_than}
-
 
 # -- the bots -------------------------------------------------------------------------------
 
@@ -204,26 +131,6 @@ def choose_move(moves: list[str], plays: int, deal_after: int, rng: random.Rando
     if len(others) < len(moves) and (not others or (plays >= deal_after and rng.random() < 0.25)):
         return "deal"
     return rng.choice(others)
-
-
-class Pacer:
-    """Hands out turns to move at a steady ``rate`` a second, first come first served.
-
-    Sharing one pacer keeps the total rate at the target however many bots race at the
-    moment (others wait for a countdown or a rival). A turn not taken is not saved up:
-    when the bots fall behind (slow replies) they go on from now, never in a burst.
-    """
-
-    def __init__(self, rate: float) -> None:
-        self.interval = 1 / rate
-        self.next = time.monotonic()
-
-    async def turn(self) -> None:
-        now = time.monotonic()
-        at = max(self.next, now)
-        self.next = at + self.interval
-        if at > now:
-            await asyncio.sleep(at - now)
 
 
 class Bot:
@@ -337,7 +244,9 @@ class Bot:
             if delay > 0:
                 await asyncio.sleep(delay)
             # ... and in turn with the worker's other bots, at the worker's share of --rate.
-            await self.pacer.turn()
+            turn = self.pacer.delay(time.monotonic())
+            if turn > 0:
+                await asyncio.sleep(turn)
             last = time.monotonic()
             if not self._racing(stop):
                 break
@@ -478,7 +387,7 @@ async def run_worker(plan: Plan, pipe: multiprocessing.connection.Connection) ->
     recorder = Recorder()
     ramp = Ramp(len(plan.rooms), pipe)
     gate = asyncio.Semaphore(plan.connect_concurrency)
-    pacer = Pacer(plan.rate)
+    pacer = Pacer(1 / plan.rate)
     tasks = [asyncio.create_task(run_room(index, plan, recorder, pacer, gate, stop, ramp)) for index in plan.rooms]
 
     async def prune() -> None:

@@ -19,7 +19,8 @@ import multiprocessing.connection
 import multiprocessing.process
 import time
 
-from bench.bots import Plan, WorkerResult, worker_main
+from bench.bot_results import WorkerResult
+from bench.bots import Plan, worker_main
 
 
 def split_plan(plan: Plan, workers: int) -> list[Plan]:

@@ -37,7 +37,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.bots import Plan, WorkerResult
+from bench.bot_results import WorkerResult
+from bench.bots import Plan
 from bench.fleet import Fleet, split_plan
 from bench.spawn import (
     ProcSample,

@@ -30,7 +30,6 @@ import functools
 import os
 import random
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,8 +40,8 @@ from pathlib import Path
 
 from bench.bots import local_legal_moves
 from bench.node_costs import batches_sent, cpu_of, kernel_and_wakeups, redis_calls, start_strace, stop_strace
+from bench.node_report import Latencies, RunResult, report
 from bench.spawn import free_port, precise_cpu
-from bench.stats import latency_line, ms
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, CreateRoom, Joined, JoinRoom, PlayMove, Ready, Resign, RoomOptions
 from protocol.mirror import RoomMirror
@@ -55,13 +54,6 @@ NODE_TTL = 2.0
 VERBOSE = "--verbose" in sys.argv  # why each failover attempt failed
 #: Seconds of the idle sample (rooms open, nobody moving) taken before each run's moves.
 IDLE_SECONDS = 3.0
-
-
-@dataclass
-class Latencies:
-    local: list[float] = field(default_factory=list)
-    forwarded: list[float] = field(default_factory=list)
-    refused: int = 0
 
 
 @dataclass
@@ -99,43 +91,57 @@ async def start_nodes(
     tree: Path = ROOT,
     *,
     ports: Sequence[int] = (),
+    peer_ports: Sequence[int] = (),
+    node_ttl: float | None = NODE_TTL,
     extra: Sequence[str] = (),
 ) -> list[Node]:
     """``profile``: run each node under cProfile, its statistics written there at its stop;
     ``tree``: the checkout whose server runs (another one measures an older version);
     ``ports``: the first nodes' ports (a node restarted behind a balancer comes back on its
-    own; its log goes on after the old one's), free ones for the rest; ``extra``: more flags."""
+    own; its log goes on after the old one's), free ones for the rest; ``peer_ports``: the
+    first nodes' peer ports (any free one for the rest); ``node_ttl``: their lease TTL (None:
+    the server's default); ``extra``: more flags."""
     nodes = []
     for index in range(count):
         port = ports[index] if index < len(ports) else free_port()
         log_path = logs / f"node-{port}.log"
         log = log_path.open("ab")
         profiler = [] if profile is None else ["-m", "cProfile", "-o", str(profile / f"{count}-nodes-{index}.prof")]
+        peer = ["--peer-port", str(peer_ports[index])] if index < len(peer_ports) else []
+        ttl = [] if node_ttl is None else ["--node-ttl", str(node_ttl)]
         command = [
-            sys.executable, *profiler, "-m", "server", "--port", str(port), "--redis-url", redis_url,
-            "--solver-workers", "0", "--node-ttl", str(NODE_TTL),
-            "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"), *extra,
+            sys.executable, *profiler, "-m", "server", "--port", str(port), *peer, "--redis-url", redis_url,
+            "--solver-workers", "0", *ttl, "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"), *extra,
         ]  # fmt: skip
         # Every bot is a new guest from 127.0.0.1, and the runs share one Redis: the limit on
         # new guests an address (300 an hour) would refuse the later pairs' bots.
         env = {**os.environ, "IDENTITIES_PER_ADDRESS": "1000000000"}
         process = subprocess.Popen(command, cwd=tree, stdout=log, stderr=subprocess.STDOUT, env=env)
         nodes.append(Node(process, port, log_path))
-    for node in nodes:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                client = await RaceClient.connect(node.url, "probe", reconnect=False)
-                await client.close()
-                break
-            except OSError:
-                if node.process.poll() is not None:
-                    tail = "\n".join(node.log.read_text(errors="replace").splitlines()[-20:])
-                    raise RuntimeError(f"node on port {node.port} exited while starting:\n{tail}") from None
-                if time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(0.1)
+    try:
+        for node in nodes:
+            await answering(node)
+    except BaseException:
+        stop_nodes(nodes)  # none left running when one does not start
+        raise
     return nodes
+
+
+async def answering(node: Node) -> None:
+    """Return once ``node`` answers a hello; RuntimeError if it exits first, OSError after 30 s."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            client = await RaceClient.connect(node.url, "probe", reconnect=False)
+            await client.close()
+            return
+        except OSError:
+            if node.process.poll() is not None:
+                tail = "\n".join(node.log.read_text(errors="replace").splitlines()[-20:])
+                raise RuntimeError(f"node on port {node.port} exited while starting:\n{tail}") from None
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)
 
 
 def stop_nodes(nodes: list[Node]) -> None:
@@ -257,24 +263,6 @@ async def open_room(owner: RaceClient, guest: RaceClient) -> str:
     return created.room
 
 
-@dataclass
-class RunResult:
-    label: str
-    moves: int
-    seconds: float
-    cpu: float
-    stats: Latencies
-    idle: float = 0.0  # CPU seconds per second with the rooms open and nobody moving
-    calls: dict[str, int] = field(default_factory=dict)  # Redis commands during the moves
-    redis_cpu: float = 0.0  # Redis's share of ``cpu``
-    node_system: float = 0.0  # the nodes' CPU in the kernel during the moves
-    node_wakeups: int = 0  # the nodes' wake-ups during the moves
-    idle_wakeups: float = 0.0  # the nodes' wake-ups per second with nobody moving
-    failover: float | None = None
-    batches: int = 0  # batches the nodes sent each other during the moves
-    syscalls: dict[str, int] = field(default_factory=dict)  # the nodes' system calls during the moves
-
-
 async def open_rooms(
     nodes: list[Node], count: int, clients: list[RaceClient], split: bool = False
 ) -> tuple[list[Room], Room | None]:
@@ -382,72 +370,6 @@ async def failover(owner: Node, code: str, guest: RaceClient) -> float:
                 print(f"{time.monotonic() - killed:.2f}", type(error).__name__, error)
         await asyncio.sleep(0.05)
     return float("nan")
-
-
-def net_per_move(result: RunResult) -> float:
-    """CPU seconds a move, less what the processes spend idle (heartbeats, renewals, sweeps)."""
-    return max(0.0, result.cpu - result.idle * result.seconds) / max(1, result.moves)
-
-
-def report_pair(one: RunResult, three: RunResult) -> str:
-    """One node's run and three nodes' run, as measured one after the other."""
-    lines = []
-    for result in (one, three):
-        moves = max(1, result.moves)
-        per_move, net = result.cpu / moves, net_per_move(result)
-        wakeups = max(0.0, result.node_wakeups - result.idle_wakeups * result.seconds) / moves
-        lines.append(
-            f"{result.label}: {result.moves / result.seconds:.0f} moves/s, server CPU {per_move * 1e3:.3f} ms/move,"
-            f" {net * 1e3:.3f} ms/move without the idle {result.idle * 1e3:.0f} ms/s"
-            f" ({net / max(1e-9, net_per_move(one)):.2f}x one node), refused {result.stats.refused}"
-        )
-        commands = sorted(((n, name) for name, n in result.calls.items() if n), reverse=True)
-        total = sum(n for n, _ in commands)
-        lines.append(
-            f"  of which Redis {result.redis_cpu / moves * 1e3:.3f} ms/move, the nodes' kernel"
-            f" {result.node_system / moves * 1e3:.3f} ms/move; node wake-ups a move"
-            f" {result.node_wakeups / moves:.2f}, without the idle {result.idle_wakeups:.0f}/s {wakeups:.2f};"
-            f" Redis commands per move {total / moves:.2f}: "
-            + ", ".join(f"{name} {n / moves:.2f}" for n, name in commands[:6])
-        )
-        if result.batches:
-            lines.append(
-                f"  batches between nodes: {result.batches / moves:.2f} a move,"
-                f" {result.batches / max(1, len(result.stats.forwarded)):.2f} a forwarded move"
-            )
-        if result.syscalls:
-            top = sorted(((n, name) for name, n in result.syscalls.items()), reverse=True)
-            lines.append(
-                f"  system calls a move {sum(result.syscalls.values()) / moves:.2f}: "
-                + ", ".join(f"{name} {n / moves:.2f}" for n, name in top[:8])
-            )
-        for label, values in (("local", result.stats.local), ("forwarded", result.stats.forwarded)):
-            if values:
-                lines.append("  " + latency_line(f"{label} move->ack", sorted(values)))
-        if result.failover is not None:
-            lines.append(f"  failover (SIGKILL of the owner -> next ack on another node): {ms(result.failover)}")
-    return "\n".join(lines)
-
-
-def report(pairs: list[tuple[RunResult, RunResult]]) -> str:
-    """Every pair, then (for several) the medians over the pairs: the machine's speed drifts
-    between runs, so each ratio compares runs made one right after the other."""
-    lines = [f"-- pair {k + 1} --\n{report_pair(one, three)}" for k, (one, three) in enumerate(pairs)]
-    if len(pairs) > 1:
-        ratios = [net_per_move(three) / max(1e-9, net_per_move(one)) for one, three in pairs]
-        added = [
-            statistics.median(three.stats.forwarded) - statistics.median(one.stats.local)
-            for one, three in pairs
-            if three.stats.forwarded and one.stats.local
-        ]
-        failovers = [three.failover for _, three in pairs if three.failover is not None]
-        lines.append(
-            f"-- median of {len(pairs)} pairs: three nodes' CPU a move {statistics.median(ratios):.2f}x one node's"
-            f" (each pair: {', '.join(f'{r:.2f}' for r in ratios)});"
-            f" a forwarded move's p50 {statistics.median(added) * 1e3:+.2f} ms against one node's local p50;"
-            f" failover {statistics.median(failovers):.2f} s"
-        )
-    return "\n".join(lines)
 
 
 async def warm_up(redis_url: str, logs: Path, tree: Path) -> None:

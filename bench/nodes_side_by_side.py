@@ -31,21 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.node_costs import batches_sent, cpu_of, kernel_and_wakeups, redis_calls
+from bench.node_report import Latencies, RunResult, net_per_move, report_pair
 from bench.nodes import (
     ROOT,
-    Latencies,
     Node,
     Room,
-    RunResult,
     Turn,
     add_load_arguments,
     close_all,
     failover,
-    net_per_move,
     open_rooms,
     pid_of,
     play_rooms,
-    report_pair,
     resign_all,
     start_nodes,
     stop_nodes,
@@ -137,7 +134,7 @@ async def take_turn(service: Service, other: Service, seconds: float) -> None:
 
 
 def result_of(service: Service, batches: int) -> RunResult:
-    """The service's turns as :func:`bench.nodes.report_pair` prints a run."""
+    """The service's turns as :func:`bench.node_report.report_pair` prints a run."""
     return RunResult(
         service.label, service.moves(), service.own_seconds, service.own_cpu, service.stats, service.idle_rate(),
         service.calls, service.own_redis_cpu, node_system=service.own_system, node_wakeups=service.own_wakeups,

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.node_costs import cpu_of, kernel_and_wakeups
+from bench.node_report import Latencies
 from bench.nodes import (
     IDLE_SECONDS,
     ROOT,
-    Latencies,
     add_load_arguments,
     close_all,
     open_rooms,
