@@ -3,8 +3,9 @@
 # (without REDIS_URL it starts its embedded Redis, persisting to DATA_DIR).
 #
 # Two stages: the full Python image has the C compiler that setup.py needs to build the
-# Scorpion search (its C core and mypyc modules, a tenth of the speed without them); the
-# slim one runs the wheel built there, without a compiler.
+# Scorpion search's C core (a tenth of the speed without it), and makes a wheel of the
+# package and of each dependency, at the versions requirements.lock pins; the slim one
+# installs those wheels alone, without a compiler or a package index.
 # tests/nodes/test_compose.py builds the wheel from exactly what the first stage copies.
 FROM python:3.11 AS build
 
@@ -13,11 +14,12 @@ ENV PIP_NO_CACHE_DIR=1 \
 
 WORKDIR /src
 # Only what the package needs: the build context also holds a virtualenv and tests.
-COPY pyproject.toml setup.py README.md ./
+COPY pyproject.toml setup.py README.md requirements.lock ./
 COPY server ./server
 COPY protocol ./protocol
 COPY client ./client
-RUN pip wheel --no-deps --wheel-dir /wheels .
+# The server and its embedded store: no terminal client, no test tools.
+RUN pip wheel --wheel-dir /wheels --constraint requirements.lock '.[server,embedded]'
 
 FROM python:3.11-slim
 
@@ -27,7 +29,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 COPY --from=build /wheels /wheels
-RUN pip install /wheels/*.whl \
+RUN pip install --no-index --find-links /wheels 'solitaire-race[server,embedded]' \
     && rm -r /wheels \
     && useradd --system --no-create-home race \
     && mkdir /data \

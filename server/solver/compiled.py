@@ -1,8 +1,8 @@
 """Which Scorpion modules run compiled: mypyc's build of them, or their Python source; and
 whether the search's C core (``scorpion_core.c``) is built and current.
 
-``pip install`` compiles :data:`COMPILED` with mypyc (see ``setup.py``); Python then imports
-the extension in preference to the source beside it. An editable install keeps both in
+``SOLITAIRE_MYPYC=1 pip install`` compiles :data:`COMPILED` with mypyc (opt-in, see
+``setup.py``); Python then imports the extension in preference to the source beside it. An editable install keeps both in
 the tree, so an edited source would silently lose to its stale build. The build records a
 hash of each source it compiled (:data:`HASHES_FILE`); :func:`prefer_fresh`, called when
 :mod:`server.solver` is imported, loads the sources instead of the builds when one source
