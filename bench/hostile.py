@@ -16,19 +16,9 @@ takes over 10 s counts as failed). The nodes get ``IDENTITIES_PER_ADDRESS`` high
 that starts many guests does. The first phase (``--baseline`` seconds) has no attack; then each
 attack (bench/hostile_attacks.py) runs for ``--seconds`` from 127.0.9.1, in a process of its own
 (so its loops do not delay the legitimate client's), ``--settle`` seconds apart (HAProxy counts
-an address's connections over 10 s: an attack right after another would start already refused):
-
-- ``slow-heads``: ``--connections``/2 connections (plain and TLS) each sending a request head one
-  byte a second, never finishing it; each reopened once closed.
-- ``idle``: up to ``--connections`` bare TCP connections (plain and TLS ports) sending nothing, and
-  64 websockets that never say hello; each reopened (at most once a second) once closed.
-- ``duplicate-headers``: 8 loops of fresh connections sending a websocket upgrade with two
-  ``Origin`` headers, one with two ``Upgrade`` headers, or three pipelined ``GET /healthz``.
-- ``lobby``: 4 guests that create public rooms until refused, then ask for the lobby 50 times
-  a second each (the server's default request rate).
-- ``peer-port``: 32 loops per node straight to its peer port (not through the balancer): random
-  bytes, a frame claiming 4 GB, a bad hello frame; 0.1 s between one loop's connections.
-- ``together``: all of them at once. ``all`` (the default) runs each in turn, then ``together``.
+an address's connections over 10 s: an attack right after another would start already refused).
+The attacks are listed in bench/hostile_attacks.py (``--connections`` sizes the slow heads and
+idle connections); ``all`` (the default) runs each in turn, then ``together``, all at once.
 
 Printed, a phase a row: openings tried, succeeded, failed, p50/p99/max of the successful ones
 (ms), the nodes' log lines a second (all three summed, counted in their files from the phase's
