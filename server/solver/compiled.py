@@ -2,8 +2,9 @@
 whether the search's C core (``scorpion_core.c``) is built and current.
 
 ``SOLITAIRE_MYPYC=1 pip install`` compiles :data:`COMPILED` with mypyc (opt-in, see
-``setup.py``); Python then imports the extension in preference to the source beside it. An editable install keeps both in
-the tree, so an edited source would silently lose to its stale build. The build records a
+``setup.py``); Python then imports the extension in preference to the source beside it. An
+editable install keeps both in the tree, so an edited source would silently lose to its
+stale build. The build records a
 hash of each source it compiled (:data:`HASHES_FILE`); :func:`prefer_fresh`, called when
 :mod:`server.solver` is imported, loads the sources instead of the builds when one source
 has changed since (logged at INFO; ``tests/solver/test_compiled.py`` fails on a stale build,
