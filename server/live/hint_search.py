@@ -1,7 +1,9 @@
 """Winning-line searches for hints, in solver worker processes, charged to each racer.
 
-A search is CPU work of up to :data:`~server.rooms.hints.HINT_SEARCH_SECONDS`: it never runs
-on the event loop, where it would hold up every room of the process. Each racer (a room and a
+A search is CPU work of up to :data:`~server.rooms.hints.HINT_SEARCH_SECONDS`, and as much
+again to shorten the line it found, so that following the hints visibly makes progress
+(:mod:`server.solver.hint_line`, issue 31): it never runs on the event loop, where it would
+hold up every room of the process. Each racer (a room and a
 player) has an allowance of search time that refills slowly; a search is charged what it
 took, at least :data:`MIN_CHARGE`. A racer out of allowance, or with a search already running,
 gets the engine's hints without a new winning line: one player's hints never queue the
@@ -26,7 +28,8 @@ from server.solver.winning_hint import search_line
 logger = logging.getLogger("server.hints")
 
 #: Seconds of search a racer may spend at once, and the seconds of search a second of time
-#: gives back: a few full searches in a row, then about one every ten seconds.
+#: gives back: a few searches in a row (two that take all their time, search and shortening),
+#: then about one every ten seconds.
 ALLOWANCE: Final = 4 * HINT_SEARCH_SECONDS
 REFILL: Final = HINT_SEARCH_SECONDS / 10
 #: The least a search is charged (asking costs something even when the answer is quick).
@@ -56,11 +59,11 @@ class HintSearch:
         self._running.add(racer)
         try:
             work = asyncio.get_running_loop().run_in_executor(self._executor, search_line, game, self._seconds)
-            line, spent = await asyncio.wait_for(work, self._seconds + 5.0)
+            line, spent = await asyncio.wait_for(work, 2 * self._seconds + 5.0)
         except (TimeoutError, BrokenProcessPool, RuntimeError) as error:
             # Workers busy past the deadline, or gone (a stopping server): engine hints only.
             logger.debug("hint search for %s in room %s: %r", player, room, error)
-            allowance.charge(self._seconds)
+            allowance.charge(2 * self._seconds)
             return None
         finally:
             self._running.discard(racer)

@@ -3,6 +3,10 @@
 Only where the player sees every card (Antares always; Scorpion once the stock is
 dealt and no card is face down): a hint computed from hidden cards would tell the
 player what they are. Elsewhere the engine's visible-information hints apply.
+
+The line the hints follow is not the search's first-found line, which wanders (cards back
+and forth, long stretches where nothing goes home: issue 31), but that line shortened by
+:func:`server.solver.hint_line.hint_line` within a budget of its own, as long as the search's.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import time
 
 from server.games import Game, Move
+from server.solver.hint_line import hint_line
 from server.solver.keys import key_function, translate
 from server.solver.results import Budget, Solved
 from server.solver.solve import solve_position
@@ -38,10 +43,10 @@ class WinningHints:
         Searches here when the line in memory does not reach ``game`` (for tools and tests;
         the server searches in worker processes: :meth:`needs_search`, :meth:`learn`)."""
         if self.needs_search(game):
-            result = solve_position(game, self._budget, par_seconds=0.0)
-            if not isinstance(result, Solved):
+            line = find_line(game, self._budget)
+            if line is None:
                 return None
-            self.learn(game, result.moves)
+            self.learn(game, line)
         return self.remembered(game)
 
     def remembered(self, game: Game) -> Move | None:
@@ -74,9 +79,21 @@ class WinningHints:
             walker.push(move)
 
 
+def find_line(game: Game, budget: Budget) -> tuple[Move, ...] | None:
+    """A winning line from ``game`` for hints, or None (none found within ``budget``, or
+    lost): the search's first line, found within ``budget``, then shortened by
+    :func:`~server.solver.hint_line.hint_line` for up to ``budget.seconds`` more (it stops
+    sooner when nothing shortens the line any more)."""
+    result = solve_position(game, budget, par_seconds=0.0)
+    if not isinstance(result, Solved):
+        return None
+    return hint_line(game, result.moves, budget.seconds, budget.clock)
+
+
 def search_line(game: Game, seconds: float) -> tuple[tuple[Move, ...] | None, float]:
-    """A winning line from ``game`` found within ``seconds`` (None: none found, or lost), and
-    the seconds the search took. Module level, so a solver worker process can run it."""
+    """A winning line from ``game`` found within ``seconds`` and shortened within as many
+    more (:func:`find_line`), None when none was found or the position is lost, and the
+    seconds it all took. Module level, so a solver worker process can run it."""
     start = time.perf_counter()
-    result = solve_position(game, Budget(seconds=seconds), par_seconds=0.0)
-    return (result.moves if isinstance(result, Solved) else None), time.perf_counter() - start
+    line = find_line(game, Budget(seconds=seconds))
+    return line, time.perf_counter() - start

@@ -12,6 +12,8 @@ import pytest
 
 from server.games import Antares, Autoplay, Game, Options
 from server.live.hint_search import ALLOWANCE, MIN_CHARGE, HintSearch
+from server.solver import Budget, Solved, solve_position
+from server.solver.hint_line import longest_stretch_without_home
 from server.supply.workers import solver_pool, stop_pool
 
 pytestmark = pytest.mark.asyncio
@@ -53,6 +55,22 @@ async def test_a_search_brings_back_a_winning_line_while_the_loop_goes_on(worker
         game.push(move)
     assert game.is_won()
     assert ticks > 0  # the loop ran while the worker searched
+
+
+async def test_the_line_brought_back_is_the_first_found_line_shortened(workers: ProcessPoolExecutor) -> None:
+    """On this deal the solver's first line goes 78 moves in a row without a card going home
+    (issue 31): hints that followed it looked like a loop."""
+    game = Antares.new("ms8589934591", Options(autoplay=Autoplay.SAFE))
+    first = solve_position(game, Budget(seconds=10), par_seconds=0.0)
+    assert isinstance(first, Solved)
+    line = await HintSearch(workers).line("ROOM", "ann", game)
+    assert line is not None
+    assert len(line) < len(first.moves)
+    assert longest_stretch_without_home(game, line) < longest_stretch_without_home(game, first.moves)
+    replay = game.copy()
+    for move in line:
+        replay.apply(move)
+    assert replay.is_won()
 
 
 async def test_one_search_at_a_time_per_racer_and_others_are_not_held(workers: ProcessPoolExecutor) -> None:
