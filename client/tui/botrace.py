@@ -19,8 +19,8 @@ from client.tui.base import ClientScreen, ConnectionChanged
 from protocol.messages import CreateRoom, Joined, Ready, RoomOptions, ServerMessage, Variant
 
 LEVEL_TEXT: dict[Level, str] = {
-    "easy": "easy: random moves, slowly",
-    "medium": "medium: follows the hints, at a person's pace",
+    "easy": "easy: slow, and often strays from the hints",
+    "medium": "medium: follows the hints at a person's pace, now and then astray",
     "hard": "hard: follows the hints, fast",
 }
 
