@@ -70,6 +70,9 @@ DEAD: Final = -1000
 #: loop, 0.5 ms a list at the median, 9 ms at p99, 19 ms at most (bench.hint_reach, whose
 #: table in bench/README.md has the figures for 250 and 2,000 positions too).
 LOOK_NODES: Final = 500
+#: Moves deep the look-ahead goes at most: a position deeper counts as gaining nothing. It
+#: recurses a few frames a move, so this keeps it far inside Python's recursion limit.
+LOOK_DEPTH: Final = 60
 #: The stand-in for every card a player cannot see: the Two of a fifth suit, to the rules.
 #: It goes on no card (no Three of its suit) and no card goes on it (no Ace of its suit), so
 #: the look-ahead can neither move it nor build on it, and it completes no suit.
@@ -87,8 +90,8 @@ class _Outlook:
     real card may open more, so a line that turned a card never counts as a dead end). The
     deal ends a line, gaining nothing: it is there while the stock is, and what it brings is
     unseen. A line with no card turned that ends with no move left is :data:`DEAD`: then no
-    face-down card can change it. The search stops after :data:`LOOK_NODES` positions; a
-    position past that counts as gaining nothing.
+    face-down card can change it. The search stops after :data:`LOOK_NODES` positions, and
+    at :data:`LOOK_DEPTH` moves deep; a position past either counts as gaining nothing.
 
     Only what the player sees goes in: :meth:`Game.public_piles` and the face-down counts.
     """
@@ -98,6 +101,7 @@ class _Outlook:
         self._game = type(game)(game.deal, game.options, piles, list(game.hidden))
         self._memo: dict[bytes, int] = {}
         self._nodes = 0
+        self._depth = 0
 
     def after(self, move: Move) -> int:
         """The outlook of ``move``, a legal move of the position (not the deal)."""
@@ -136,10 +140,11 @@ class _Outlook:
         if known is not None:
             return known
         self._memo[key] = DEAD  # a way round back here gains nothing
-        if self._nodes >= LOOK_NODES:
+        if self._nodes >= LOOK_NODES or self._depth >= LOOK_DEPTH:
             best = 0
         else:
             best = DEAD
+            self._depth += 1
             for move in game.legal_moves():
                 if move.is_deal:
                     best = max(best, 0)
@@ -150,6 +155,7 @@ class _Outlook:
                 value = gain - STEP + self._tail(turned, ends)
                 game.pop()
                 best = max(best, value)
+            self._depth -= 1
         self._memo[key] = best
         return best
 
