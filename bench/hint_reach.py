@@ -10,8 +10,9 @@ to run out; the line is then shortened within as many seconds more); else the en
 ranking of the legal moves by what the player sees; else the first legal move. Each
 ranking is followed in turn, on the same deals:
 
-- ``before``: the engine's ranking before issue 31 (kept here, verbatim), and the
-  solver's first-found winning line (no shortening);
+- ``before``: the engine's ranking of each move by its own score, without the look-ahead
+  and keeping moves that change nothing, and the solver's first-found winning line (no
+  shortening);
 - ``after``: :func:`server.games.hint` and :func:`server.solver.winning_hint.search_line`
   as they are now.
 
@@ -27,15 +28,13 @@ then what each call of the engine's ranking took (it runs on the server's event 
 from __future__ import annotations
 
 import argparse
-import itertools
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from server.games import Antares, Autoplay, Game, Move, Options, PileKind, Scorpion, hint
-from server.games.cards import card_text, suit_run
-from server.games.game import builds_on
+from server.games.hints import move_score
 from server.rooms.hints import HINT_SEARCH_SECONDS
 from server.solver import Budget, Solved, solve_position
 from server.solver.winning_hint import WinningHints, search_line
@@ -129,72 +128,11 @@ def first_found_line(game: Game, seconds: float) -> tuple[tuple[Move, ...] | Non
     return (result.moves if isinstance(result, Solved) else None), time.perf_counter() - start
 
 
-# -- the engine's ranking before issue 31, verbatim (server/games/hints.py at the time) ------------
-
-_RUNS = [list(suit_run(suit)) for suit in range(4)]
-
-
 def before_ranking(game: Game) -> list[Move]:
-    hints = []
-    for move in game.legal_moves():
-        score, _ = _before_score(game, move)
-        if score > 0:
-            hints.append((move, score))
-    hints.sort(key=lambda hint: -hint[1])
-    return [move for move, _ in hints]
-
-
-def _before_score(game: Game, move: Move) -> tuple[int, str]:
-    if move.is_deal:
-        return 1, "deal the stock"
-    piles, hidden, specs = game.piles, game.hidden, game.PILES
-    source = piles[move.source]
-    lead_at = len(source) - move.count
-    lead = source[lead_at]
-    group = source[lead_at:]
-    target = piles[move.target]
-    source_kind = specs[move.source].kind
-    target_kind = specs[move.target].kind
-    score = 0
-    reasons = []
-
-    if target_kind is PileKind.FOUNDATION:
-        score += 100
-        reasons.append(f"sends {card_text(lead)} home")
-    elif target_kind is PileKind.CELL:
-        score -= 20
-    elif target:
-        visible_run = target[hidden[move.target] :] + group
-        if len(visible_run) >= 13 and visible_run[-13:] == _RUNS[visible_run[-1] // 13]:
-            score += 200
-            reasons.append("completes a suit")
-        # Count the cards of the group that lie out of order: they will be in the way.
-        score -= 2 * sum(not builds_on(source_kind, a, b) for a, b in itertools.pairwise(group))
-        score += 15
-        reasons.append(f"builds {card_text(lead)} on {card_text(target[-1])}")
-    else:
-        score += 5
-        reasons.append(f"moves {card_text(lead)} to an empty pile")
-
-    if source_kind is PileKind.CELL:
-        score += 30
-        reasons.append("frees a cell")
-    elif lead_at == 0:
-        if target:
-            score += 20
-            reasons.append("empties a pile")
-    elif lead_at == hidden[move.source]:
-        score += 60
-        reasons.append("turns up a face-down card")
-    else:
-        under = source[lead_at - 1]  # face up: lead_at > hidden
-        if builds_on(source_kind, under, lead):
-            # Already built where it lies: moving it only shuffles.
-            score -= 25
-        elif game.BUILDS_FOUNDATIONS and len(piles[game.FOUNDATION + under // 13]) == under % 13:
-            score += 40
-            reasons.append(f"uncovers {card_text(under)}, which can go home")
-    return score, "; ".join(reasons) or "a legal move"
+    """The engine's ranking without its look-ahead (each move's own score), and without
+    leaving out moves that change nothing."""
+    scored = [(move, move_score(game, move)[0]) for move in game.legal_moves()]
+    return [move for move, score in sorted(scored, key=lambda pair: -pair[1]) if score > 0]
 
 
 # -- the table ------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ def hint(game: Game) -> list[Hint]:
     for move in game.legal_moves():
         if _changes_nothing(game, move):
             continue
-        score, reason = _score(game, move)
+        score, reason = move_score(game, move)
         if outlook is not None and not move.is_deal:
             ahead = outlook.after(move)
             if ahead <= DEAD // 2:
@@ -168,7 +168,9 @@ def _changes_nothing(game: Game, move: Move) -> bool:
     return game.PILES[move.source].kind is game.PILES[move.target].kind
 
 
-def _score(game: Game, move: Move) -> tuple[int, str]:
+def move_score(game: Game, move: Move) -> tuple[int, str]:
+    """What ``move`` does by itself (before any look-ahead): its score (above 0: useful) and
+    the reason, in words."""
     if move.is_deal:
         return 1, "deal the stock"
     piles, hidden, specs = game.piles, game.hidden, game.PILES
