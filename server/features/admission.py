@@ -22,11 +22,6 @@ from server.storage.accounts import Account
 HOUR = 3600
 
 
-def client_address(ctx: Context, link: ClientLink) -> str:
-    """The client's address, as text ("unknown" when the transport does not say)."""
-    return link.address
-
-
 def require_secure_transport(ctx: Context, link: ClientLink) -> None:
     """Refuse (``insecure-transport``) a password that travelled a network in the clear."""
     if ctx.config.plain_passwords or link.secure:
@@ -49,8 +44,7 @@ async def refuse_banned(ctx: Context, player: str) -> None:
 async def count_new(ctx: Context, link: ClientLink, kind: str, limit: int) -> None:
     """Count a new ``kind`` (``identity``, ``register``) from the link's address this hour;
     ``address-limit`` past ``limit``."""
-    address = client_address(ctx, link)
-    if await ctx.accounts.count_attempt(kind, address, HOUR) > limit:
+    if await ctx.accounts.count_attempt(kind, link.address, HOUR) > limit:
         what = "accounts" if kind == "register" else "new players"
         raise RoomError(ErrorCode.ADDRESS_LIMIT, f"too many {what} from this address this hour; try again later")
 

@@ -33,7 +33,6 @@ from protocol.errors import ErrorCode
 from server.clock import now_ms
 from server.connections.link import ClientLink
 from server.features import tokens
-from server.features.admission import client_address
 from server.features.context import Context
 from server.rooms.errors import RoomError
 from server.storage.accounts import Attempt
@@ -53,7 +52,7 @@ async def take(ctx: Context, link: ClientLink, name: str, known: bool) -> list[A
     counted, to pass to :func:`succeeded`. ``too-many-attempts`` (nothing counted) when a
     limit makes it wait."""
     config = ctx.config
-    skeleton, address = name_skeleton(name), client_address(ctx, link)
+    skeleton, address = name_skeleton(name), link.address
     limits: list[tuple[str, str, int]] = []
     if known and link.device is not None:
         limits.append(("login-device", f"{skeleton}\n{link.device}", config.login_attempts))

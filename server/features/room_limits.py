@@ -8,7 +8,6 @@ import contextlib
 from protocol.errors import ErrorCode
 from server.clock import now_ms
 from server.connections.link import ClientLink
-from server.features.admission import client_address
 from server.features.context import Context, player_of
 from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
@@ -52,7 +51,7 @@ async def count_public(ctx: Context, link: ClientLink, code: str) -> None:
     """Count public room ``code`` (new, or finished and racing again) for the connection's
     client address; ``address-limit`` past the cap, as :func:`count_public_room` says."""
     limit = ctx.config.public_rooms_per_address
-    counted, _ = await ctx.rooms.store.count_public(client_address(ctx, link), code, limit, now_ms())
+    counted, _ = await ctx.rooms.store.count_public(link.address, code, limit, now_ms())
     if not counted:
         raise RoomError(
             ErrorCode.ADDRESS_LIMIT,
@@ -65,4 +64,4 @@ async def uncount_public_room(ctx: Context, link: ClientLink, code: str) -> None
     """Take back the count of public room ``code``, which was not created."""
     # Best effort: a count left behind is forgotten by itself (server/storage/rooms.py).
     with contextlib.suppress(StoreUnavailable):
-        await ctx.rooms.store.uncount_public(client_address(ctx, link), code)
+        await ctx.rooms.store.uncount_public(link.address, code)

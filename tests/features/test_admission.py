@@ -11,7 +11,6 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidMessage, InvalidStatus
 
 from server.connections.link import ClientLink
-from server.features.admission import client_address
 from tests.balancer import BALANCER, connect_as
 from tests.server.conftest import RunningServer, ServerFactory
 
@@ -30,7 +29,7 @@ async def the_only_link(srv: RunningServer) -> ClientLink:
 async def test_a_trusted_balancers_header_names_the_client_and_its_tls(start_server: ServerFactory) -> None:
     async with start_server(trusted_proxies=BALANCER) as srv, await connect_as(srv.url, "203.0.113.7"):
         link = await the_only_link(srv)
-        assert (client_address(srv.hub, link), link.secure) == ("203.0.113.7", True)
+        assert (link.address, link.secure) == ("203.0.113.7", True)
         # websockets' copy of the handshake was let go once the connection opened.
         assert link.socket is not None
         assert link.socket.request is not None

@@ -14,7 +14,6 @@ from protocol.codec import encode
 from protocol.messages import ListRooms
 from server.cluster.inbox import Request
 from server.connections.link import ClientLink
-from server.features.admission import client_address
 from server.net import forwarding
 from server.ops.log_limits import LogLimiter
 from server.storage.connection import StoreUnavailable
@@ -81,7 +80,7 @@ async def test_a_relayed_request_carries_its_clients_address_for_the_owners_limi
     seen: list[str] = []
 
     async def served(ctx: object, link: ClientLink, message: object, frame: bytes | None = None) -> None:
-        seen.append(client_address(server.hub, link))
+        seen.append(link.address)
 
     monkeypatch.setattr(forwarding, "dispatch", served)
     frame = encode(ListRooms(id=1))
