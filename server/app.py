@@ -175,7 +175,7 @@ class RaceServer:
         ctx.forwarder = router
         self._tasks = [asyncio.create_task(cluster.mail.listen())]
         restored = await registry.restore()
-        self.readiness.restored = True
+        self.readiness.mark_restored()
         watch_rooms(self._rooms_by_state)
         for monitor in self._monitors:
             monitor.start()

@@ -40,26 +40,14 @@ class Readiness:
         self._storage_answers = True
         self._publish()
 
-    @property
-    def restored(self) -> bool:
-        return self._restored
-
-    @restored.setter
-    def restored(self, value: bool) -> None:
-        self._restored = value
-        self._publish()
-
-    @property
-    def draining(self) -> bool:
-        return self._draining
-
-    @draining.setter
-    def draining(self, value: bool) -> None:
-        self._draining = value
+    def mark_restored(self) -> None:
+        """The rooms in progress are back: ready, unless something else says otherwise."""
+        self._restored = True
         self._publish()
 
     def start_draining(self) -> None:
-        self.draining = True
+        self._draining = True
+        self._publish()
 
     def _publish(self) -> None:
         READY.set(1 if self._state() is None and self._storage_answers else 0)

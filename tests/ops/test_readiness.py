@@ -22,7 +22,7 @@ async def test_the_gauge_reads_0_until_restored_1_when_ready_and_0_at_once_when_
     assert ready() == 0
     assert await readiness() is not None
     assert ready() == 0
-    readiness.restored = True
+    readiness.mark_restored()
     assert ready() == 1  # no probe needed
     assert await readiness() is None
     assert ready() == 1
@@ -34,7 +34,7 @@ async def test_the_gauge_reads_0_until_restored_1_when_ready_and_0_at_once_when_
 
 async def test_drain_turns_the_gauge_to_0_before_it_waits() -> None:
     readiness = Readiness()
-    readiness.restored = True
+    readiness.mark_restored()
     assert ready() == 1
     waiting = asyncio.create_task(drain(readiness, 10))
     await asyncio.sleep(0)
@@ -52,7 +52,7 @@ async def test_the_gauge_follows_the_storage_check() -> None:
             raise ConnectionError("no route to Redis")
 
     readiness = Readiness(ping=ping)
-    readiness.restored = True
+    readiness.mark_restored()
     assert await readiness() is None
     assert ready() == 1
     answers = False
@@ -70,7 +70,7 @@ async def test_a_check_that_times_out_reads_0() -> None:
         await asyncio.sleep(10)
 
     readiness = Readiness(ping=hang)
-    readiness.restored = True
+    readiness.mark_restored()
     assert ready() == 1
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(readiness(), 0.01)
@@ -80,7 +80,7 @@ async def test_a_check_that_times_out_reads_0() -> None:
 async def test_a_node_whose_heartbeat_lapsed_is_not_ready_until_it_beats_again() -> None:
     beating = True
     readiness = Readiness(current=lambda: beating)
-    readiness.restored = True
+    readiness.mark_restored()
     assert await readiness() is None
     beating = False
     reason = await readiness()

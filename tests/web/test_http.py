@@ -83,7 +83,7 @@ def test_readiness_reports_storage_failure() -> None:
 
     readiness = Readiness(ping=broken)
     assert run(readiness()) == "starting: rooms are being restored"
-    readiness.restored = True
+    readiness.mark_restored()
     assert "storage unavailable: no route to Redis" in (run(readiness()) or "")
 
 
