@@ -158,8 +158,9 @@ async def login(ctx: Context, link: ClientLink, message: Login) -> None:
 
 async def logout(ctx: Context, link: ClientLink, message: Logout) -> None:
     """``everywhere``: revoke every token of the account, close all its connections.
-    Otherwise revoke this connection's device's tokens (a guest's too) and close the
-    connections of this process that hold them; the account forgets the device."""
+    Otherwise revoke this connection's device's tokens (a guest's too) and close every
+    connection that holds them, on every process of the service; the account forgets the
+    device."""
     player = player_of(link)
     if message.everywhere:
         if link.generation == 0:
@@ -175,9 +176,9 @@ async def logout(ctx: Context, link: ClientLink, message: Logout) -> None:
         await ctx.accounts.forget_device(player, device)
     link.send(Ack(id=message.id))
     close_links(ctx, player, CloseCode.LOGGED_OUT, "logged out", only=link)
-    for other in list(ctx.by_player.get(player, ())):
-        if other is not link and device is not None and other.device == device:
-            close_links(ctx, player, CloseCode.LOGGED_OUT, "logged out", only=other)
+    if device is not None:
+        # Every process, this one included, closes the device's other connections.
+        await ctx.accounts.announce({"action": "logout-device", "player": player, "device": device})
 
 
 async def change_password(ctx: Context, link: ClientLink, message: ChangePassword) -> None:

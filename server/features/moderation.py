@@ -5,6 +5,8 @@ process carries it out on its own connections and rooms.
 - ``ban``: the player's connections close with 4003 and the reason (new hellos are refused
   by :mod:`server.features.admission`, which reads the ban from Redis).
 - ``revoke``: connections of the account signed in with an older generation close with 4001.
+- ``logout-device``: the player's connections holding that device's tokens close with 4001
+  (a ``logout``: the device's tokens are revoked in Redis already).
 - ``rename``: the player's connections take the new name (for rooms joined from now on).
 - ``close-room``: every member leaves the room (racers still racing resign), so it ends with
   nobody in it: no rematch, nobody can join; it is let go like any finished room.
@@ -81,6 +83,11 @@ async def _carry_out(ctx: Context, event: dict[str, str]) -> None:
         logger.info("banned player %s: %d connections closed", player, count)
     elif action == "revoke":
         close_links(ctx, player, CloseCode.LOGGED_OUT, "logged out", below=int(event.get("generation", "0")))
+    elif action == "logout-device":
+        device = event.get("device")
+        for link in list(ctx.by_player.get(player, ())):
+            if link.device == device:
+                close_links(ctx, player, CloseCode.LOGGED_OUT, "logged out", only=link)
     elif action == "rename":
         for link in ctx.by_player.get(player, ()):
             link.name = event.get("name", link.name)

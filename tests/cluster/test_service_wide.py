@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from protocol.errors import CloseCode
 from protocol.messages import (
+    AccountInfo,
     Ack,
     AskDaily,
     CreateRoom,
@@ -24,6 +26,9 @@ from protocol.messages import (
     Leave,
     ListRooms,
     Lobby,
+    Login,
+    Logout,
+    Register,
     Resign,
     RoomOptions,
     ServerMessage,
@@ -198,3 +203,33 @@ async def test_public_rooms_are_capped_per_address_whichever_node_opens_them(
         for opened_client in clients:
             with contextlib.suppress(Exception):
                 await opened_client.close()
+
+
+async def test_logging_out_closes_the_devices_connections_on_every_node(
+    two_plain_nodes: tuple[RaceServer, RaceServer],
+) -> None:
+    """Ann's phone holds a connection on each node (one token); logging out on node A closes
+    the one on node B too, and leaves her laptop (another device, also on B) signed in."""
+    a, b = two_plain_nodes
+    clients: list[RawClient] = []
+    try:
+        phone = await client(a, clients)
+        await phone.hello("Ann")
+        info = await phone.request(partial(Register, name="Ann", password="a logout password"))
+        assert isinstance(info, AccountInfo), info
+        tab = await client(b, clients)
+        assert (await tab.hello("Ann", resume=info.resume)).account
+        laptop = await client(b, clients)
+        await laptop.hello("Ann")
+        signed_in = await laptop.request(partial(Login, name="Ann", password="a logout password"))
+        assert isinstance(signed_in, AccountInfo), signed_in
+
+        assert isinstance(await phone.request(partial(Logout)), Ack)
+        assert await phone.closed() == CloseCode.LOGGED_OUT
+        assert await tab.closed() == CloseCode.LOGGED_OUT
+        assert laptop.is_open
+        assert isinstance(await laptop.request(partial(ListRooms)), Lobby)
+    finally:
+        for opened in clients:
+            with contextlib.suppress(Exception):
+                await opened.close()
