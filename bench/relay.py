@@ -49,6 +49,7 @@ from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import MalformedFrame, decode_client, encode
+from protocol.errors import ErrorCode
 from protocol.messages import (
     PROTOCOL_VERSION,
     Ack,
@@ -169,7 +170,7 @@ class RelayRoom:
 
 
 class RoomRefused(Exception):
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.code = code
 
@@ -205,7 +206,7 @@ class Relay:
         try:
             async for frame in socket:
                 if isinstance(frame, str):
-                    session.send(Error(code="bad-frame", message="send binary frames"))
+                    session.send(Error(code=ErrorCode.BAD_FRAME, message="send binary frames"))
                     continue
                 try:
                     message = decode_client(frame)
@@ -222,11 +223,11 @@ class Relay:
 
     async def handle(self, session: Session, message: ClientMessage) -> None:
         if session.player is None and not isinstance(message, Hello):
-            session.send(Error(code="hello-first", message="say hello first", id=message.id))
+            session.send(Error(code=ErrorCode.HELLO_FIRST, message="say hello first", id=message.id))
             return
         handler = self._handlers.get(type(message))
         if handler is None:
-            session.send(Error(code="not-allowed", message="the relay does not serve that", id=message.id))
+            session.send(Error(code=ErrorCode.NOT_ALLOWED, message="the relay does not serve that", id=message.id))
             return
         try:
             await handler(session, message)
@@ -236,15 +237,15 @@ class Relay:
     def _room(self, code: str) -> RelayRoom:
         room = self.rooms.get(code)
         if room is None:
-            raise RoomRefused("no-such-room", f"no room {code}")
+            raise RoomRefused(ErrorCode.NO_SUCH_ROOM, f"no room {code}")
         return room
 
     def _racing_seat(self, session: Session, room: RelayRoom) -> int:
         seat = room.seat_of(session.player)
         if seat is None:
-            raise RoomRefused("not-in-room", "you have no seat here")
+            raise RoomRefused(ErrorCode.NOT_IN_ROOM, "you have no seat here")
         if room.state != "racing" or room.seats[seat].done:
-            raise RoomRefused("not-racing", "not racing")
+            raise RoomRefused(ErrorCode.NOT_RACING, "not racing")
         return seat
 
     async def _hello(self, session: Session, message: Hello) -> None:
@@ -275,9 +276,9 @@ class Relay:
         room = self._room(message.room)
         seat = next((n for n in range(room.options.max_racers) if n not in room.seats), None)
         if seat is None:
-            raise RoomRefused("room-full", "every seat is taken")
+            raise RoomRefused(ErrorCode.ROOM_FULL, "every seat is taken")
         if room.state != "waiting":
-            raise RoomRefused("race-in-progress", "the room is not waiting")
+            raise RoomRefused(ErrorCode.RACE_IN_PROGRESS, "the room is not waiting")
         room.seats[seat] = Seat(session.player, session.name)
         frame = room.update([RacerJoined(racer=room.seats[seat].racer(seat))])
         room.tell(frame)
@@ -295,9 +296,9 @@ class Relay:
         room = self._room(message.room)
         seat = room.seat_of(session.player)
         if seat is None:
-            raise RoomRefused("not-in-room", "you have no seat here")
+            raise RoomRefused(ErrorCode.NOT_IN_ROOM, "you have no seat here")
         if room.state != "waiting":
-            raise RoomRefused("not-waiting", "the race has started")
+            raise RoomRefused(ErrorCode.NOT_WAITING, "the race has started")
         room.seats[seat].ready = message.ready
         events: list[RoomEvent] = [RacerReady(seat=seat, ready=message.ready)]
         if len(room.seats) == room.options.max_racers and all(s.ready for s in room.seats.values()):
@@ -384,9 +385,9 @@ class Relay:
     async def _rematch(self, session: Session, message: Rematch) -> None:
         room = self._room(message.room)
         if room.seat_of(session.player) is None:
-            raise RoomRefused("not-in-room", "you have no seat here")
+            raise RoomRefused(ErrorCode.NOT_IN_ROOM, "you have no seat here")
         if room.state != "finished":
-            raise RoomRefused("not-finished", "the race is not over")
+            raise RoomRefused(ErrorCode.NOT_FINISHED, "the race is not over")
         async with room.lock:
             room.race += 1
             room.state = "waiting"
@@ -401,13 +402,13 @@ class Relay:
     async def _snapshot(self, session: Session, message: AskSnapshot) -> None:
         room = self._room(message.room)
         if session not in room.followers:
-            raise RoomRefused("not-in-room", "this connection does not follow the room")
+            raise RoomRefused(ErrorCode.NOT_IN_ROOM, "this connection does not follow the room")
         session.send(room.snapshot(message.id))
 
     async def _leave(self, session: Session, message: Leave) -> None:
         room = self._room(message.room)
         if room.followers.pop(session, "absent") == "absent":
-            raise RoomRefused("not-in-room", "this connection does not follow the room")
+            raise RoomRefused(ErrorCode.NOT_IN_ROOM, "this connection does not follow the room")
         session.send(Ack(id=message.id, room=room.code, version=room.version))
         if not room.followers:
             del self.rooms[room.code]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
+from protocol.errors import ErrorCode
 from protocol.messages import ClientMessage, ServerMessage
 from protocol.msgpack_shape import ShapeLimits, shape_error
 
@@ -24,7 +25,7 @@ class MalformedFrame(ValueError):
     answer with (``bad-frame``, ``invalid-message`` or ``unknown-type``); ``request_id`` is the frame's
     ``id`` if one could be read."""
 
-    def __init__(self, code: str, message: str, request_id: int | None = None) -> None:
+    def __init__(self, code: ErrorCode, message: str, request_id: int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.request_id = request_id
@@ -82,13 +83,13 @@ def _invalid(frame: bytes, error: msgspec.ValidationError) -> MalformedFrame:
         loose = _loose(frame)
     except msgspec.DecodeError:
         # Broken further on than where validation stopped: not MessagePack after all.
-        return MalformedFrame("bad-frame", f"not a MessagePack message: {error}")
+        return MalformedFrame(ErrorCode.BAD_FRAME, f"not a MessagePack message: {error}")
     request_id = _id_in(loose)
     if isinstance(loose, dict):
         kind = loose.get("type")
         if isinstance(kind, str) and kind not in _CLIENT_TYPES:
-            return MalformedFrame("unknown-type", f"unknown message type {kind[:40]!r}", request_id)
-    return MalformedFrame("invalid-message", f"invalid message: {error}", request_id)
+            return MalformedFrame(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind[:40]!r}", request_id)
+    return MalformedFrame(ErrorCode.INVALID_MESSAGE, f"invalid message: {error}", request_id)
 
 
 def decode_client(frame: bytes) -> ClientMessage:
@@ -97,15 +98,15 @@ def decode_client(frame: bytes) -> ClientMessage:
     without being decoded."""
     shape = shape_error(frame, CLIENT_LIMITS)
     if shape is not None:
-        raise MalformedFrame("bad-frame", f"frame refused unread: {shape}")
+        raise MalformedFrame(ErrorCode.BAD_FRAME, f"frame refused unread: {shape}")
     try:
         return _client_decoder.decode(frame)
     except msgspec.ValidationError as error:
         raise _invalid(frame, error) from None
     except msgspec.DecodeError as error:
-        raise MalformedFrame("bad-frame", f"not a MessagePack message: {error}") from None
+        raise MalformedFrame(ErrorCode.BAD_FRAME, f"not a MessagePack message: {error}") from None
     except Exception as error:
-        raise MalformedFrame("bad-frame", f"not a readable message: {type(error).__name__}") from None
+        raise MalformedFrame(ErrorCode.BAD_FRAME, f"not a readable message: {type(error).__name__}") from None
 
 
 def decode_server(frame: bytes) -> ServerMessage:
@@ -115,8 +116,8 @@ def decode_server(frame: bytes) -> ServerMessage:
     try:
         return _server_decoder.decode(frame)
     except msgspec.ValidationError as error:
-        raise MalformedFrame("invalid-message", f"invalid message: {error}") from None
+        raise MalformedFrame(ErrorCode.INVALID_MESSAGE, f"invalid message: {error}") from None
     except msgspec.DecodeError as error:
-        raise MalformedFrame("bad-frame", f"not a MessagePack message: {error}") from None
+        raise MalformedFrame(ErrorCode.BAD_FRAME, f"not a MessagePack message: {error}") from None
     except Exception as error:
-        raise MalformedFrame("bad-frame", f"not a readable message: {type(error).__name__}") from None
+        raise MalformedFrame(ErrorCode.BAD_FRAME, f"not a readable message: {type(error).__name__}") from None

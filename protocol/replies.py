@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from protocol.errors import ErrorCode
 from protocol.events import RoomEvent
 from protocol.requests import LeaderboardName
 from protocol.values import (
@@ -190,9 +191,10 @@ class PlayerStats(_Reply, tag="stats"):
 
 class Error(_Reply, tag="error"):
     """A request failed. ``id`` names it when it could be read; ``code`` is from the
-    table in PROTOCOL.md; ``rule`` names the broken rule of an illegal move."""
+    table in PROTOCOL.md, a closed set within a protocol version (see its "Versions");
+    ``rule`` names the broken rule of an illegal move."""
 
-    code: str
+    code: ErrorCode
     message: str
     id: int | None = None
     rule: str | None = None

@@ -59,7 +59,7 @@ from server.storage.match_line import MatchLineStore
 from server.storage.migration import migrate
 from server.storage.moderation import ModerationStore
 from server.storage.players import PlayerStore
-from server.storage.rooms import RoomStore
+from server.storage.rooms import RoomStore, VersionConflict
 from server.supply.certified import DailyDeals, WinnablePool
 from server.supply.workers import solver_pool, stop_pool
 
@@ -218,7 +218,7 @@ class RaceServer:
             asyncio.create_task(self._sweep()),
             asyncio.create_task(Keepalive(ctx.links).run()),
             asyncio.create_task(moderation.carry_out(ctx)),
-            asyncio.create_task(node.keep_beating(self._load, registry.public)),
+            asyncio.create_task(node.keep_beating(self._load, registry.public, registry.daily_lines)),
             asyncio.create_task(leases.keep(self._lost)),
             asyncio.create_task(router.watch()),
             asyncio.create_task(self._adopt()),
@@ -271,8 +271,9 @@ class RaceServer:
             if self.ctx is not None:
                 try:
                     await quick_match.match(self.ctx)
-                except StoreUnavailable as error:
-                    # Redis is down or failing over: one line, not a traceback four times a second.
+                except (StoreUnavailable, VersionConflict) as error:
+                    # Redis is down or failing over (or a room it set up was stale): one line,
+                    # not a traceback four times a second.
                     self._log.log(logging.WARNING, "quick-match-store", "quick match paused: %s", error)
                 except Exception:
                     self._log.exception("quick-match", "quick match failed")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from protocol.messages import RoomSummary
 from server.cluster.leases import RoomLeases
+from server.cluster.lobby import DailyLine
 from server.cluster.node import PEERS_FRESH, Node
 from server.cluster.node_mail import NodeMail
 from server.cluster.peers import PeerLinks
@@ -132,8 +133,9 @@ class Cluster:
         record = decode_record(stored.record)
         return DailyAttempt.OVER if record.state == "finished" else DailyAttempt.RACING
 
-    async def others_lobby(self) -> list[RoomSummary]:
-        """The public rooms the other live nodes run (as of their last heartbeat)."""
+    async def others_lobby(self) -> tuple[list[RoomSummary], list[DailyLine]]:
+        """The public rooms and the live daily attempts the other live nodes run (as of their
+        last heartbeat)."""
         return await self.node.others_lobby()
 
 

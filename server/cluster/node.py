@@ -3,8 +3,8 @@ other nodes, and its share of the lobby.
 
 A node's heartbeat is a key with a short TTL holding its address and load, rewritten a few
 times per TTL: a node that dies or hangs is gone from Redis within the TTL, without anybody
-having to notice. The lobby is every node's public rooms: each node publishes its own list
-(with the same TTL) and reads the others'.
+having to notice. The lobby is every node's public rooms and live daily attempts: each node
+publishes its own lists (with the same TTL) and reads the others'.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Final
 import msgspec
 
 from protocol.messages import RoomSummary
+from server.cluster.lobby import DailyLine
 from server.ops.metrics import NODES_ALIVE
 from server.ops.stopping import stop_requested
 from server.storage.connection import StoreUnavailable
@@ -31,6 +32,7 @@ logger = logging.getLogger("server.nodes")
 #: Seconds the view of which nodes are alive is trusted before it is read again.
 PEERS_FRESH: Final = 0.5
 _summaries = msgspec.msgpack.Decoder(list[RoomSummary])
+_daily_lines = msgspec.msgpack.Decoder(list[DailyLine])
 _encoder = msgspec.msgpack.Encoder()
 
 
@@ -70,21 +72,24 @@ class Node:
 
     async def start(self) -> None:
         sent = time.monotonic()
-        await self.beat({}, [])
+        await self.beat({}, [], [])
         self._beaten_at = sent
         await self.store.joined(self.id)
         logger.info("node %s up at %s", self.id, self.address)
 
-    async def beat(self, load: dict[str, int], public_rooms: list[RoomSummary]) -> None:
+    async def beat(self, load: dict[str, int], public_rooms: list[RoomSummary], daily: list[DailyLine]) -> None:
         """Write the heartbeat: ``load`` says how busy the node is (rooms, connections),
-        ``public_rooms`` is its share of the lobby."""
+        ``public_rooms`` and ``daily`` (its live ranked daily attempts) are its share of the lobby."""
         info: dict[str, object] = {"address": self.address, "load": load, "at": int(time.time() * 1000)}
         if self.peer is not None:
             info["peer"] = self.peer
-        await self.store.beat(self.id, info, _encoder.encode(public_rooms), self.ttl_ms)
+        await self.store.beat(self.id, info, _encoder.encode(public_rooms), _encoder.encode(daily), self.ttl_ms)
 
     async def keep_beating(
-        self, load: Callable[[], dict[str, int]], public_rooms: Callable[[], list[RoomSummary]]
+        self,
+        load: Callable[[], dict[str, int]],
+        public_rooms: Callable[[], list[RoomSummary]],
+        daily: Callable[[], list[DailyLine]],
     ) -> None:
         """Rewrite the heartbeat and the lobby share a few times per TTL, forever; count the
         live nodes once per TTL (for the operator: ``solitaire_nodes_alive``)."""
@@ -93,7 +98,7 @@ class Node:
             stop_requested()
             sent = time.monotonic()
             try:
-                await self.beat(load(), public_rooms())
+                await self.beat(load(), public_rooms(), daily())
                 self._beaten(sent)
                 if beats % 4 == 1:
                     await self.count_nodes()
@@ -146,15 +151,17 @@ class Node:
         """``node`` did not answer: ask Redis whether it still beats next time."""
         self._alive.discard(node)
 
-    async def others_lobby(self) -> list[RoomSummary]:
-        """The public rooms the other live nodes run (as of their last heartbeat)."""
+    async def others_lobby(self) -> tuple[list[RoomSummary], list[DailyLine]]:
+        """The other live nodes' shares of the lobby (as of their last heartbeat): the public
+        rooms they run and their live daily attempts."""
         listed = await self.store.listed()
         NODES_ALIVE.set(len(listed))
-        nodes = set(listed) - {self.id}
         rooms: list[RoomSummary] = []
-        for frame in await self.store.lobbies(nodes):
+        daily: list[DailyLine] = []
+        for public, attempts in await self.store.lobbies(set(listed) - {self.id}):
             try:
-                rooms += _summaries.decode(frame)
+                rooms += _summaries.decode(public) if public is not None else []
+                daily += _daily_lines.decode(attempts) if attempts is not None else []
             except msgspec.DecodeError:
                 logger.warning("a node published an unreadable lobby")
-        return rooms
+        return rooms, daily

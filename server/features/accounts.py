@@ -25,6 +25,7 @@ from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import AccountInfo, Ack, ChangePassword, Login, Logout, Register
 from server.clock import now_ms
 from server.connections.link import ClientLink
+from server.errors import AccountError
 from server.features import login_limits, quick_match, tokens
 from server.features.admission import count_new, refuse_banned, require_secure_transport
 from server.features.context import Context, player_of
@@ -33,7 +34,6 @@ from server.features.moderation import close_links
 from server.features.sessions import InvalidName, clean_name
 from server.games import VARIANTS
 from server.ops.log_limits import LogLimiter
-from server.rooms.errors import RoomError
 from server.storage.accounts import Account, Registered
 from server.storage.name_skeleton import name_skeleton
 
@@ -76,9 +76,9 @@ async def password_matches(password_hash: str, password: str) -> bool:
 
 def _check_new_password(password: str, name: str) -> None:
     if len(password) < MIN_PASSWORD:
-        raise RoomError(ErrorCode.WEAK_PASSWORD, f"a password has at least {MIN_PASSWORD} characters")
+        raise AccountError(ErrorCode.WEAK_PASSWORD, f"a password has at least {MIN_PASSWORD} characters")
     if name_skeleton(password) == name_skeleton(name):
-        raise RoomError(ErrorCode.WEAK_PASSWORD, "a password must not be the name")
+        raise AccountError(ErrorCode.WEAK_PASSWORD, "a password must not be the name")
 
 
 async def _account_reply(ctx: Context, link: ClientLink, request_id: int, account: Account, generation: int) -> None:
@@ -91,22 +91,22 @@ async def register(ctx: Context, link: ClientLink, message: Register) -> None:
     require_secure_transport(ctx, link)
     player = player_of(link)
     if link.generation > 0:
-        raise RoomError(ErrorCode.ALREADY_ACCOUNT, "this connection is an account already")
+        raise AccountError(ErrorCode.ALREADY_ACCOUNT, "this connection is an account already")
     try:
         name = clean_name(message.name)
     except InvalidName as error:
-        raise RoomError(ErrorCode.INVALID_NAME, str(error)) from None
+        raise AccountError(ErrorCode.INVALID_NAME, str(error)) from None
     _check_new_password(message.password, name)
     await refuse_banned(ctx, player)
     if await ctx.accounts.holder(name) is not None:
-        raise RoomError(ErrorCode.NAME_TAKEN, "that name (or one that looks like it) is taken")
+        raise AccountError(ErrorCode.NAME_TAKEN, "that name (or one that looks like it) is taken")
     await count_new(ctx, link, "register", ctx.config.accounts_per_address)
     password_hash = await hash_password(message.password)
     match await ctx.accounts.register(player, name, password_hash, now_ms()):
         case Registered.NAME_TAKEN:
-            raise RoomError(ErrorCode.NAME_TAKEN, "that name (or one that looks like it) is taken")
+            raise AccountError(ErrorCode.NAME_TAKEN, "that name (or one that looks like it) is taken")
         case Registered.ALREADY_ACCOUNT:
-            raise RoomError(ErrorCode.ALREADY_ACCOUNT, "this player is an account already: log in")
+            raise AccountError(ErrorCode.ALREADY_ACCOUNT, "this player is an account already: log in")
     await ctx.players.save_name(player, name)
     # A guest's rating was kept off the rating board: an account's is shown.
     for variant in VARIANTS:
@@ -133,7 +133,7 @@ async def _checked(ctx: Context, link: ClientLink, name: str, password: str) -> 
     stored = account.password_hash if account is not None else _dummy_hash[0]
     if not await password_matches(stored, password) or account is None:
         await asyncio.sleep(FAILURE_DELAY)
-        raise RoomError(ErrorCode.LOGIN_FAILED, "wrong name or password")
+        raise AccountError(ErrorCode.LOGIN_FAILED, "wrong name or password")
     await login_limits.succeeded(ctx, counted)
     return account
 
@@ -141,11 +141,11 @@ async def _checked(ctx: Context, link: ClientLink, name: str, password: str) -> 
 async def login(ctx: Context, link: ClientLink, message: Login) -> None:
     require_secure_transport(ctx, link)
     if link.rooms:
-        raise RoomError(ErrorCode.NOT_ALLOWED, "leave your rooms (and stop watching) before logging in")
+        raise AccountError(ErrorCode.NOT_ALLOWED, "leave your rooms (and stop watching) before logging in")
     account = await _checked(ctx, link, message.name, message.password)
     await refuse_banned(ctx, account.player)
     if len(ctx.by_player.get(account.player, ())) >= ctx.config.max_connections_per_player:
-        raise RoomError(ErrorCode.TOO_MANY_CONNECTIONS, "this account has too many connections open")
+        raise AccountError(ErrorCode.TOO_MANY_CONNECTIONS, "this account has too many connections open")
     if link.player != account.player:
         quick_match.dropped(ctx, link)
         forget_player(ctx, link)
@@ -164,7 +164,7 @@ async def logout(ctx: Context, link: ClientLink, message: Logout) -> None:
     player = player_of(link)
     if message.everywhere:
         if link.generation == 0:
-            raise RoomError(ErrorCode.ACCOUNT_REQUIRED, "only an account can log out everywhere")
+            raise AccountError(ErrorCode.ACCOUNT_REQUIRED, "only an account can log out everywhere")
         generation = await ctx.accounts.revoke(player)
         link.send(Ack(id=message.id))
         await ctx.accounts.announce({"action": "revoke", "player": player, "generation": str(generation)})
@@ -185,7 +185,7 @@ async def change_password(ctx: Context, link: ClientLink, message: ChangePasswor
     require_secure_transport(ctx, link)
     player = player_of(link)
     if link.generation == 0:
-        raise RoomError(ErrorCode.ACCOUNT_REQUIRED, "register first: guests have no password")
+        raise AccountError(ErrorCode.ACCOUNT_REQUIRED, "register first: guests have no password")
     account = await ctx.accounts.get(player)
     assert account is not None
     await _checked(ctx, link, account.name, message.password)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from protocol.errors import ErrorCode
 from server.connections.link import ClientLink
+from server.errors import AccountError
 from server.features.context import Context
-from server.rooms.errors import RoomError
 from server.storage.accounts import Account
 
 #: Seconds of the window in which new accounts and new identities per address are counted.
@@ -27,8 +27,8 @@ def require_secure_transport(ctx: Context, link: ClientLink) -> None:
     if ctx.config.plain_passwords or link.secure:
         return
     if link.socket is None:
-        raise RoomError(ErrorCode.INSECURE_TRANSPORT, "passwords are accepted only from the client's own connection")
-    raise RoomError(
+        raise AccountError(ErrorCode.INSECURE_TRANSPORT, "passwords are accepted only from the client's own connection")
+    raise AccountError(
         ErrorCode.INSECURE_TRANSPORT,
         "passwords are accepted only over wss:// (TLS); this connection is plain ws:// from another host",
     )
@@ -38,7 +38,7 @@ async def refuse_banned(ctx: Context, player: str) -> None:
     """``banned`` if an operator banned ``player``."""
     reason = await ctx.accounts.ban_reason(player)
     if reason is not None:
-        raise RoomError(ErrorCode.BANNED, f"this player is banned: {reason}")
+        raise AccountError(ErrorCode.BANNED, f"this player is banned: {reason}")
 
 
 async def count_new(ctx: Context, link: ClientLink, kind: str, limit: int) -> None:
@@ -46,7 +46,7 @@ async def count_new(ctx: Context, link: ClientLink, kind: str, limit: int) -> No
     ``address-limit`` past ``limit``."""
     if await ctx.accounts.count_attempt(kind, link.address, HOUR) > limit:
         what = "accounts" if kind == "register" else "new players"
-        raise RoomError(ErrorCode.ADDRESS_LIMIT, f"too many {what} from this address this hour; try again later")
+        raise AccountError(ErrorCode.ADDRESS_LIMIT, f"too many {what} from this address this hour; try again later")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +70,9 @@ async def admit(ctx: Context, link: ClientLink, new_player: str, token: tuple[st
     account = await ctx.accounts.get(player)
     current = 0 if account is None else account.generation
     if generation == 0 and account is not None:
-        raise RoomError(ErrorCode.INVALID_TOKEN, "that guest's token was replaced when it registered; log in")
+        raise AccountError(ErrorCode.INVALID_TOKEN, "that guest's token was replaced when it registered; log in")
     if generation != current:
-        raise RoomError(
+        raise AccountError(
             ErrorCode.INVALID_TOKEN, "that resume token was revoked (logged out or password changed); log in again"
         )
     return Admitted(player, account)

@@ -7,9 +7,9 @@ import datetime
 from protocol.errors import ErrorCode
 from protocol.messages import AskLeaderboard, AskStats, Leaderboard, LeaderboardEntry, PlayerStats
 from server.connections.link import ClientLink
+from server.errors import Refused
 from server.features.context import Context, player_of
 from server.features.daily import today
-from server.rooms.errors import RoomError
 
 
 async def leaderboard(ctx: Context, link: ClientLink, message: AskLeaderboard) -> None:
@@ -22,7 +22,7 @@ async def leaderboard(ctx: Context, link: ClientLink, message: AskLeaderboard) -
         try:
             datetime.date.fromisoformat(date)
         except ValueError:
-            raise RoomError(ErrorCode.INVALID_MESSAGE, f"{date} is not a day") from None
+            raise Refused(ErrorCode.INVALID_MESSAGE, f"{date} is not a day") from None
         daily = (
             await boards.around(variant, date, player, span)
             if message.around
@@ -71,7 +71,7 @@ async def _name(ctx: Context, player: str) -> str:
 async def stats(ctx: Context, link: ClientLink, message: AskStats) -> None:
     player = message.player or player_of(link)
     if not player.isascii() or not player.isalnum():
-        raise RoomError(ErrorCode.INVALID_MESSAGE, "a player id has only letters and digits")
+        raise Refused(ErrorCode.INVALID_MESSAGE, "a player id has only letters and digits")
     figures = await ctx.boards.stats(message.variant, player, today())
     rating = await ctx.boards.rating(message.variant, player)
     link.send(

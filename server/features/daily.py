@@ -19,13 +19,14 @@ from protocol.messages import (
 )
 from server.clock import now_ms
 from server.cluster.cluster import DailyAttempt
+from server.cluster.lobby import DailyLine
 from server.competition.daily import DailyDeal, check_date, day_end_ms, day_start_ms, previous_date, utc_date
 from server.connections.link import ClientLink
+from server.errors import Refused
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits, count_creation
 from server.rooms.commands import SetReady
 from server.rooms.errors import RoomError
-from server.rooms.lifecycle import State
 from server.rooms.room import Room
 
 logger = logging.getLogger("server.daily")
@@ -105,7 +106,7 @@ async def start_daily(ctx: Context, link: ClientLink, message: StartDaily) -> No
     try:
         check_date(date)
     except ValueError:
-        raise RoomError(ErrorCode.INVALID_MESSAGE, f"{date} is not a day") from None
+        raise Refused(ErrorCode.INVALID_MESSAGE, f"{date} is not a day") from None
     await check_room_limits(ctx, link)
     if date > today():
         raise RoomError(ErrorCode.DAILY_UNAVAILABLE, f"the daily challenge of {date} is not out yet")
@@ -197,18 +198,14 @@ async def used_ranked_attempt(ctx: Context, variant: Variant, date: str, player:
     return await ctx.cluster.daily_attempt(variant, date, player) is DailyAttempt.OVER
 
 
-async def watchable_daily_rooms(ctx: Context, player: str) -> list[RoomSummary]:
-    """Live daily attempts, for the lobby of one who may watch them (used their ranked attempt)."""
+async def watchable_daily_rooms(ctx: Context, player: str, elsewhere: list[DailyLine]) -> list[RoomSummary]:
+    """Live daily attempts, this node's and those ``elsewhere`` (the other nodes' shares of the
+    lobby), for the lobby of one who may watch them (whose own ranked attempt at that game is over)."""
     date, summaries = today(), []
-    live = [
-        runner
-        for runner in ctx.rooms.runners()
-        if runner.room.record.daily == date
-        and runner.room.state is State.RACING
-        and runner.room.seat_of(player) is None
-    ]
+    lines = ctx.rooms.daily_lines() + elsewhere
+    live = [line.room for line in lines if line.date == date and player not in line.players]
     # Storage is asked only when there is something to watch: the lobby is a hot request.
-    for variant in sorted({runner.room.record.variant for runner in live}):
+    for variant in sorted({room.variant for room in live}):
         if await used_ranked_attempt(ctx, variant, date, player):
-            summaries += [runner.room.summary() for runner in live if runner.room.record.variant == variant]
+            summaries += [room for room in live if room.variant == variant]
     return summaries

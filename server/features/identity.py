@@ -21,6 +21,7 @@ from server.live.runner import RoomRunner
 from server.ops.log_limits import LogLimiter
 from server.rooms.commands import Presence
 from server.storage.connection import StoreUnavailable
+from server.storage.rooms import VersionConflict
 
 logger = logging.getLogger("server.identity")
 #: A storage outage fails each client's return and drop: one line per client would flood the
@@ -110,7 +111,7 @@ async def resume_seat(ctx: Context, link: ClientLink, runner: RoomRunner, reques
     link.send(Joined(id=request_id, room=runner.code, role="racer", seat=seat))
     try:
         await runner.run(Presence(player, True))
-    except StoreUnavailable as error:
+    except (StoreUnavailable, VersionConflict) as error:
         _log.log(
             logging.WARNING,
             "return-not-stored",
@@ -154,7 +155,7 @@ async def disconnected(ctx: Context, link: ClientLink) -> None:
         elif player is not None and not runner.audience.links_of(seat):
             try:
                 await runner.run(Presence(player, False))
-            except StoreUnavailable as error:
+            except (StoreUnavailable, VersionConflict) as error:
                 # Not stored: after the resync the seat is away (no connection follows it).
                 _log.log(
                     logging.WARNING,

@@ -32,9 +32,9 @@ import math
 from protocol.errors import ErrorCode
 from server.clock import now_ms
 from server.connections.link import ClientLink
+from server.errors import AccountError
 from server.features import tokens
 from server.features.context import Context
-from server.rooms.errors import RoomError
 from server.storage.accounts import Attempt
 from server.storage.name_skeleton import name_skeleton
 
@@ -69,7 +69,7 @@ async def take(ctx: Context, link: ClientLink, name: str, known: bool) -> list[A
             for earlier in counted:
                 await ctx.accounts.refund_attempt(earlier)
             seconds = max(1, math.ceil(attempt.wait_ms / 1000))
-            raise RoomError(ErrorCode.TOO_MANY_ATTEMPTS, f"too many failed logins; try again in {seconds} s")
+            raise AccountError(ErrorCode.TOO_MANY_ATTEMPTS, f"too many failed logins; try again in {seconds} s")
         counted.append(attempt)
     return counted
 

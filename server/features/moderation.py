@@ -24,6 +24,7 @@ from server.features.context import Context
 from server.rooms.commands import Leave
 from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
+from server.storage.rooms import VersionConflict
 
 logger = logging.getLogger("server.moderation")
 
@@ -70,7 +71,7 @@ async def carry_out(ctx: Context) -> None:
     async for event in ctx.moderation.events():
         try:
             await _carry_out(ctx, event)
-        except StoreUnavailable as error:
+        except (StoreUnavailable, VersionConflict) as error:  # a room it closed was stale
             logger.warning("admin action %s not carried out: %s", event.get("action"), error)
         except Exception:
             logger.exception("admin action %s failed", event.get("action"))

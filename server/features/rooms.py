@@ -198,12 +198,13 @@ async def list_rooms(ctx: Context, link: ClientLink, message: ListRooms) -> None
         (place, msgspec.structs.replace(runner.room.summary(), spectators=runner.audience.spectator_count()))
         for place, runner in here
     ]
-    for summary in await watchable_daily_rooms(ctx, player_of(link)):
+    # Every other node's rooms, as of its last beat (a line from a server too old to say when
+    # its room was created is placed as the oldest), and the daily attempts this player may watch.
+    others, others_daily = await ctx.cluster.others_lobby()
+    lines += [(place, s) for s in others if wanted(place := lobby_place(s), s.variant)]
+    for summary in await watchable_daily_rooms(ctx, player_of(link), others_daily):
         if wanted(place := lobby_place(summary), summary.variant):
             lines.append((place, summary))
-    # Every other node's rooms, as of its last beat (a line from a server too old to say when
-    # its room was created is placed as the oldest).
-    lines += [(place, s) for s in await ctx.cluster.others_lobby() if wanted(place := lobby_place(s), s.variant)]
     page, following = lobby_page(lines)
     link.send(Lobby(id=message.id, rooms=[summary for _, summary in page], next=following))
 

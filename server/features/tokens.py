@@ -30,9 +30,9 @@ from typing import Final
 from protocol.errors import ErrorCode
 from server.clock import now_ms
 from server.connections.link import ClientLink
+from server.errors import AccountError
 from server.features.context import Context
 from server.features.sessions import Token, new_device_id, sign
-from server.rooms.errors import RoomError
 
 #: The share of its lifetime a token lives before a resume renews it.
 RENEW_AFTER: Final = 0.1
@@ -59,7 +59,7 @@ async def still_resumes(ctx: Context, token: Token) -> bool:
     """Whether ``token`` (verified) still resumes its player: False once it expired (the
     ``hello`` is a new guest on its device). ``invalid-token`` if its device logged out."""
     if await ctx.accounts.device_revoked(token.device):
-        raise RoomError(ErrorCode.INVALID_TOKEN, "that resume token was logged out; log in again")
+        raise AccountError(ErrorCode.INVALID_TOKEN, "that resume token was logged out; log in again")
     now = time.time()
     # Read (and first set) for every token, not only legacy ones, so that the legacy tokens'
     # time runs from the upgrade, not from the first legacy token to come back.

@@ -23,10 +23,12 @@ import msgspec
 from protocol.messages import RoomOptions, RoomSummary, Variant
 from server.clock import now_ms
 from server.cluster.cluster import Cluster
+from server.cluster.lobby import DailyLine
 from server.live.loading import load_room
 from server.live.recording import RaceRecorder
 from server.live.runner import RoomRunner
 from server.rooms.draft import DealPicker
+from server.rooms.lifecycle import State
 from server.rooms.record import RoomRecord
 from server.rooms.room import Room
 from server.storage.connection import StoreUnavailable
@@ -282,6 +284,14 @@ class Registry:
     def rooms_of(self, player: str) -> list[RoomRunner]:
         """The live rooms ``player`` holds a seat in (and has not left)."""
         return [r for r in self.runners() if player in r.room.members().values()]
+
+    def daily_lines(self) -> list[DailyLine]:
+        """This node's live daily attempts (racing), for the lobby of those who may watch."""
+        return [
+            DailyLine(record.daily, sorted({seat.player for seat in record.seats}), r.room.summary())
+            for r in self.runners()
+            if (record := r.room.record).daily is not None and r.room.state is State.RACING
+        ]
 
     def public(self) -> list[RoomSummary]:
         # The live spectator count: the room's own goes out at most once a second.

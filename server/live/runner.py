@@ -2,9 +2,10 @@
 
 A command goes one way: the room *decides* (no I/O, no change), storage *stores* the step
 (one version-checked script), the room *applies* it, and only then is the request
-acknowledged and the events sent. If storage fails, the command is refused and the room
-keeps the state it had; because a write whose answer was lost may still have landed, the
-room then resynchronises from Redis before it takes another command. Timers (countdown end,
+acknowledged and the events sent. If storage fails (:class:`StoreUnavailable`, an outage) or
+refuses a step decided on a stale room (:class:`VersionConflict`), the command is refused and
+the room keeps the state it had; because a write whose answer was lost may still have landed,
+the room then resynchronises from Redis before it takes another command. Timers (countdown end,
 time limit, grace periods) run commands like any other, and retry with backoff when storage
 fails: nothing ever happens only in memory.
 
@@ -37,7 +38,7 @@ from server.rooms.record import RoomRecord, encode_record
 from server.rooms.room import Room
 from server.rooms.step import Step
 from server.storage.connection import StoreUnavailable
-from server.storage.rooms import Expiry, Fenced, RoomStore, RoomWrite
+from server.storage.rooms import Expiry, Fenced, RoomStore, RoomWrite, VersionConflict
 
 if TYPE_CHECKING:
     from server.cluster.cluster import Cluster
@@ -103,8 +104,10 @@ class RoomRunner:
     ) -> Step:
         """Decide, store, apply, then acknowledge ``link``'s request (unless not ``ack``: the
         caller answers) and send the events. Raises :class:`RoomError` if the room refuses the
-        command and :class:`StoreUnavailable` if it could not be stored: the room is then as
-        it was, and resynchronises before its next command."""
+        command, :class:`StoreUnavailable` if it could not be stored (an outage, or the room
+        moved to another node) and :class:`VersionConflict` if it was decided on a room that
+        storage has moved on: either way the room is as it was, and resynchronises before
+        its next command (by itself as soon as it can)."""
         async with self.lock:
             if self.closed:
                 raise RoomError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} is closed")
@@ -122,7 +125,7 @@ class RoomRunner:
                     await self._recorder.rate(self.room, step)
                 try:
                     await self._store_step(step)
-                except StoreUnavailable:
+                except (StoreUnavailable, VersionConflict):
                     self._stale = True
                     self._heal_later()
                     raise
@@ -298,7 +301,7 @@ class RoomRunner:
         self._timer = None
         try:
             await self.run(Tick())
-        except StoreUnavailable as error:
+        except (StoreUnavailable, VersionConflict) as error:
             logger.warning("room %s: timer not stored, retrying in %.1f s: %s", self.code, self._retry, error)
             self._arm(self._retry)
             self._retry = min(_RETRY_MAX, self._retry * 2)
@@ -323,7 +326,7 @@ class RoomRunner:
     async def _count(self) -> None:
         try:
             await self.run(SetSpectators(self.audience.spectator_count()))
-        except StoreUnavailable:
+        except (StoreUnavailable, VersionConflict):
             self.spectators_changed()  # try again in a second
         except RoomError:
             pass
@@ -356,7 +359,7 @@ class RoomRunner:
                 await self._leases.release(self.code)
         except Fenced as error:
             self.fenced(str(error))
-        except StoreUnavailable as error:
+        except (StoreUnavailable, VersionConflict) as error:
             logger.warning("room %s: emptied, but not yet marked finished: %s", self.code, error)
         logger.debug("room %s closed: every racer is gone", self.code)
 

@@ -1,5 +1,6 @@
 """The dispatcher: one ``match`` over every client request, and one place that turns
-refusals into error frames. A request type without a handler fails type checking
+refusals (every :class:`~server.errors.Refused`, see :mod:`server.errors`) and storage
+failures into error frames. A request type without a handler fails type checking
 (``assert_never``). The router only routes: every decision is the features' and rooms'.
 """
 
@@ -40,11 +41,12 @@ from protocol.messages import (
     Undo,
 )
 from server.connections.link import ClientLink
+from server.errors import Refused
 from server.features import accounts, boards, daily, identity, quick_match, replays, rooms
 from server.features.context import Context
 from server.ops.log_limits import LogLimiter
-from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
+from server.storage.rooms import VersionConflict
 
 logger = logging.getLogger("server.dispatch")
 _log = LogLimiter(logger)
@@ -112,7 +114,9 @@ async def route(ctx: Context, link: ClientLink, message: ClientMessage) -> None:
 
 
 async def dispatch(ctx: Context, link: ClientLink, message: ClientMessage, frame: bytes | None = None) -> None:
-    """Answer one decoded request; a refusal or a storage outage becomes its error frame.
+    """Answer one decoded request; a refusal becomes its error frame (its own code), and so
+    does a storage outage or a step decided on a stale room (``storage-unavailable``: not
+    stored, ask again; the room resynchronises by itself).
     ``frame``: the request as the client sent it, forwarded unchanged to another node."""
     if link.player is None and not isinstance(message, Hello):
         link.error(ErrorCode.HELLO_FIRST, "say hello first: no request is served before it", message.id)
@@ -130,5 +134,8 @@ async def dispatch(ctx: Context, link: ClientLink, message: ClientMessage, frame
     except StoreUnavailable as error:
         _log.log(logging.WARNING, "storage", "storage unavailable: %s", error)
         link.error(ErrorCode.STORAGE_UNAVAILABLE, "storage is unavailable; try again shortly", message.id)
-    except RoomError as error:
+    except VersionConflict as error:
+        _log.log(logging.WARNING, "conflict", "request not stored: %s", error)
+        link.error(ErrorCode.STORAGE_UNAVAILABLE, "storage is unavailable; try again shortly", message.id)
+    except Refused as error:
         link.error(error.code, str(error), message.id, error.rule)

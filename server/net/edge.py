@@ -156,7 +156,7 @@ class Edge:
             message = decode_client(frame)
         except MalformedFrame as error:
             self._log.log(logging.DEBUG, error.code, "bad frame from %s: %s", link.player, error)
-            link.error(ErrorCode(error.code), str(error), error.request_id)
+            link.error(error.code, str(error), error.request_id)
             refused(error.code)
             return not link.offences.record(now)
         link.bucket.charge(_COSTS.get(type(message), 1.0) - 1.0)

@@ -2,6 +2,8 @@
 
 Callers never see redis-py: every failure of the storage (unreachable, timed out, refusing
 writes) raises :class:`StoreUnavailable`, whose message says which operation failed and why.
+It is one of the storage failures of :mod:`server.errors`' tree, beside the room store's
+version conflicts and fencing, which are not outages.
 
 Retries: the client never retries a command by itself, because a retried append whose first
 reply was lost would record it twice. Room writes are instead made safe to repeat by their
@@ -30,6 +32,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from server.errors import StorageError
 from server.storage.pipelined import Arg, PipelinedConnection, supports
 
 # Seconds before a connection attempt or a reply counts as "storage unavailable".
@@ -41,8 +44,10 @@ POOL_SIZE = 50
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
 
-class StoreUnavailable(Exception):
-    """The storage could not be reached or refused the operation; the message says which and why."""
+class StoreUnavailable(StorageError):
+    """Raised when the storage could not be reached, failed, refused or did not answer an
+    operation in time, or stayed too busy for it (an outage: the message says which operation
+    and why). A write that raised it may have landed or not."""
 
 
 #: Called with (operation, seconds) after every storage operation (metrics).

@@ -26,6 +26,7 @@ key                                            type    holds
 ``sr:node:{<node>}``                           string  a live node's heartbeat (JSON: address, load; PX)
 ``sr:node:{<node>}:inbox``                     channel requests, frames and answers for that node
 ``sr:node:{<node>}:lobby``                     string  the node's public rooms (msgpack; PX)
+``sr:node:{<node>}:daily``                     string  the node's live ranked daily attempts (msgpack; PX)
 ``sr:nodes``                                   set     ids of the nodes that said they started
 ``sr:seats:{<id>}``                            set     codes of the unfinished rooms the player races in
 ``sr:conns:{<id>}``                            set     the player's connections: ``<node>/<connection id>``
@@ -172,6 +173,9 @@ class Keys:
 
     def node_lobby(self, node: str) -> str:
         return f"{self.node(node)}:lobby"
+
+    def node_daily(self, node: str) -> str:
+        return f"{self.node(node)}:daily"
 
     def nodes(self) -> str:
         return f"{self.prefix}nodes"

@@ -130,15 +130,17 @@ class NodeStore:
 
     # -- heartbeats --------------------------------------------------------------------
 
-    async def beat(self, node: str, info: dict[str, Any], lobby: bytes, ttl_ms: int) -> None:
+    async def beat(self, node: str, info: dict[str, Any], lobby: bytes, daily: bytes, ttl_ms: int) -> None:
         """Say that ``node`` is alive for ``ttl_ms`` more, with ``info`` (address, load), and
-        publish its share of the lobby (``lobby``, for as long): one round trip. The node is
+        publish its share of the lobby (``lobby``: public rooms; ``daily``: live ranked daily
+        attempts, for those allowed to watch them; for as long): one round trip. The node is
         listed again too: a node paused past its TTL was pruned from the listing meanwhile."""
         with self._storage.guard(f"heartbeat of node {node}"):
             # Keys in different Cluster slots: a pipeline, not a transaction.
             async with self._storage.redis.pipeline(transaction=False) as pipe:
                 pipe.set(self.keys.node(node), json.dumps(info), px=ttl_ms)
                 pipe.set(self.keys.node_lobby(node), lobby, px=ttl_ms)
+                pipe.set(self.keys.node_daily(node), daily, px=ttl_ms)
                 pipe.sadd(self.keys.nodes(), node)
                 await pipe.execute()
 
@@ -310,7 +312,10 @@ class NodeStore:
 
     # -- lobby ------------------------------------------------------------------------------
 
-    async def lobbies(self, nodes: Iterable[str]) -> list[bytes]:
+    async def lobbies(self, nodes: Iterable[str]) -> list[tuple[bytes | None, bytes | None]]:
+        """``nodes``' shares of the lobby, one round trip: each node's public rooms and its
+        live daily attempts (None where it published none: a node of an older version
+        publishes no daily attempts)."""
         wanted = sorted(set(nodes))
         if not wanted:
             return []
@@ -318,8 +323,9 @@ class NodeStore:
             async with self._storage.redis.pipeline(transaction=False) as pipe:
                 for node in wanted:
                     pipe.get(self.keys.node_lobby(node))
-                found = await pipe.execute()
-        return [bytes(value) for value in found if value is not None]
+                    pipe.get(self.keys.node_daily(node))
+                found = [None if value is None else bytes(value) for value in await pipe.execute()]
+        return list(zip(found[::2], found[1::2], strict=True))
 
     # -- inboxes ----------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from typing import Final, cast
 
 from redis.exceptions import NoScriptError, ResponseError
 
+from server.errors import StorageError
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_int, as_text
 from server.storage.keys import MAX_SEATS, Keys
 from server.storage.lease_rule import VERSION_SPAN, stored_version
@@ -117,13 +118,17 @@ class Committed(enum.Enum):
     STORED = 1
 
 
-class VersionConflict(StoreUnavailable):
-    """The stored room is not at the version the step was decided on: resynchronise."""
+class VersionConflict(StorageError):
+    """Raised by :meth:`RoomStore.commit` when the stored room is not at the version the
+    step was decided on (another writer, or a write of ours whose reply was lost, moved it
+    on): nothing was written, and the room must resynchronise. Redis answered: not an
+    outage, so not a :class:`StoreUnavailable`."""
 
 
-class Fenced(Exception):
-    """The writer's lease on the room is not the owner's any more (it expired and another
-    node took the room over): nothing was written, and this node must let the room go."""
+class Fenced(StorageError):
+    """Raised by :meth:`RoomStore.commit` (and the leases' checks) when the writer's lease on
+    the room is not the owner's any more (it expired and another node took the room over):
+    nothing was written, and this node must let the room go."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ TTL = 0.4
 async def test_a_stalled_node_counts_a_lapse_and_a_beating_one_none(store: Storage) -> None:
     node = Node(NodeStore(store), "127.0.0.1:1", TTL)
     await node.start()
-    beating = asyncio.create_task(node.keep_beating(dict, list))
+    beating = asyncio.create_task(node.keep_beating(dict, list, list))
     try:
         await asyncio.sleep(TTL * 3)  # beats every quarter TTL
         assert node.lapses == 0

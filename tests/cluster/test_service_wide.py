@@ -124,6 +124,8 @@ async def test_a_ranked_daily_attempt_is_watched_only_after_ones_own_on_any_node
         assert isinstance(watching, Joined)
         assert watching.role == "spectator"
         assert ann_room in await lobby(bob_on_a)
+        # Node B lists it too, from node A's share of the lobby.
+        assert ann_room in await eventually_async(partial(lobby, bob), lambda rooms: ann_room in rooms)
     finally:
         for opened in clients:
             with contextlib.suppress(Exception):

@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from protocol.codec import MalformedFrame, decode_client, decode_server, encode, request_id_of
+from protocol.errors import ErrorCode
 from protocol.messages import (
     PROTOCOL_VERSION,
     AccountInfo,
@@ -232,8 +233,8 @@ SERVER_MESSAGES: list[ServerMessage] = [
         commitment="ee" * 32,
         racers=[RacerLog(seat=0, name="Ann", moves=["4D>2", "deal"])],
     ),
-    Error(code="illegal-move", message="no", id=10, rule="build-in-suit"),
-    Error(code="bad-frame", message="not MessagePack"),
+    Error(code=ErrorCode.ILLEGAL_MOVE, message="no", id=10, rule="build-in-suit"),
+    Error(code=ErrorCode.BAD_FRAME, message="not MessagePack"),
     Snapshot(room="ABCD", version=12, view=VIEW),
     Snapshot(room="ABCD", version=12, view=VIEW, id=11),
     *(Update(room="ABCD", base=i, version=i + 1, events=[event]) for i, event in enumerate(EVENTS)),
