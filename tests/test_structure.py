@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.covered_elsewhere import COVERED_ELSEWHERE
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("server", "protocol", "client")
 #: The pure parts: rules, solver, rooms, competition, and the wire contract.
@@ -196,3 +198,20 @@ def test_only_the_cluster_package_knows_other_nodes_exist() -> None:
         if module.startswith(CLUSTER_INSIDES)
     ]
     assert found == []
+
+
+def mirror_of(path: Path) -> Path:
+    """Where a module's own tests live: ``tests/`` and its package path (``server/`` left
+    out), ``test_`` and its name."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    folders = parts[1:-1] if parts[0] == "server" else parts[:-1]
+    return ROOT.joinpath("tests", *folders, f"test_{parts[-1]}.py")
+
+
+def test_every_module_has_its_tests_or_says_where_they_are() -> None:
+    product = {str(p.relative_to(ROOT)): p for p in modules() if p.name != "__init__.py" and "web" not in p.parts}
+    unmirrored = {name for name, path in product.items() if not mirror_of(path).exists()}
+    assert unmirrored - COVERED_ELSEWHERE.keys() == set(), "give these a test module or list where they are tested"
+    assert COVERED_ELSEWHERE.keys() - unmirrored == set(), "listed but mirrored (or gone): take them off the list"
+    missing = {test for test in COVERED_ELSEWHERE.values() if not (ROOT / test).exists()}
+    assert missing == set()
