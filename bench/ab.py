@@ -13,7 +13,7 @@ imports that tree) on a free loopback port, with its embedded Redis (the same
 solver workers; ``--flags NAME=...`` adds server flags to one of them. ``--relay`` adds the
 bare relay (:mod:`bench.relay`) as a target. The load generator is this tree's
 (:mod:`bench.load`, whose flags it takes after its own), and so are the phases
-(:mod:`bench.compare`: ``--phases 1,2`` for paced with and without the legal-moves ask).
+(:mod:`bench.lib.compare`: ``--phases 1,2`` for paced with and without the legal-moves ask).
 
 Every repeat runs each phase against every target in turn, the order rotating from one
 repeat to the next, so that a change in the machine's other load falls on all of them
@@ -31,10 +31,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.compare import PHASES, Phase, run_phase
-from bench.load import LoadRun, parse_args
-from bench.spawn import SpawnedServer, exit_on_sigterm, parse_cpus, raise_nofile_limit, spawn_server
-from bench.stats import median, ms, percentile
+from bench.lib.compare import PHASES, Phase, run_phase
+from bench.lib.load_run import LoadRun, parse_args
+from bench.lib.spawn import SpawnedServer, exit_on_sigterm, parse_cpus, raise_nofile_limit, spawn_server
+from bench.lib.stats import median, ms, percentile
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ Run (each subcommand takes ``--spawn`` or ``--url``/``--server-pid``, as ``bench
   how the server ended their connections (close code, reset, or still open).
 - ``joins``: ``--spectators`` spectators join one waiting room; every frame all of them
   receive until the room is quiet is counted, with the server CPU the joins cost.
-- ``burst``: the move->ack latency of a probe (other rooms racing, bots of ``bench.bots``)
+- ``burst``: the move->ack latency of a probe (other rooms racing, bots of ``bench.lib.bots``)
   in a quiet window, then while ``--connections`` connections open at once (each says
   hello), ``--bursts`` times.
 - ``replay-flood``: a finished practice game of ``--entries`` log entries (move/undo
@@ -32,12 +32,12 @@ import asyncio
 import time
 from collections import Counter
 
-from bench.bot_results import WorkerResult
-from bench.bots import Plan, paced_pairs
-from bench.fleet import Fleet
-from bench.peers import Spectator, StalledSpectator, say_hello
-from bench.spawn import Target, add_target_arguments, exit_on_sigterm, parse_cpus, target
-from bench.stats import median, ms, percentile, ratio
+from bench.lib.bot_fleet import Fleet
+from bench.lib.bot_results import WorkerResult
+from bench.lib.bots import Plan, paced_pairs
+from bench.lib.spawn import Target, add_target_arguments, exit_on_sigterm, parse_cpus, target
+from bench.lib.spectators import Spectator, StalledSpectator, say_hello
+from bench.lib.stats import median, ms, percentile, ratio
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import (
     AskLegalMoves,

@@ -4,13 +4,13 @@ Run (``bench.fanout`` starts it)::
 
     python -m bench.bare_broadcast --port 8767 --frames streams.msgpack
 
-``--frames`` holds a MessagePack-encoded :class:`Recording`: for each room the frames one
-spectator of that room received from the race server in a window of ``seconds``, each with
-when it came (seconds into the window). A connection to path ``/<n>`` watches room ``n``;
+``--frames`` holds a MessagePack-encoded :class:`~bench.lib.recording.Recording`: for each
+room the frames one spectator of that room received from the race server in a window of
+``seconds``, each with when it came (seconds into the window). A connection to path ``/<n>`` watches room ``n``;
 each room plays its frames to its watchers with ``broadcast()`` at the recorded times, the
 window over and over (so the rate is the recorded one, quiet stretches included). Connections send nothing
 and are told nothing else. ``--data-dir`` and ``--log-level`` are accepted (and ignored) so
-that ``bench.spawn.spawn_server`` starts it like the others.
+that ``bench.lib.spawn.spawn_server`` starts it like the others.
 """
 
 from __future__ import annotations
@@ -26,12 +26,7 @@ from pathlib import Path
 import msgspec
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 
-
-class Recording(msgspec.Struct, frozen=True):
-    """What spectators of some rooms received in a window of ``seconds``: per room, (offset, frame)."""
-
-    seconds: float
-    rooms: list[list[tuple[float, bytes]]]
+from bench.lib.recording import Recording
 
 
 class BareBroadcast:

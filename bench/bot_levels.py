@@ -13,7 +13,7 @@ that names its deal does not say the deal is certified, so the bench tells the b
 resigns while it has a legal move. ``--parallel`` races run at once, each on a connection
 of its own; levels and games are interleaved, so the slow levels run beside the fast.
 
-``--spawn`` starts the server the way the other benches do (:func:`bench.spawn.spawn_server`:
+``--spawn`` starts the server the way the other benches do (:func:`bench.lib.spawn.spawn_server`:
 its embedded Redis, no solver workers, one hint worker, as a server runs by default);
 without it, ``--url`` names a running server (loopback only).
 
@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.spawn import add_target_arguments, target
+from bench.lib.spawn import add_target_arguments, target
 from client.lib.bot import LEVELS, Bot, Level
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import CreateRoom, Joined, RoomOptions, Variant

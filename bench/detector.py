@@ -6,9 +6,10 @@ No server: each run is a log played with the rules engine on one of ``--deals`` 
 (the first candidates the solver certifies winnable for a bench secret and consecutive
 days, the solution its par line within ``--budget`` CPU seconds, as the daily preparation
 does with ``--solver-budget``; the par line is shortened for a fifth of that time, so a much
-slower machine may find other lines and other figures), timed by a seeded pacing model (:mod:`bench.people`) and judged
-by :func:`server.competition.studied.assess` against that solution and the player's own
-earlier races, exactly as the server judges a ranked entry. ``--runs`` runs of each kind:
+slower machine may find other lines and other figures), timed by a seeded pacing model
+(:mod:`bench.lib.people`) and judged by :func:`server.competition.studied.assess` against
+that solution and the player's own earlier races, exactly as the server judges a ranked
+entry. ``--runs`` runs of each kind:
 
 - ``people``, ``experts``: must not be flagged (the false alarms);
 - ``studied`` (the day's solution, 0.3 to 1.0 s between moves, started at once) and
@@ -35,7 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench.people import (
+from bench.lib.people import (
     expert_log,
     history,
     masked_log,

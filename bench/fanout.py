@@ -5,7 +5,7 @@ Run::
     python -m bench.fanout --spawn --rooms 10 --rate 100 --counts 1,10,100 --seconds 10
     python -m bench.fanout --spawn --rooms 100 --rate 1000 --counts 1,10 --seconds 5 --repeats 5
 
-Bots (``bench.bots``) race in ``--rooms`` two-racer rooms (spectator delay 0) at ``--rate``
+Bots (``bench.lib.bots``) race in ``--rooms`` two-racer rooms (spectator delay 0) at ``--rate``
 moves a second in all. Windows with no spectator and windows with each of ``--counts``
 spectators a room take turns: 0, then for each count its window (every room grows to that
 many) and another 0 once they have all left, ``--repeats`` times for each count. In every
@@ -36,12 +36,12 @@ from pathlib import Path
 
 import msgspec
 
-from bench.bare_broadcast import Recording
-from bench.bots import paced_pairs
-from bench.fleet import Fleet
-from bench.peers import Spectator
-from bench.spawn import Target, add_target_arguments, exit_on_sigterm, parse_cpus, spawn_server, target
-from bench.stats import median, ratio
+from bench.lib.bot_fleet import Fleet
+from bench.lib.bots import paced_pairs
+from bench.lib.recording import Recording
+from bench.lib.spawn import Target, add_target_arguments, exit_on_sigterm, parse_cpus, spawn_server, target
+from bench.lib.spectators import Spectator
+from bench.lib.stats import median, ratio
 
 
 @dataclass(frozen=True, slots=True)

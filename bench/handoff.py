@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.bots import local_legal_moves
-from bench.nodes import ROOT, caught_up, close_all, open_room, play, start_nodes, stop_nodes
+from bench.lib.bots import local_legal_moves
+from bench.lib.node_fleet import ROOT, caught_up, close_all, open_room, play, start_nodes, stop_nodes
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack
 from server.games import variant_class

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from bench.spawn import spawn_server
-from bench.stats import ms, percentile
+from bench.lib.spawn import spawn_server
+from bench.lib.stats import ms, percentile
 from client.lib.connection import RaceClient
 from protocol.messages import AskHint, CreateRoom, Hints, Joined, PlayMove, Ready, RoomOptions, Undo
 

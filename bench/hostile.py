@@ -4,20 +4,20 @@
                             [--attack all|slow-heads|idle|duplicate-headers|lobby|peer-port|together]
                             [--log-level INFO] [--logs DIR]
 
-The deployment's shape on one machine (bench/deployment.py, as tests/nodes/deployment.py runs
+The deployment's shape on one machine (bench/lib/deployment.py, as tests/nodes/deployment.py runs
 it): a private embedded Redis, three ``python -m server`` nodes (``--trusted-proxies`` the
 balancer's address, no solver or hint workers, each on a fixed peer port, each logging at
 ``--log-level``, INFO by default as in production, to a file of its own) and the shipped
-HAProxy config (bench/balancer.py) in front of them, its access log in a file too.
+HAProxy config (bench/lib/balancer.py) in front of them, its access log in a file too.
 
 A legitimate client at 127.0.8.1 opens a fresh websocket through the balancer's TLS port every
 100 ms, says hello as a new guest and times connect start -> welcome (an opening that fails or
 takes over 10 s counts as failed). The nodes get ``IDENTITIES_PER_ADDRESS`` high, as every bench
 that starts many guests does. The first phase (``--baseline`` seconds) has no attack; then each
-attack (bench/hostile_attacks.py) runs for ``--seconds`` from 127.0.9.1, in a process of its own
+attack (bench/lib/hostile_attacks.py) runs for ``--seconds`` from 127.0.9.1, in a process of its own
 (so its loops do not delay the legitimate client's), ``--settle`` seconds apart (HAProxy counts
 an address's connections over 10 s: an attack right after another would start already refused).
-The attacks are listed in bench/hostile_attacks.py (``--connections`` sizes the slow heads and
+The attacks are listed in bench/lib/hostile_attacks.py (``--connections`` sizes the slow heads and
 idle connections); ``all`` (the default) runs each in turn, then ``together``, all at once.
 
 Printed, a phase a row: openings tried, succeeded, failed, p50/p99/max of the successful ones
@@ -46,9 +46,9 @@ from pathlib import Path
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from bench.balancer import Missing
-from bench.deployment import deployed
-from bench.hostile_attacks import (
+from bench.lib.balancer import Missing
+from bench.lib.deployment import deployed
+from bench.lib.hostile_attacks import (
     ATTACKS,
     HOSTILE,
     OPENING_TIMEOUT,
@@ -58,9 +58,9 @@ from bench.hostile_attacks import (
     refusal,
     run_attacker,
 )
-from bench.node_costs import cpu_of
-from bench.spawn import exit_on_sigterm, raise_nofile_limit
-from bench.stats import percentile
+from bench.lib.node_costs import cpu_of
+from bench.lib.spawn import exit_on_sigterm, raise_nofile_limit
+from bench.lib.stats import percentile
 from protocol.messages import PROTOCOL_VERSION, Error, Hello, Welcome
 
 #: The legitimate client's address (Linux routes all of 127/8 to loopback).

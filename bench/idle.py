@@ -24,7 +24,7 @@ import signal
 import time
 from dataclasses import dataclass
 
-from bench.spawn import (
+from bench.lib.spawn import (
     ProcSample,
     check_loopback,
     describe_memory,

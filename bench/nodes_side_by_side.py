@@ -30,9 +30,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.node_costs import batches_sent, cpu_of, kernel_and_wakeups, redis_calls
-from bench.node_report import Latencies, RunResult, net_per_move, report_pair
-from bench.nodes import (
+from bench.lib.node_costs import batches_sent, cpu_of, kernel_and_wakeups, redis_calls
+from bench.lib.node_fleet import (
     ROOT,
     Node,
     Room,
@@ -48,6 +47,7 @@ from bench.nodes import (
     stop_nodes,
     warm_up,
 )
+from bench.lib.node_report import Latencies, RunResult, net_per_move, report_pair
 from client.lib.connection import RaceClient
 from server.storage.embedded import EmbeddedRedis
 
@@ -134,7 +134,7 @@ async def take_turn(service: Service, other: Service, seconds: float) -> None:
 
 
 def result_of(service: Service, batches: int) -> RunResult:
-    """The service's turns as :func:`bench.node_report.report_pair` prints a run."""
+    """The service's turns as :func:`bench.lib.node_report.report_pair` prints a run."""
     return RunResult(
         service.label, service.moves(), service.own_seconds, service.own_cpu, service.stats, service.idle_rate(),
         service.calls, service.own_redis_cpu, node_system=service.own_system, node_wakeups=service.own_wakeups,

@@ -20,9 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.node_costs import cpu_of, kernel_and_wakeups
-from bench.node_report import Latencies
-from bench.nodes import (
+from bench.lib.node_costs import cpu_of, kernel_and_wakeups
+from bench.lib.node_fleet import (
     IDLE_SECONDS,
     ROOT,
     add_load_arguments,
@@ -35,7 +34,8 @@ from bench.nodes import (
     stop_nodes,
     warm_up,
 )
-from bench.stats import latency_line
+from bench.lib.node_report import Latencies
+from bench.lib.stats import latency_line
 from client.lib.connection import RaceClient
 from server.storage.embedded import EmbeddedRedis
 

@@ -38,7 +38,6 @@ import logging
 import secrets
 import signal
 import tempfile
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +85,7 @@ from protocol.messages import (
     Update,
     Welcome,
 )
+from server.clock import now_ms
 from server.storage.embedded import EmbeddedRedis
 from server.storage.pipelined import PipelinedConnection
 
@@ -97,10 +97,6 @@ LEGAL_MOVES = ["QS>5", "7H>3", "JD>1", "9C>6", "deal"]
 POOL_SIZE = 5000
 #: The same frame limit as the server's.
 MAX_FRAME = 256 * 1024
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass(eq=False, slots=True)

@@ -5,25 +5,25 @@ acknowledged move lost, and the longest stall a racer sees (issue 29).
 
 A private embedded Redis, three real ``python -m server`` nodes on it (lease TTL 2 s,
 ``--trusted-proxies`` the balancer, no solver or hint workers, ``--drain``, each on a fixed
-port and peer port) and the shipped HAProxy config in front of them (bench/deployment.py).
+port and peer port) and the shipped HAProxy config in front of them (bench/lib/deployment.py).
 ``--races`` races of two racers each, every racer a :class:`RaceClient` with automatic
 reconnection, as a real client has it, connected through the balancer's plain port from a
 loopback address of its own (a real player's address: the balancer and the nodes limit
 connections per address). Each plays ``--rate`` legal moves a second, worked out from its own
 board (looking a few moves ahead, so that it does not play itself into a dead end), and
-records the time, room version and move of every ack (bench/rolling_racers.py).
+records the time, room version and move of every ack (bench/lib/rolling_racers.py).
 
 After ``--before`` seconds of play, each node in turn gets SIGTERM (it turns not ready, drains
 ``--drain`` s, closes its clients, which reconnect through the balancer, and hands its rooms
 over), and once it has exited a replacement starts on the same ports (the balancer's server
 lines name the three ports); the next node goes once the replacement answers /readyz and the
 balancer has marked it UP. After ``--after`` more seconds of play, the racers stop, and every
-room is read back from Redis (bench/rolling_check.py): its state (a race still racing or
+room is read back from Redis (bench/lib/rolling_check.py): its state (a race still racing or
 finished, no seat resigned, or else it was aborted) and its move logs, which must hold every
 acknowledged move of each seat in order (an ack's version also must not be acknowledged
 twice, nor be past the stored version).
 
-Printed (bench/rolling_report.py): for the restart window and for a window as long just
+Printed (bench/lib/rolling_report.py): for the restart window and for a window as long just
 before it (the baseline), the longest gap between two acks of a racer (p50, p99 and max over
 the racers; racers out of legal moves or finished are left out, and counted), and how many
 racers' connections dropped, and move->ack; then races, racers, acked moves, moves lost,
@@ -43,12 +43,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.deployment import Deployment, deployed
-from bench.nodes import close_all
-from bench.rolling_check import check_rooms
-from bench.rolling_racers import Play, from_own_addresses, open_races, race
-from bench.rolling_report import Load, Window, report
-from bench.spawn import exit_on_sigterm, machine_cpu, raise_nofile_limit
+from bench.lib.deployment import Deployment, deployed
+from bench.lib.node_fleet import close_all
+from bench.lib.rolling_check import check_rooms
+from bench.lib.rolling_racers import Play, from_own_addresses, open_races, race
+from bench.lib.rolling_report import Load, Window, report
+from bench.lib.spawn import exit_on_sigterm, machine_cpu, raise_nofile_limit
 from client.lib.connection import RaceClient
 
 #: Seconds of play before the baseline window may start (countdowns over, first moves made).

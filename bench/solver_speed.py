@@ -30,6 +30,7 @@ from io import BytesIO
 from pathlib import Path
 
 from server.solver.compiled import NO_CORE_VARIABLE, PURE_PYTHON_VARIABLE, built_here, native_core, stale_builds
+from server.solver.survey import parse_deals
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The last commit before issue 15 ("far faster Antares search").
@@ -90,11 +91,8 @@ print(json.dumps(figures))
 
 
 def _deal_list(text: str) -> str:
-    deals: list[int] = []
-    for part in text.split(","):
-        first, _, last = part.partition("-")
-        deals.extend(range(int(first), int(last or first) + 1))
-    return ",".join(map(str, deals))
+    """``"1-3,7"`` as ``"1,2,3,7"``, the argument the measured tree's process reads."""
+    return ",".join(map(str, parse_deals(text)))
 
 
 def _extract(commit: str, into: Path) -> None:

@@ -50,6 +50,7 @@ from server.ops.readiness import Readiness, drain
 from server.ops.stopping import stop_requested, stop_tasks
 from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
+from server.rooms.timing import RoomTiming
 from server.storage.accounts import AccountStore
 from server.storage.boards import Leaderboards
 from server.storage.connection import Storage, StoreUnavailable
@@ -150,7 +151,7 @@ class RaceServer:
         registry = Registry(
             RoomStore(storage),
             RaceRecorder(storage, boards),
-            config.grace,
+            RoomTiming.of_seconds(config.grace, config.countdown),
             config.finished_ttl,
             self.deal_picker,
             cluster,

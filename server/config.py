@@ -155,6 +155,9 @@ class Config:
         choices=("asyncio", "uvloop"),
     )
     grace: float = _setting(60.0, "seconds a dropped racer keeps the seat", float, minimum=1, maximum=_DAY)
+    countdown: float = _setting(
+        3.0, "seconds from all ready (or the creator's start) to the race", float, minimum=0, maximum=60
+    )
     finished_ttl: int = _setting(
         7 * 24 * 3600, "seconds finished rooms and their logs are kept", int, minimum=60, maximum=_YEAR
     )

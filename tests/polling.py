@@ -9,8 +9,14 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-#: Seconds to wait for something the server does at once (the countdown takes 3 s).
+#: Seconds to wait for something the server does at once (on a busy machine).
 PATIENCE = 10.0
+#: Seconds the test servers count down before a race (``--countdown``; 3 s by default):
+#: only the tests of the countdown itself wait out a real one.
+COUNTDOWN = 0.05
+#: The default countdown, for tests that look at a room while it counts down (and do not
+#: wait for its end): a short one could end before they look.
+LONG_COUNTDOWN = 3.0
 
 
 async def eventually(probe: Callable[[], T | None], timeout: float = PATIENCE, what: str = "condition") -> T:

@@ -58,7 +58,7 @@ class PaceNorm:
 
 
 #: The norm without a player's own history. An assumption until measured on real logs (the
-#: bench's people model, bench/people.py, draws from it): people in a patience game take
+#: bench's people model, bench/lib/people.py, draws from it): people in a patience game take
 #: about 1.5 s a move, and a long think now and then puts the spread near 0.9.
 POPULATION: Final = PaceNorm(median_ms=1500.0, spread=0.9, source="population")
 

@@ -14,6 +14,7 @@ from server.rooms.draft import DealPicker
 from server.rooms.entries import parse_entry
 from server.rooms.record import RoomRecord, decode_record
 from server.rooms.room import Room
+from server.rooms.timing import RoomTiming
 from server.storage.connection import StoreUnavailable
 from server.storage.rooms import RoomStore
 
@@ -25,15 +26,16 @@ async def load_room(
     store: RoomStore,
     code: str,
     deal_picker: DealPicker,
-    grace_ms: Callable[[RoomRecord], int],
+    timing: Callable[[RoomRecord], RoomTiming],
     present: frozenset[int] = frozenset(),
     spectators: int = 0,
 ) -> Room | None:
     """Room ``code`` as Redis holds it, rebuilt (see :meth:`Room.restore` for ``present`` and
-    ``spectators``); None if Redis has no such room. ``grace_ms`` gives a room's grace
-    period from its record. The record and the logs are two reads, and a write whose reply
-    was lost may land between them: they are read again until the version is the same before
-    and after the logs (:class:`StoreUnavailable` if it keeps changing, or Redis is away)."""
+    ``spectators``); None if Redis has no such room. ``timing`` gives a room's durations
+    from its record (a daily attempt's grace period is longer). The record and the logs are
+    two reads, and a write whose reply was lost may land between them: they are read again
+    until the version is the same before and after the logs (:class:`StoreUnavailable` if it
+    keeps changing, or Redis is away)."""
     for _ in range(READS):
         stored = await store.load(code)
         if stored is None:
@@ -47,4 +49,4 @@ async def load_room(
     else:
         raise StoreUnavailable(f"room {code} kept changing in storage while it was loaded")
     entries = {seat: [parse_entry(text) for text in texts] for seat, texts in logs.items()}
-    return Room.restore(record, entries, now_ms(), deal_picker, grace_ms(record), present, spectators)
+    return Room.restore(record, entries, now_ms(), deal_picker, timing(record), present, spectators)

@@ -13,6 +13,7 @@ taking its lease, and lets the lease go with the room.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from server.rooms.draft import DealPicker
 from server.rooms.lifecycle import State
 from server.rooms.record import RoomRecord
 from server.rooms.room import Room
+from server.rooms.timing import RoomTiming
 from server.storage.connection import StoreUnavailable
 from server.storage.rooms import RoomStore
 
@@ -39,8 +41,8 @@ logger = logging.getLogger("server.rooms")
 #: Room codes: 8 characters from an alphabet without look-alikes (40 bits of chance).
 CODE_ALPHABET: Final = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 CODE_LENGTH: Final = 8
-#: How long a player dropped from a daily attempt keeps it (at least), in seconds.
-DAILY_GRACE_SECONDS: Final = 900.0
+#: How long a player dropped from a daily attempt keeps it (at least), in milliseconds.
+DAILY_GRACE_MS: Final = 900_000
 #: Seconds a finished practice room (chosen deal, one racer) is kept: they are cheap to make.
 PRACTICE_TTL: Final = 24 * 3600
 
@@ -56,14 +58,15 @@ class Registry:
         self,
         store: RoomStore,
         recorder: RaceRecorder,
-        grace: float,
+        timing: RoomTiming,
         finished_ttl: int,
         deal_picker: DealPicker,
         cluster: Cluster,
         on_delivery: Callable[[int], None] | None = None,
         on_fenced: Callable[[RoomRunner], None] | None = None,
     ) -> None:
-        """``cluster``: this node of the service, whose leases the rooms are run under;
+        """``timing``: the rooms' durations (a daily attempt's grace period is longer);
+        ``cluster``: this node of the service, whose leases the rooms are run under;
         ``on_fenced`` is told of a room another node took over."""
         self.store = store
         self.cluster = cluster
@@ -71,7 +74,7 @@ class Registry:
         self.on_fenced = on_fenced
         self._store = store
         self._recorder = recorder
-        self._grace = grace
+        self._timing = timing
         self._finished_ttl = finished_ttl
         self._pick_deal = deal_picker
         self._on_delivery = on_delivery
@@ -93,12 +96,11 @@ class Registry:
     def runners(self) -> list[RoomRunner]:
         return [runner for runner in self._rooms.values() if not runner.closed]
 
-    def _grace_ms(self, daily: bool) -> int:
+    def _timing_of(self, daily: str | None) -> RoomTiming:
+        if daily is None:
+            return self._timing
         # A daily attempt is one a day: a dropped player has a quarter of an hour to come back.
-        return int((max(self._grace, DAILY_GRACE_SECONDS) if daily else self._grace) * 1000)
-
-    def _grace_of(self, record: RoomRecord) -> int:
-        return self._grace_ms(record.daily is not None)
+        return dataclasses.replace(self._timing, grace_ms=max(self._timing.grace_ms, DAILY_GRACE_MS))
 
     def _ttl(self, record: RoomRecord) -> int:
         if record.options.deal is not None:
@@ -112,7 +114,7 @@ class Registry:
             self._recorder,
             self._ttl,
             self._pick_deal,
-            self._grace_ms(room.record.daily is not None),
+            self._timing_of(room.record.daily),
             self._on_delivery,
             self.leases,
             self.cluster,
@@ -153,7 +155,7 @@ class Registry:
             name,
             now_ms(),
             self._pick_deal,
-            self._grace_ms(daily is not None),
+            self._timing_of(daily),
             bot=bot,
             next_deal=next_deal,
             next_salt=next_salt,
@@ -223,9 +225,7 @@ class Registry:
             await self.leases.release(code)
 
     async def _load_owned(self, code: str) -> RoomRunner | None:
-        room = await load_room(
-            self._store, code, self._pick_deal, lambda record: self._grace_ms(record.daily is not None)
-        )
+        room = await load_room(self._store, code, self._pick_deal, lambda record: self._timing_of(record.daily))
         if room is None or not room.record.seats:
             return None  # no such room, or everyone left: the room is closed
         runner = self._rooms.get(code)

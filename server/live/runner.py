@@ -37,6 +37,7 @@ from server.rooms.lifecycle import State
 from server.rooms.record import RoomRecord, encode_record
 from server.rooms.room import Room
 from server.rooms.step import Step
+from server.rooms.timing import RoomTiming
 from server.storage.connection import StoreUnavailable
 from server.storage.rooms import Expiry, Fenced, RoomStore, RoomWrite, VersionConflict
 
@@ -62,14 +63,14 @@ class RoomRunner:
         recorder: RaceRecorder,
         finished_ttl: Callable[[RoomRecord], int],
         deal_picker: DealPicker,
-        grace_ms: int,
+        timing: RoomTiming,
         on_delivery: Callable[[int], None] | None = None,
         leases: RoomLeases | None = None,
         seats: Cluster | None = None,
         on_fenced: Callable[[RoomRunner], None] | None = None,
     ) -> None:
         """``finished_ttl`` says how long a finished room is kept (seconds); ``deal_picker``
-        and ``grace_ms`` are needed to rebuild the room on a resync. ``leases``: this node's
+        and ``timing`` are needed to rebuild the room on a resync. ``leases``: this node's
         leases (None: no lease is checked, for a room alone on its Redis); ``seats`` (the
         cluster) keeps the service-wide index of who races where; ``on_fenced`` is told when another node took over."""
         self.room = room
@@ -80,7 +81,7 @@ class RoomRunner:
         self._recorder = recorder
         self._finished_ttl = finished_ttl
         self._pick_deal = deal_picker
-        self._grace_ms = grace_ms
+        self._timing = timing
         self._stale = False
         self._timer: asyncio.TimerHandle | None = None
         self._retry = _RETRY_FIRST
@@ -230,7 +231,7 @@ class RoomRunner:
             self._store,
             self.code,
             self._pick_deal,
-            lambda record: self._grace_ms,
+            lambda record: self._timing,
             present=frozenset(self.audience.present_seats()),
             spectators=self.room.spectators,
         )

@@ -48,9 +48,10 @@ from server.rooms.commands import (
 from server.rooms.commands import Move as PlayMove
 from server.rooms.entries import Played, Resigned, Undone
 from server.rooms.errors import RoomError
-from server.rooms.lifecycle import COUNTDOWN_MS, STATE_OF, Act, State, Trigger, check_command, next_state
+from server.rooms.lifecycle import STATE_OF, Act, State, Trigger, check_command, next_state
 from server.rooms.record import RoomRecord, SeatRecord, SeatStatus, certified_of
 from server.rooms.step import Emission, EngineOp, Outcome
+from server.rooms.timing import RoomTiming
 from server.rooms.views import Seat, clock_of, progress_of, racer_view, results_of, reveal_of
 
 #: Moves one racer may play in one race, undone ones included; the next move or undo gets
@@ -70,7 +71,7 @@ class Draft:
         seats: dict[int, Seat],
         spectators: int,
         pick_deal: DealPicker,
-        grace_ms: int,
+        timing: RoomTiming,
     ) -> None:
         """``record`` is the draft's own copy; ``seats`` are the room's, copied here with
         their records taken from ``record`` (their engine games are shared)."""
@@ -81,7 +82,7 @@ class Draft:
         self.spectators = spectators
         self.engine: list[EngineOp] = []
         self._pick_deal = pick_deal
-        self._grace_ms = grace_ms
+        self._timing = timing
         self._undone: dict[int, list[Move]] = {}  # moves taken back while deciding, by seat
 
     @property
@@ -242,7 +243,7 @@ class Draft:
         r.salt = r.next_salt or new_salt()
         # next_deal stays until the race starts: a cancelled countdown keeps the prepared deal.
         r.commitment = commitment(r.variant, r.deal, r.salt)
-        r.countdown_ends = now + COUNTDOWN_MS
+        r.countdown_ends = now + self._timing.countdown_ms
         self._emit(outcome, self._state_event(now))
 
     def _state_event(self, now: int) -> StateChanged:
@@ -375,7 +376,7 @@ class Draft:
             seat.plays = 0
             if not seat.connected:
                 # Away since the last race: the grace period starts again, then they leave.
-                seat.dropped_until = now + self._grace_ms
+                seat.dropped_until = now + self._timing.grace_ms
         self._emit(outcome, Rematched(race=r.race))
         self._emit(outcome, self._state_event(now))
         for number in gone:  # racers who left during the race do not stay for the next
@@ -385,7 +386,7 @@ class Draft:
         """A racer's last connection dropped, or they came back. A dropped racer keeps the
         seat for the grace period; then they leave (before the race) or resign (during it)."""
         number, racer = self._racer(player)
-        racer.dropped_until = None if connected else now + self._grace_ms
+        racer.dropped_until = None if connected else now + self._timing.grace_ms
         if racer.connected != connected:
             racer.connected = connected
             self._emit(outcome, RacerConnection(seat=number, connected=connected), save=False)

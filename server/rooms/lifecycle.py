@@ -1,6 +1,6 @@
 """The lifecycle of a room, as one table that governs every command, in the manner of h11.
 
-    waiting --(all ready | creator starts)--> countdown --(3 s)--> racing
+    waiting --(all ready | creator starts)--> countdown --(its length: 3 s by default)--> racing
     countdown --(a racer unreadies, leaves or drops)--> waiting
     racing --(every racer finished or resigned | time limit)--> finished
     finished --(rematch)--> waiting
@@ -122,9 +122,6 @@ _REASONS: Final[dict[ErrorCode, str]] = {
     ErrorCode.NOT_RACING: "moves count only during the race",
     ErrorCode.NOT_FINISHED: "the race is not over yet",
 }
-
-#: How long the countdown lasts, in milliseconds.
-COUNTDOWN_MS: Final = 3000
 
 
 class LifecycleError(Exception):

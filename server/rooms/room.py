@@ -29,11 +29,10 @@ from server.rooms.hints import hints_for
 from server.rooms.lifecycle import STATE_OF, Act, State, check_command
 from server.rooms.record import RoomRecord, copy_record
 from server.rooms.step import Emission, Outcome, Step
+from server.rooms.timing import DEFAULT_TIMING, RoomTiming
 from server.rooms.views import Seat, results_of, room_view, summary_of
 from server.solver.winning_hint import WinningHints
 
-#: How long a disconnected racer keeps the seat, in milliseconds.
-DEFAULT_GRACE_MS: Final = 60_000
 #: Spectator delay when the options name none: private rooms 0 s, public 15 s.
 PUBLIC_SPECTATOR_DELAY: Final = 15.0
 
@@ -47,13 +46,13 @@ def random_deal(variant: str) -> str:
 class Room:
     """A room and its race. Build with :meth:`create` or :meth:`restore`."""
 
-    def __init__(self, record: RoomRecord, deal_picker: DealPicker = random_deal, grace_ms: int = DEFAULT_GRACE_MS):
+    def __init__(self, record: RoomRecord, deal_picker: DealPicker = random_deal, timing: RoomTiming = DEFAULT_TIMING):
         self.record = record
         self.variant: type[Game] = variant_class(record.variant)
         self._seats: dict[int, Seat] = {s.seat: Seat(s) for s in record.seats}
         self._spectators = 0
         self._pick_deal = deal_picker
-        self._grace_ms = grace_ms
+        self._timing = timing
         self._winning: dict[int, WinningHints] = {}  # each racer's winning line, for hints
 
     # -- building --------------------------------------------------------------------
@@ -68,7 +67,7 @@ class Room:
         name: str,
         now: int,
         deal_picker: DealPicker = random_deal,
-        grace_ms: int = DEFAULT_GRACE_MS,
+        timing: RoomTiming = DEFAULT_TIMING,
         *,
         bot: bool = False,
         next_deal: str | None = None,
@@ -102,7 +101,7 @@ class Room:
             daily=daily,
             ranked=ranked,
         )
-        room = cls(record, deal_picker, grace_ms)
+        room = cls(record, deal_picker, timing)
         step = room.decide(Join(creator, name, bot), now)
         step.outcome.save = True
         return room, step
@@ -114,7 +113,7 @@ class Room:
         logs: dict[int, list[LogEntry]],
         now: int,
         deal_picker: DealPicker = random_deal,
-        grace_ms: int = DEFAULT_GRACE_MS,
+        timing: RoomTiming = DEFAULT_TIMING,
         present: frozenset[int] = frozenset(),
         spectators: int = 0,
     ) -> Room:
@@ -122,7 +121,7 @@ class Room:
         replayed through the engine. Racers in ``present`` seats are connected (a resync of a
         live room); every other racer counts as disconnected, with a fresh grace period,
         until they come back. ``spectators`` is the live spectator count, if any."""
-        room = cls(record, deal_picker, grace_ms)
+        room = cls(record, deal_picker, timing)
         room._spectators = spectators
         if record.deal is not None and room.state in (State.RACING, State.FINISHED):
             for number, seat in room._seats.items():
@@ -139,7 +138,7 @@ class Room:
         for number, seat in room._seats.items():
             if number not in present:
                 seat.connected = False
-                seat.dropped_until = now + grace_ms
+                seat.dropped_until = now + timing.grace_ms
         return room
 
     def _new_game(self) -> Game:
@@ -311,5 +310,5 @@ class Room:
             self._seats,
             self._spectators,
             self._pick_deal,
-            self._grace_ms,
+            self._timing,
         )

@@ -8,6 +8,7 @@ Marked slow: each starts a server (or two) of its own.
 from __future__ import annotations
 
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -16,17 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from bench.bots import local_legal_moves
+from bench.lib.bots import local_legal_moves
 from server.games import Antares, Game, Scorpion
 from server.solver.compiled import built_here
+from tests.polling import COUNTDOWN
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def bench(*args: str, timeout: float = 180) -> str:
-    """Run ``python -m bench.<args>`` and return its output, failing on a non-zero exit."""
+    """Run ``python -m bench.<args>`` and return its output, failing on a non-zero exit. The
+    servers it starts inherit ``COUNTDOWN``: a smoke test does not wait out real countdowns."""
+    env = {**os.environ, "COUNTDOWN": str(COUNTDOWN)}
     result = subprocess.run(
-        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False, env=env
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.people import expert_log, masked_log, person_log, person_pacing, person_times, uniform_times
+from bench.lib.people import expert_log, masked_log, person_log, person_pacing, person_times, uniform_times
 from server.competition.move_timing import played_line
 from server.games import Antares
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from bench.hostile_attacks import ATTACKS
+from bench.lib.hostile_attacks import ATTACKS
 from tests.bench.test_benches import bench
 
 HEADER = "phase              tried    ok failed"

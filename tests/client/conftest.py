@@ -4,7 +4,8 @@ real Redis, and helpers to race on it.
 ``serve`` (function scope, async)
     A factory: ``async with serve(deal="24") as srv:`` runs a :class:`RaceServer` on a free
     loopback port (or ``port=``; ``host=`` another local address) with a key prefix of its own (``prefix=`` to share one
-    with an earlier server, as a restart does); ``srv.url`` is its address and
+    with an earlier server, as a restart does), counting down :data:`tests.polling.COUNTDOWN`
+    (``countdown=`` for another); ``srv.url`` is its address and
     ``srv.connect(name)`` opens a :class:`RaceClient`, closed before the server stops.
 
 ``serve_daily`` (function scope, async)
@@ -40,6 +41,7 @@ from server.storage.connection import Storage
 from server.storage.deals import DealStore
 from server.storage.players import PlayerStore
 from server.supply.certified import DailyDeals
+from tests.polling import COUNTDOWN
 from tests.polling import PATIENCE as PATIENCE
 from tests.polling import eventually as eventually
 
@@ -106,6 +108,7 @@ async def serve(redis_url: str) -> AsyncIterator[Serve]:
         prefix = prefix or f"test:{uuid.uuid4().hex[:12]}:"
         settings.setdefault("solver_workers", 0)
         settings.setdefault("hint_workers", 0)  # no solver processes unless a test asks
+        settings.setdefault("countdown", COUNTDOWN)
         config = Config(host=host, port=port, redis_url=redis_url, key_prefix=prefix, **settings)
         picker = random_deal if deal is None else (lambda variant: deal)
         async with RaceServer(config, picker) as server:

@@ -19,6 +19,7 @@ import pytest
 
 from tests.client.conftest import Serve
 from tests.known_deals import ANTARES_DEAL
+from tests.polling import COUNTDOWN
 
 pytestmark = [
     pytest.mark.asyncio,
@@ -146,7 +147,7 @@ async def test_a_first_visit_help_rules_and_a_race_against_a_bot_to_the_results(
     log = (tmp_path / "server.log").open("wb")
     server = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "server", "--port", str(port), "--data-dir", str(tmp_path / "data"),
-        "--solver-workers", "0", cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        "--solver-workers", "0", "--countdown", str(COUNTDOWN), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     session = "visit"
     try:

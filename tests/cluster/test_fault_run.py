@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.bots import local_legal_moves
+from bench.lib.bots import local_legal_moves
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, AskRaceLog, ClientMessage, Joined, PlayMove, RaceLog, Resign, RoomOptions, Spectate
 from server.games import variant_class

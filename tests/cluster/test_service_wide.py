@@ -38,7 +38,7 @@ from protocol.messages import (
 from server.app import RaceServer, stop_leftovers
 from server.config import Config
 from tests.nodes.conftest import redis_cluster
-from tests.polling import eventually_async
+from tests.polling import COUNTDOWN, eventually_async
 from tests.server.conftest import RawClient
 from tests.server.test_daily import SOLVER, account_token, ask, daily_deal, lobby, racing, start_daily
 
@@ -52,7 +52,8 @@ async def nodes_of_one_service(
     """Two nodes of one service with ``settings``, on the session's Redis or a Cluster."""
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(redis_cluster(tmp_path)) if backend == "cluster" else redis_url
-        settings = {**settings, "redis_url": url, "key_prefix": f"test:{uuid.uuid4().hex[:12]}:"}
+        prefix = f"test:{uuid.uuid4().hex[:12]}:"
+        settings = {"countdown": COUNTDOWN, **settings, "redis_url": url, "key_prefix": prefix}
         async with (
             RaceServer(Config(port=0, node_ttl=2.0, **settings)) as a,
             RaceServer(Config(port=0, node_ttl=2.0, **settings)) as b,

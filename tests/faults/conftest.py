@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest_asyncio
 
 from tests.faults.harness import Racer, RedisProcess, ServerProcess
+from tests.polling import COUNTDOWN
 
 
 def seeds() -> list[int]:
@@ -38,10 +39,10 @@ class Cluster:
         return self.server.log.read_text(errors="replace")
 
 
-async def start_cluster(tmp_path: Path, grace: float = 60.0) -> Cluster:
+async def start_cluster(tmp_path: Path, grace: float = 60.0, countdown: float = COUNTDOWN) -> Cluster:
     redis = RedisProcess(tmp_path / "redis")
     await redis.start()
-    server = ServerProcess(redis.url, tmp_path / "server.log", grace=grace)
+    server = ServerProcess(redis.url, tmp_path / "server.log", grace=grace, countdown=countdown)
     try:
         await server.start()
     except BaseException:

@@ -8,6 +8,8 @@
 :class:`ServerProcess`
     ``python -m server --redis-url <that Redis> --port 0``: its port is read from its log
     line "listening on ws://...". SIGKILL it and start it again; each start gets a new port.
+    Its countdown is :data:`tests.polling.COUNTDOWN` unless ``countdown=`` says otherwise
+    (in ``COUNTDOWN``, which a server older than the setting ignores).
     ``FAULT_SERVER_ROOT`` runs the server from another checkout (to show that a test fails
     on old code: ``git worktree add ../old 7d9b562``).
 :class:`Racer`
@@ -39,6 +41,7 @@ from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, ClientMessage, Joined, ServerMessage
 from protocol.mirror import RoomMirror
 from server.storage.embedded import find_executable
+from tests.polling import COUNTDOWN
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 #: Starting a process on a loaded 2-core machine: generous.
@@ -137,10 +140,11 @@ class RedisProcess:
 class ServerProcess:
     """``python -m server`` against a given Redis; see the module docstring."""
 
-    def __init__(self, redis_url: str, log: Path, grace: float = 60.0) -> None:
+    def __init__(self, redis_url: str, log: Path, grace: float = 60.0, countdown: float = COUNTDOWN) -> None:
         self.redis_url = redis_url
         self.log = log
         self.grace = grace
+        self.countdown = countdown
         self.process: asyncio.subprocess.Process | None = None
         self.port = 0
         self.root = Path(os.environ.get("FAULT_SERVER_ROOT", ROOT))
@@ -155,6 +159,7 @@ class ServerProcess:
         offset = self.log.stat().st_size if self.log.exists() else 0
         env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
         env["PYTHONPATH"] = str(self.root)
+        env["COUNTDOWN"] = str(self.countdown)
         with self.log.open("ab") as out:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable,

@@ -47,6 +47,7 @@ from protocol.messages import (
 from tests.faults.conftest import Cluster, seeds, start_cluster
 from tests.faults.harness import Attempt, Racer
 from tests.faults.invariants import check_race_log, race_log_of, resign_until_acked, restart_and_check
+from tests.polling import LONG_COUNTDOWN
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 
@@ -215,9 +216,13 @@ async def test_join_and_ready_during_a_pause(cluster: Cluster, seed: int) -> Non
     await restart_and_check(cluster.server, racers, code)
 
 
-async def test_countdown_ending_while_redis_is_paused_acts_once_redis_is_back(cluster: Cluster) -> None:
+async def test_countdown_ending_while_redis_is_paused_acts_once_redis_is_back(
+    tmp_path: Path, cluster_factory: list[Cluster]
+) -> None:
     """The countdown ends (3 s) while Redis is paused: the race starts only once Redis is back
     (the timer retries with backoff), never in memory only, and the restarted server agrees."""
+    cluster = await start_cluster(tmp_path, countdown=LONG_COUNTDOWN)
+    cluster_factory.append(cluster)
     ann, bob = await cluster.racer("Ann"), await cluster.racer("Bob")
     await ann.command("create", "", lambda i: CreateRoom(id=i, variant="antares"))
     code = next(iter(ann.client.rooms))

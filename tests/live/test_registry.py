@@ -20,15 +20,19 @@ from server.live.runner import RoomRunner
 from server.rooms import commands
 from server.rooms.lifecycle import State
 from server.rooms.room import random_deal
+from server.rooms.timing import RoomTiming
 from server.storage.boards import Leaderboards
 from server.storage.connection import Storage
 from server.storage.rooms import RoomStore
-from tests.polling import eventually
+from tests.polling import COUNTDOWN, eventually
 
 pytestmark = pytest.mark.asyncio
 
 
 RegistryMaker = Callable[[], Awaitable[Registry]]
+
+#: The rooms' durations: the default grace period, the tests' short countdown.
+TIMING = RoomTiming(countdown_ms=round(COUNTDOWN * 1000))
 
 
 @pytest_asyncio.fixture
@@ -41,7 +45,7 @@ async def registry_on(store: Storage) -> AsyncIterator[RegistryMaker]:
     async def make() -> Registry:
         cluster = await Cluster.start(store, Config(port=0, peer_port=0), b"a test secret", node_id="embedded")
         clusters.append(cluster)
-        made = Registry(RoomStore(store), RaceRecorder(store, Leaderboards(store)), 60.0, 3600, random_deal, cluster)
+        made = Registry(RoomStore(store), RaceRecorder(store, Leaderboards(store)), TIMING, 3600, random_deal, cluster)
         registries.append(made)
         return made
 

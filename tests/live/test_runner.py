@@ -27,6 +27,7 @@ from server.live.recording import RaceRecorder
 from server.live.runner import RoomRunner
 from server.rooms.commands import Join, SetReady
 from server.rooms.room import Room
+from server.rooms.timing import DEFAULT_TIMING
 from server.storage.boards import Leaderboards
 from server.storage.connection import Storage, StoreUnavailable
 from server.storage.rooms import Committed, RoomStore, RoomWrite, VersionConflict
@@ -91,7 +92,7 @@ async def new_runner(storage: Storage, options: RoomOptions | None = None) -> Ro
     """A stored room of Ann (``p1``) and Bob (``p2``), waiting."""
     store = RoomStore(storage)
     room, step = Room.create("ROOMTEST", "antares", options or RoomOptions(), "p1", "Ann", now_ms())
-    runner = RoomRunner(room, store, recorder(storage), lambda record: 3600, lambda variant: "7", 60_000)
+    runner = RoomRunner(room, store, recorder(storage), lambda record: 3600, lambda variant: "7", DEFAULT_TIMING)
     await store.mark_active(room.code, True)
     await runner.store_first(step)
     await runner.run(Join("p2", "Bob"))

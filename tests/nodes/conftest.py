@@ -7,8 +7,8 @@
 
 ``service``
     A :class:`Service`: start ``python -m server`` node processes on that Redis
-    (``service.start(3)``), kill, pause and resume them; every process is stopped after the
-    test. Their logs are in ``tmp_path``.
+    (``service.start(3)``, counting down :data:`tests.polling.COUNTDOWN`), kill, pause and
+    resume them; every process is stopped after the test. Their logs are in ``tmp_path``.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from bench.spawn import free_port
+from bench.lib.spawn import free_port
 from client.lib.connection import RaceClient
 from server.storage.embedded import EmbeddedRedis
+from tests.polling import COUNTDOWN
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Seconds of a node's heartbeat and leases in these tests (a dead owner's rooms move after it).
@@ -95,7 +96,8 @@ class Service:
         log = self.directory / f"node-{port}.log"
         command = [
             sys.executable, "-m", "server", "--port", str(port), "--redis-url", self.redis_url,
-            "--node-ttl", str(NODE_TTL), "--solver-workers", "0", "--grace", "60", *extra,
+            "--node-ttl", str(NODE_TTL), "--solver-workers", "0", "--grace", "60",
+            "--countdown", str(COUNTDOWN), *extra,
         ]  # fmt: skip
         with log.open("wb") as output:
             process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)

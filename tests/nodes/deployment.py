@@ -2,7 +2,7 @@
 as docker-compose.yml mounts it, set through its environment only) in front of three real
 nodes on one Redis, each part on its own loopback address, clients on addresses of their own.
 
-- the balancer (bench/balancer.py) listens on 127.0.0.10, plain and TLS, and connects to the
+- the balancer (bench/lib/balancer.py) listens on 127.0.0.10, plain and TLS, and connects to the
   nodes from 127.0.0.20, the one address the nodes trust (``--trusted-proxies``);
 - the nodes listen on 127.0.0.1 (the test reads their metrics and readiness directly);
 - clients connect from 127.0.3.1, 127.0.3.2, ... (Linux routes all of 127/8 to loopback).
@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from bench.balancer import FRONT, SOURCE, Missing, certificate, environment, haproxy
-from bench.spawn import free_port
+from bench.lib.balancer import FRONT, SOURCE, Missing, certificate, environment, haproxy
+from bench.lib.spawn import free_port
 from tests.nodes.conftest import NodeProcess, Service
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from bench.balancer import FRONT
+from bench.lib.balancer import FRONT
 from client.lib.connection import RaceClient
 from protocol.errors import ErrorCode
 from protocol.messages import AccountInfo, Error, Login, Register

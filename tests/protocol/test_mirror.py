@@ -28,9 +28,9 @@ from protocol.messages import (
 )
 from protocol.mirror import RoomMirror
 from server.games import Move
-from server.rooms.lifecycle import COUNTDOWN_MS, State
-from server.rooms.room import DEFAULT_GRACE_MS
+from server.rooms.lifecycle import State
 from server.rooms.step import Emission, Outcome
+from server.rooms.timing import DEFAULT_COUNTDOWN_MS, DEFAULT_GRACE_MS
 from tests.rooms import ANN, BOB, CAT, PLAYERS, T0, WINNABLE_ANTARES, open_room, winning_line
 from tests.rooms.driving import Driven
 
@@ -120,7 +120,7 @@ def test_a_whole_scorpion_race_with_a_rematch() -> None:
     crowd.run(now + 2, lambda: room.join(CAT, "Cat", now + 2))
     for player in PLAYERS[:3]:
         crowd.run(now + 3, partial(room.ready, player, True, now + 3))
-    now += 3 + COUNTDOWN_MS
+    now += 3 + DEFAULT_COUNTDOWN_MS
     assert room.next_deadline() == now  # the countdown
     crowd.run(now, lambda: room.tick(now))
     assert room.state is State.RACING
@@ -147,7 +147,7 @@ def test_a_whole_scorpion_race_with_a_rematch() -> None:
     crowd.run(now, lambda: room.join(BOB, "Bob", now))  # back, after the race
     crowd.run(now, lambda: room.rematch(CAT, now))
     crowd.run(now, lambda: room.start(ANN, now))
-    now += COUNTDOWN_MS
+    now += DEFAULT_COUNTDOWN_MS
     crowd.run(now, lambda: room.tick(now))
     crowd.run(now + 10, lambda: room.move(BOB, room.legal_moves(BOB)[0], now + 10))
     assert crowd.steps > 40
@@ -158,7 +158,7 @@ def test_a_winning_antares_race_seen_by_everyone() -> None:
     crowd = Audience(room, T0)
     crowd.run(T0, lambda: room.ready(ANN, True, T0))
     crowd.run(T0, lambda: room.ready(BOB, True, T0))
-    started = T0 + COUNTDOWN_MS
+    started = T0 + DEFAULT_COUNTDOWN_MS
     crowd.run(started, lambda: room.tick(started))
     line = winning_line()
     for i, move in enumerate(line):

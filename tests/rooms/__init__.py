@@ -20,9 +20,10 @@ from protocol.codec import encode
 from protocol.messages import RoomEvent, RoomOptions, RoomView, Snapshot, Variant
 from server.games import Antares, Autoplay, Move, Options
 from server.rooms.errors import RoomError
-from server.rooms.lifecycle import COUNTDOWN_MS, State
+from server.rooms.lifecycle import State
 from server.rooms.record import encode_record
 from server.rooms.step import Outcome
+from server.rooms.timing import DEFAULT_COUNTDOWN_MS
 from server.solver import Budget, Solved, solve
 from tests.rooms.driving import Driven, create
 
@@ -56,7 +57,7 @@ def start_race(room: Driven, now: int = T0) -> int:
     """Every racer readies at ``now``, the countdown runs out; returns the race's start time."""
     for player in room.racers().values():
         room.ready(player, True, now)
-    started = now + COUNTDOWN_MS
+    started = now + DEFAULT_COUNTDOWN_MS
     assert room.next_deadline() == started  # the countdown
     room.tick(started)
     assert room.state is State.RACING

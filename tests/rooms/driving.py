@@ -16,8 +16,9 @@ from server.rooms import commands
 from server.rooms.commands import Command
 from server.rooms.entries import LogEntry, entry_text, parse_entry
 from server.rooms.record import RoomRecord
-from server.rooms.room import DEFAULT_GRACE_MS, Room, random_deal
+from server.rooms.room import Room, random_deal
 from server.rooms.step import Outcome, Step
+from server.rooms.timing import DEFAULT_TIMING, RoomTiming
 
 
 class Driven:
@@ -72,10 +73,10 @@ class Driven:
 
     @classmethod
     def restore(
-        cls, record: RoomRecord, logs: dict[int, list[str]], now: int, grace_ms: int = DEFAULT_GRACE_MS
+        cls, record: RoomRecord, logs: dict[int, list[str]], now: int, timing: RoomTiming = DEFAULT_TIMING
     ) -> Driven:
         entries: dict[int, list[LogEntry]] = {s: [parse_entry(t) for t in texts] for s, texts in logs.items()}
-        return cls(Room.restore(record, entries, now, grace_ms=grace_ms))
+        return cls(Room.restore(record, entries, now, timing=timing))
 
 
 def create(
@@ -86,11 +87,11 @@ def create(
     name: str,
     now: int,
     deal_picker: Callable[[str], str] = random_deal,
-    grace_ms: int = DEFAULT_GRACE_MS,
+    timing: RoomTiming = DEFAULT_TIMING,
     **kwargs: Any,
 ) -> tuple[Driven, Outcome]:
     """A room with its creator seated (the creation step applied), and that step's outcome."""
-    room, step = Room.create(code, variant, options, creator, name, now, deal_picker, grace_ms, **kwargs)
+    room, step = Room.create(code, variant, options, creator, name, now, deal_picker, timing, **kwargs)
     room.apply(step)
     return Driven(room), step.outcome
 

@@ -24,7 +24,8 @@ from server.rooms import commands
 from server.rooms.draft import MAX_LOG_ENTRIES
 from server.rooms.errors import RoomError
 from server.rooms.lifecycle import State
-from server.rooms.room import DEFAULT_GRACE_MS
+from server.rooms.record import copy_record
+from server.rooms.timing import DEFAULT_GRACE_MS, RoomTiming
 from tests.rooms import (
     ANN,
     BOB,
@@ -291,10 +292,23 @@ def test_reconnecting_in_time_keeps_the_seat() -> None:
 
 
 def test_grace_period_is_configurable() -> None:
-    room, _ = create("ROOM", "scorpion", RoomOptions(), ANN, "Ann", T0, grace_ms=500)
+    room, _ = create("ROOM", "scorpion", RoomOptions(), ANN, "Ann", T0, timing=RoomTiming(grace_ms=500))
     room.join(BOB, "Bob", T0)
     room.connection(BOB, False, T0)
     assert events(room.tick(T0 + 500)) == [RacerLeft(seat=1)]
+
+
+def test_countdown_is_configurable_and_its_end_is_in_the_record() -> None:
+    room, _ = create("ROOM", "scorpion", RoomOptions(), ANN, "Ann", T0, timing=RoomTiming(countdown_ms=50))
+    room.join(BOB, "Bob", T0)
+    room.start(ANN, T0 + 10)
+    assert room.record.countdown_ends == room.next_deadline() == T0 + 60
+    assert room.tick(T0 + 59).emissions == []
+    # Restored under other settings, the room keeps the countdown it announced.
+    restored = Driven.restore(copy_record(room.record), {}, T0 + 20, RoomTiming(countdown_ms=5000))
+    for counting in (room, restored):
+        counting.tick(T0 + 60)
+        assert counting.state is State.RACING
 
 
 # -- rematch ------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 from protocol.messages import RacerResigned
 from server.rooms.lifecycle import State
 from server.rooms.record import decode_record, encode_record
-from server.rooms.room import DEFAULT_GRACE_MS
+from server.rooms.timing import DEFAULT_GRACE_MS
 from tests.rooms import (
     ANN,
     BOB,

@@ -22,8 +22,9 @@ from protocol.messages import (
 )
 from server.games import Antares, Autoplay, Options, Scorpion
 from server.rooms import commands
-from server.rooms.lifecycle import COUNTDOWN_MS, State
+from server.rooms.lifecycle import State
 from server.rooms.step import Outcome
+from server.rooms.timing import DEFAULT_COUNTDOWN_MS
 from tests.rooms import (
     ANN,
     BOB,
@@ -108,7 +109,7 @@ def test_full_room_refuses_another_racer() -> None:
 def test_no_joining_a_finished_race() -> None:
     room = open_room(racers=3, seated=2)
     room.start(ANN, T0)
-    started = T0 + COUNTDOWN_MS
+    started = T0 + DEFAULT_COUNTDOWN_MS
     room.tick(started)
     room.resign(ANN, started)
     room.resign(BOB, started)
@@ -124,9 +125,9 @@ def test_no_joining_once_the_race_has_started() -> None:
     room.start(ANN, T0)
     with refused("race-in-progress"):
         room.join(CAT, "Cat", T0)
-    room.tick(T0 + COUNTDOWN_MS)
+    room.tick(T0 + DEFAULT_COUNTDOWN_MS)
     with refused("race-in-progress"):
-        room.join(CAT, "Cat", T0 + COUNTDOWN_MS)
+        room.join(CAT, "Cat", T0 + DEFAULT_COUNTDOWN_MS)
 
 
 def test_joining_again_is_a_reconnect_not_a_second_seat() -> None:
@@ -149,8 +150,8 @@ def test_countdown_starts_by_itself_when_the_room_is_full_and_all_ready() -> Non
     change = events(outcome)[1]
     assert isinstance(change, StateChanged)
     assert change.state == "countdown"
-    assert change.clock.countdown_ends == T0 + 20 + COUNTDOWN_MS
-    assert room.next_deadline() == T0 + 20 + COUNTDOWN_MS
+    assert change.clock.countdown_ends == T0 + 20 + DEFAULT_COUNTDOWN_MS
+    assert room.next_deadline() == T0 + 20 + DEFAULT_COUNTDOWN_MS
 
 
 def test_creator_can_start_with_fewer_racers_ready_or_not() -> None:
@@ -194,7 +195,7 @@ def test_unready_during_countdown_cancels_it() -> None:
     outcome = room.ready(BOB, False, T0 + 1)
     assert kinds(outcome) == [RacerReady, StateChanged]
     countdown_cancelled(room, outcome)
-    assert room.tick(T0 + COUNTDOWN_MS).emissions == []
+    assert room.tick(T0 + DEFAULT_COUNTDOWN_MS).emissions == []
 
 
 def test_leaving_during_countdown_cancels_it() -> None:
@@ -228,7 +229,7 @@ def test_ready_is_refused_once_racing() -> None:
     room = open_room()
     start_race(room)
     with refused("not-waiting"):
-        room.ready(ANN, False, T0 + COUNTDOWN_MS)
+        room.ready(ANN, False, T0 + DEFAULT_COUNTDOWN_MS)
 
 
 def test_ready_twice_changes_nothing() -> None:
@@ -246,7 +247,7 @@ def test_tick_before_countdown_ends_does_nothing() -> None:
     room = open_room()
     room.start(ANN, T0)
     version = room.version
-    outcome = room.tick(T0 + COUNTDOWN_MS - 1)
+    outcome = room.tick(T0 + DEFAULT_COUNTDOWN_MS - 1)
     assert outcome.emissions == []
     assert room.version == version
     assert room.state is State.COUNTDOWN
@@ -255,7 +256,7 @@ def test_tick_before_countdown_ends_does_nothing() -> None:
 def test_race_starts_when_countdown_ends_with_the_same_deal_for_all() -> None:
     room = open_room(racers=3)
     room.start(ANN, T0)
-    started = T0 + COUNTDOWN_MS
+    started = T0 + DEFAULT_COUNTDOWN_MS
     outcome = room.tick(started)
     assert room.state is State.RACING
     change, *board_events = outcome.emissions
@@ -307,7 +308,7 @@ def test_a_cancelled_countdown_keeps_the_prepared_deal_and_salt() -> None:
     room.ready("bob", True, T0 + 2)
     assert room.record.deal == "24"
     assert room.record.commitment == first
-    room.tick(T0 + 2 + COUNTDOWN_MS)
+    room.tick(T0 + 2 + DEFAULT_COUNTDOWN_MS)
     assert room.state is State.RACING
     assert room.record.next_deal is None  # used up by the race
 

@@ -16,9 +16,9 @@ from protocol.messages import (
     StateChanged,
     Update,
 )
-from server.rooms.lifecycle import COUNTDOWN_MS, State
-from server.rooms.room import DEFAULT_GRACE_MS
+from server.rooms.lifecycle import State
 from server.rooms.step import Outcome
+from server.rooms.timing import DEFAULT_COUNTDOWN_MS, DEFAULT_GRACE_MS
 from tests.rooms import (
     ANN,
     BOB,
@@ -113,7 +113,7 @@ def drive_secret_race(room: Driven) -> Iterator[tuple[bytes, bool]]:
     yield from frames(room.set_spectators(2))
     yield from frames(room.ready(ANN, True, now))
     yield from frames(room.ready(BOB, True, now))
-    now += COUNTDOWN_MS
+    now += DEFAULT_COUNTDOWN_MS
     yield from frames(room.tick(now))
     for step in range(12):
         now += 700
@@ -160,7 +160,7 @@ def test_commitment_is_published_at_the_countdown_and_revealed_after_the_race() 
     for seat in (None, 0, 1):
         assert room.view(seat, T0).commitment == change.commitment
         assert room.view(seat, T0).reveal is None
-    room.tick(T0 + COUNTDOWN_MS)
+    room.tick(T0 + DEFAULT_COUNTDOWN_MS)
     assert room.view(None, T0).commitment == change.commitment
     assert room.view(None, T0).reveal is None
     room.resign(ANN, T0 + 4000)

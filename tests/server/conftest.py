@@ -2,7 +2,8 @@
 
 ``start_server`` (function scope, async)
     A factory: ``async with start_server(grace=1.0, deal_picker=...) as srv:`` runs a
-    :class:`server.app.RaceServer` in this process on a free port, against the session
+    :class:`server.app.RaceServer` (with a countdown of :data:`tests.polling.COUNTDOWN`
+    unless ``countdown=`` says otherwise) in this process on a free port, against the session
     Redis (``redis_url``) with a key prefix of its own, so tests never see each other's
     rooms. ``srv.url`` is its ``ws://`` address; ``srv.connect(name)`` opens a
     :class:`RaceClient` and ``srv.raw()`` a :class:`RawClient`, both closed before the
@@ -10,6 +11,10 @@
 
 ``server`` (function scope, async)
     One such server with the default settings.
+
+``slow_countdown_server`` (function scope, async)
+    One such server counting down :data:`tests.polling.LONG_COUNTDOWN`, for tests that look
+    at a room while it counts down.
 
 Helpers for the tests of this package live here too: :class:`RawClient` (a bare client
 that keeps every frame it receives, and can send anything), :func:`eventually`, and
@@ -60,6 +65,8 @@ from server.rooms.room import DealPicker, random_deal
 from server.storage.connection import Storage
 from server.storage.held import HeldEntries, Released
 from server.storage.keys import Keys
+from tests.polling import COUNTDOWN as COUNTDOWN
+from tests.polling import LONG_COUNTDOWN as LONG_COUNTDOWN
 from tests.polling import PATIENCE as PATIENCE
 from tests.polling import eventually as eventually
 from tests.polling import eventually_async
@@ -221,6 +228,7 @@ async def start_server(redis_url: str) -> ServerFactory:
     ) -> AsyncIterator[RunningServer]:
         settings.setdefault("solver_workers", 0)  # no solver processes unless a test asks
         settings.setdefault("hint_workers", 0)
+        settings.setdefault("countdown", COUNTDOWN)
         config = Config(
             port=0, redis_url=redis_url, key_prefix=f"test:{uuid.uuid4().hex[:12]}:", grace=grace, **settings
         )
@@ -240,6 +248,13 @@ async def server(start_server: ServerFactory) -> AsyncIterator[RunningServer]:
         yield running
     # As `python -m server` does at exit: pytest-asyncio cancels what is left only once, and
     # a task that swallowed it held a teardown for the whole test timeout (seen in CI).
+    await stop_leftovers()
+
+
+@pytest_asyncio.fixture
+async def slow_countdown_server(start_server: ServerFactory) -> AsyncIterator[RunningServer]:
+    async with start_server(countdown=LONG_COUNTDOWN) as running:
+        yield running
     await stop_leftovers()
 
 
@@ -276,7 +291,7 @@ async def open_room(srv: RunningServer, variant: Variant, options: RoomOptions |
 
 
 async def ready_and_race(race: Race) -> None:
-    """Both racers say ready; return once both see their own board dealt (after the 3 s countdown)."""
+    """Both racers say ready; return once both see their own board dealt (after the countdown)."""
     for racer in race.racers:
         await racer.request(lambda i: Ready(id=i, room=race.code))
     await eventually(

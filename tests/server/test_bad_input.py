@@ -163,7 +163,8 @@ async def test_moves_in_a_room_one_is_not_racing_in_are_refused(server: RunningS
     assert [racer.name for racer in ann.rooms[created.room].view().racers] == ["Ann"]
 
 
-async def test_moves_before_the_start_are_refused(server: RunningServer) -> None:
+async def test_moves_before_the_start_are_refused(slow_countdown_server: RunningServer) -> None:
+    server = slow_countdown_server  # a move is tried during the countdown
     ann = await server.connect("Ann")
     created = await ann.request(lambda i: CreateRoom(id=i, variant="scorpion"))
     assert isinstance(created, Joined)

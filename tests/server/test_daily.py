@@ -61,7 +61,7 @@ from server.competition.daily import DAILY_OPTIONS, DailyDeal, utc_date
 from server.config import Config
 from server.games import Antares, Deal
 from server.solver import Budget, Solved, solve
-from tests.polling import eventually_async
+from tests.polling import COUNTDOWN, eventually_async
 from tests.server.conftest import (
     PATIENCE,
     PERSON_PACE,
@@ -339,7 +339,8 @@ async def test_watching_and_finishing_the_daily_keep_its_deal_secret(start_serve
 
 
 async def test_the_ranked_attempt_survives_a_server_restart(redis_url: str) -> None:
-    config = Config(port=0, redis_url=redis_url, key_prefix=f"test:{uuid.uuid4().hex[:12]}:", **SOLVER)
+    prefix = f"test:{uuid.uuid4().hex[:12]}:"
+    config = Config(port=0, redis_url=redis_url, key_prefix=prefix, countdown=COUNTDOWN, **SOLVER)
     children = set(multiprocessing.active_children())
     async with RaceServer(config) as first:
         deal = await daily_deal(first)

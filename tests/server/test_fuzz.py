@@ -77,7 +77,7 @@ from protocol.messages import (
     Update,
     Welcome,
 )
-from tests.server.conftest import PATIENCE, RawClient, RunningServer, eventually
+from tests.server.conftest import COUNTDOWN, PATIENCE, RawClient, RunningServer, eventually
 from tests.server.test_recovery import STARTUP, free_port, launch, reaped
 
 pytestmark = pytest.mark.asyncio
@@ -327,7 +327,7 @@ async def test_mutated_frames_of_every_request_type_never_crash_the_server(
         racer, token, room = await practice_race(url)
         for number in range(WORKERS):
             await register(url, account_name(number))
-        countdown_ends = time.monotonic() + 3.5
+        countdown_ends = time.monotonic() + COUNTDOWN + 0.5
 
         async def worker(number: int) -> None:
             rng = random.Random(SEED * 100 + number)

@@ -71,8 +71,9 @@ async def open_public_rooms(srv: RunningServer, variants: list[Variant], per_pla
 
 
 async def test_public_rooms_are_listed_with_state_racers_and_spectators_and_private_ones_are_not(
-    server: RunningServer,
+    slow_countdown_server: RunningServer,
 ) -> None:
+    server = slow_countdown_server  # the lobby is looked at during the countdown
     ann = await server.connect("Ann")
     public = await ann.request(
         lambda i: CreateRoom(id=i, variant="scorpion", options=RoomOptions(public=True, max_racers=3))

@@ -31,7 +31,7 @@ from protocol.messages import (
 from server.app import RaceServer
 from server.config import Config
 from server.storage.embedded import EmbeddedRedis
-from tests.server.conftest import RawClient, RunningServer, fixed_deal, start_race
+from tests.server.conftest import COUNTDOWN, RawClient, RunningServer, fixed_deal, start_race
 
 pytestmark = pytest.mark.asyncio
 
@@ -39,7 +39,8 @@ pytestmark = pytest.mark.asyncio
 async def test_every_request_family_answers_storage_unavailable_in_an_outage(tmp_path: Path) -> None:
     redis = EmbeddedRedis(tmp_path / "redis")
     url = await redis.start()
-    config = Config(port=0, redis_url=url, key_prefix=f"test:{uuid.uuid4().hex[:8]}:", solver_workers=0)
+    prefix = f"test:{uuid.uuid4().hex[:8]}:"
+    config = Config(port=0, redis_url=url, key_prefix=prefix, solver_workers=0, countdown=COUNTDOWN)
     try:
         async with RaceServer(config, fixed_deal("24")) as server:
             srv = RunningServer(server, f"ws://127.0.0.1:{server.port}")

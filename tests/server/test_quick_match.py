@@ -11,13 +11,14 @@ import pytest
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, Joined, LeaveQueue, QuickMatch, ServerMessage, Snapshot
 from server.competition.matchmaking import MatchQueue
-from server.rooms.lifecycle import COUNTDOWN_MS
 from tests.server.conftest import PATIENCE, RunningServer, ServerFactory, eventually
 
 pytestmark = pytest.mark.asyncio
 
 #: How long two players wait for company before they race (the server's default line).
 GATHER = MatchQueue().gather_seconds
+#: A countdown unlike the default and the tests' own, to see the setting's value in the room.
+SET_COUNTDOWN = 2.0
 
 
 @dataclass
@@ -58,7 +59,7 @@ async def race_formed(players: list[InLine]) -> str:
 async def test_two_players_in_line_race_each_other_and_the_countdown_starts_by_itself(
     start_server: ServerFactory,
 ) -> None:
-    async with start_server() as srv:
+    async with start_server(countdown=SET_COUNTDOWN) as srv:
         ann = await queue_up(srv, "Ann")
         bob = await queue_up(srv, "Bob")
         code = await race_formed([ann, bob])
@@ -76,7 +77,7 @@ async def test_two_players_in_line_race_each_other_and_the_countdown_starts_by_i
             assert all(r.ready for r in view.racers)
             assert view.commitment is not None
             assert view.clock.countdown_ends is not None
-            assert view.clock.countdown_ends - view.clock.now == pytest.approx(COUNTDOWN_MS, abs=500)
+            assert view.clock.countdown_ends - view.clock.now == pytest.approx(SET_COUNTDOWN * 1000, abs=500)
         # Matched, they are no longer in line.
         with pytest.raises(ServerError) as refused:
             await ann.client.request(lambda i: LeaveQueue(id=i, variant="antares"))

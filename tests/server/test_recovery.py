@@ -31,7 +31,7 @@ from protocol.messages import (
     Resign,
 )
 from server.games import Antares, Autoplay, Game, Options
-from tests.server.conftest import RawClient, board_lists, eventually
+from tests.server.conftest import COUNTDOWN, RawClient, board_lists, eventually
 
 pytestmark = pytest.mark.asyncio
 
@@ -47,8 +47,8 @@ def free_port() -> int:
 
 
 async def launch(port: int, data_dir: Path, log: Path) -> asyncio.subprocess.Process:
-    """``python -m server`` on ``port`` with the embedded Redis in ``data_dir``; returns once it
-    accepts connections."""
+    """``python -m server`` on ``port`` with the embedded Redis in ``data_dir`` (counting down
+    :data:`~tests.polling.COUNTDOWN`); returns once it accepts connections."""
     env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
     with log.open("ab") as out:
         process = await asyncio.create_subprocess_exec(
@@ -61,6 +61,8 @@ async def launch(port: int, data_dir: Path, log: Path) -> asyncio.subprocess.Pro
             str(data_dir),
             "--solver-workers",
             "0",
+            "--countdown",
+            str(COUNTDOWN),
             cwd=ROOT,
             env=env,
             stdout=out,

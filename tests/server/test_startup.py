@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.spawn import spawn_server
+from bench.lib.spawn import spawn_server
 from client.lib.connection import RaceClient
 from protocol.messages import CreateRoom, Joined, RoomOptions
 from server.config import Config, SettingError, parse_args

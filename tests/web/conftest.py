@@ -3,7 +3,8 @@
 ``web_server`` (function scope)
     A factory: ``with web_server(deal="24", solver_workers=0) as srv:`` runs a
     :class:`server.app.RaceServer` on an event loop in a background thread, against the
-    session Redis with a key prefix of its own, on a free port. The tests themselves are
+    session Redis with a key prefix of its own, on a free port, counting down
+    :data:`tests.polling.COUNTDOWN` unless ``countdown=`` says otherwise. The tests themselves are
     synchronous (Playwright's sync API and urllib block), so the server cannot share their
     thread. ``srv.base`` is its ``http://`` address, ``srv.call(coro)`` runs a coroutine on
     the server's loop and waits for it (bots and protocol clients live there),
@@ -33,6 +34,7 @@ import pytest
 from server.app import RaceServer
 from server.config import Config
 from server.rooms.room import random_deal
+from tests.polling import COUNTDOWN
 
 T = TypeVar("T")
 
@@ -86,6 +88,7 @@ def web_server(redis_url: str) -> Any:
     def start(deal: str | None = None, **settings: Any) -> Iterator[ThreadedServer]:
         settings.setdefault("solver_workers", 0)
         settings.setdefault("hint_workers", 0)
+        settings.setdefault("countdown", COUNTDOWN)
         config = Config(port=0, redis_url=redis_url, key_prefix=f"test:{uuid.uuid4().hex[:12]}:", **settings)
         server = ThreadedServer(config, deal)
         try:

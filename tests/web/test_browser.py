@@ -29,7 +29,7 @@ from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.server.conftest import registered_before_today
 from tests.web.conftest import ThreadedServer, register_in_page, shot
 
-#: Milliseconds the page may take for something the server does at once (the countdown is 3 s).
+#: Milliseconds the page may take for something the server does at once (on a busy machine).
 WAIT = 15_000
 
 pytestmark = pytest.mark.slow

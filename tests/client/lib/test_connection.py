@@ -44,6 +44,7 @@ from tests.client.conftest import (
     without_now,
 )
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
+from tests.polling import LONG_COUNTDOWN
 
 pytestmark = pytest.mark.asyncio
 
@@ -184,7 +185,7 @@ async def test_requests_dropped_for_going_too_fast_are_sent_again(serve: Serve) 
 
 
 async def test_a_quick_match_puts_two_waiting_players_in_one_room_that_counts_down(serve: Serve) -> None:
-    async with serve() as srv:
+    async with serve(countdown=LONG_COUNTDOWN) as srv:
         ann, bob = await srv.connect("Ann"), await srv.connect("Bob")
         first = await ann.quick_match("antares")
         second = await bob.quick_match("antares")

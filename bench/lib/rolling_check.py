@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bench.rolling_racers import Racer
+from bench.lib.rolling_racers import Racer
 from server.rooms.record import SeatStatus, decode_record
 from server.storage.connection import Storage
 from server.storage.rooms import RoomStore

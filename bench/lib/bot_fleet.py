@@ -5,7 +5,7 @@
         ...  # measure
         result = fleet.stop()
 
-Each worker (:func:`bench.bots.worker_main`) is a process of its own (the ``spawn`` start
+Each worker (:func:`bench.lib.bots.worker_main`) is a process of its own (the ``spawn`` start
 method), because one Python process cannot drive thousands of moves a second and also read
 its frames on time. Worker timestamps are ``time.monotonic()``, which is one clock for every
 process on Linux, so the parent can cut the workers' samples by its own windows.
@@ -19,8 +19,8 @@ import multiprocessing.connection
 import multiprocessing.process
 import time
 
-from bench.bot_results import WorkerResult
-from bench.bots import Plan, worker_main
+from bench.lib.bot_results import WorkerResult
+from bench.lib.bots import Plan, worker_main
 
 
 def split_plan(plan: Plan, workers: int) -> list[Plan]:

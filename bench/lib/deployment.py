@@ -1,12 +1,12 @@
 """A deployment on this machine, for the benches that go through the balancer: a private
 embedded Redis, three ``python -m server`` nodes on it, each on a fixed port and a fixed peer
 port of its own (``--trusted-proxies`` the balancer, no solver or hint workers, each logging
-to ``node-<port>.log``), and the shipped HAProxy config in front of them (bench/balancer.py:
+to ``node-<port>.log``), and the shipped HAProxy config in front of them (bench/lib/balancer.py:
 its environment, and its certificate made as compose makes it), its log in ``haproxy.log``.
 
 :func:`deployed` starts it all and waits until the balancer serves; :meth:`Deployment.restart`
 stops one node with SIGTERM and starts a replacement on the same ports, as a rolling restart
-does. The nodes are started and stopped by :mod:`bench.nodes`.
+does. The nodes are started and stopped by :mod:`bench.lib.node_fleet`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.balancer import FRONT, SOURCE, certificate, environment, haproxy
-from bench.nodes import NODE_TTL, Node, start_nodes, stop_nodes
+from bench.lib.balancer import FRONT, SOURCE, certificate, environment, haproxy
+from bench.lib.node_fleet import NODE_TTL, Node, start_nodes, stop_nodes
 from server.storage.embedded import EmbeddedRedis
 
 #: The nodes behind the balancer (its config has a server line for each).
@@ -36,7 +36,7 @@ SERVE_TIMEOUT = 20.0
 
 def distinct_free_ports(count: int) -> list[int]:
     """``count`` different free ports on 127.0.0.1 (each probe held until all are chosen:
-    :func:`bench.spawn.free_port` twice in a row may give the same port)."""
+    :func:`bench.lib.spawn.free_port` twice in a row may give the same port)."""
     with contextlib.ExitStack() as stack:
         probes = [stack.enter_context(socket.socket()) for _ in range(count)]
         for probe in probes:
@@ -199,7 +199,7 @@ async def deployed(
 ) -> AsyncIterator[Deployment]:
     """The deployment, serving: Redis's data and the certificate in ``directory``, the logs in
     ``logs``; the nodes log at ``log_level``, with lease TTL ``node_ttl`` (None: the server's
-    default) and ``flags`` besides. Raises :class:`bench.balancer.Missing` without haproxy or
+    default) and ``flags`` besides. Raises :class:`bench.lib.balancer.Missing` without haproxy or
     openssl. Everything is stopped on exit, the balancer first."""
     ports = distinct_free_ports(2 * NODES + 2)
     node_ports, peer_ports, (plain, tls) = ports[:NODES], ports[NODES : 2 * NODES], ports[2 * NODES :]

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 
 
 def percentile(sorted_values: Sequence[float], fraction: float) -> float:
-    """Nearest-rank percentile of an already sorted list (nan when empty)."""
+    """Nearest-rank percentile of an already sorted list (nan when empty).
+
+    Not :func:`server.solver.statistics.percentile` (interpolates, raises when empty): a latency is one measured."""
     if not sorted_values:
         return float("nan")
     rank = max(0, min(len(sorted_values) - 1, round(fraction * len(sorted_values) + 0.5) - 1))

@@ -14,10 +14,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.deployment import Restart
-from bench.rolling_check import Checked
-from bench.rolling_racers import Racer
-from bench.stats import percentile
+from bench.lib.deployment import Restart
+from bench.lib.rolling_check import Checked
+from bench.lib.rolling_racers import Racer
+from bench.lib.stats import percentile
 
 
 def longest_gap(times: list[float], start: float, end: float, last: float) -> float:

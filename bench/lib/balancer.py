@@ -17,7 +17,7 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "server" / "deploy" / "haproxy.cfg"
 SELF_SIGNED = ROOT / "server" / "deploy" / "self-signed.sh"
 FRONT, SOURCE = "127.0.0.10", "127.0.0.20"

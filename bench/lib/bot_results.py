@@ -1,4 +1,4 @@
-"""What the load generator's bots (:mod:`bench.bots`) measure: timed samples, a worker's
+"""What the load generator's bots (:mod:`bench.lib.bots`) measure: timed samples, a worker's
 result, and the recorder that matches each move to its rivals' updates by (room, version)."""
 
 from __future__ import annotations

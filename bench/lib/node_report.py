@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from bench.stats import latency_line, ms
+from bench.lib.stats import latency_line, ms
 
 
 @dataclass

@@ -22,8 +22,8 @@ from typing import Any
 from websockets.asyncio import client as websockets_client
 
 import client.lib.connection as client_connection
-from bench.bots import local_legal_moves
-from bench.nodes import caught_up, open_room, play
+from bench.lib.bots import local_legal_moves
+from bench.lib.node_fleet import caught_up, open_room, play
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack
 from protocol.mirror import RoomMirror

@@ -37,9 +37,9 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from bench.balancer import FRONT
-from bench.deployment import client_context
-from bench.spawn import raise_nofile_limit
+from bench.lib.balancer import FRONT
+from bench.lib.deployment import client_context
+from bench.lib.spawn import raise_nofile_limit
 from protocol.codec import decode_server, encode
 from protocol.messages import (
     PROTOCOL_VERSION,

@@ -13,9 +13,9 @@ rematch and the room races again, so the load stays steady.
 
 Measured, per move: the time from sending it to its ``Ack``, and the time from sending it
 to the moment each rival's client reads the ``Update`` that carries it (matched by
-(room, version) in :class:`bench.bot_results.Recorder`). A worker process
+(room, version) in :class:`bench.lib.bot_results.Recorder`). A worker process
 (:func:`worker_main`) runs one :class:`Plan` and sends back a
-:class:`~bench.bot_results.WorkerResult`; ``bench.fleet`` starts and stops them.
+:class:`~bench.lib.bot_results.WorkerResult`; ``bench.lib.bot_fleet`` starts and stops them.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bench.bot_results import Recorder, Samples, WorkerResult
-from bench.spawn import pin, raise_nofile_limit
+from bench.lib.bot_results import Recorder, Samples, WorkerResult
+from bench.lib.spawn import pin, raise_nofile_limit
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import (
     Ack,
@@ -134,7 +134,9 @@ def choose_move(moves: list[str], plays: int, deal_after: int, rng: random.Rando
 
 
 class Bot:
-    """One racer: a client, its seat, and the room state it follows."""
+    """One racer: a client, its seat, and the room state it follows.
+
+    Not :class:`client.lib.bot.Bot` (plays to win at a level's pace): any legal move at the load's, replies timed."""
 
     def __init__(self, client: RaceClient, recorder: Recorder, pacer: Pacer, plan: Plan, rng: random.Random) -> None:
         self.client = client

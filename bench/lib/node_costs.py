@@ -1,6 +1,7 @@
 """What a run of server nodes cost, read off the processes and their Redis: CPU to the
 nanosecond, wake-ups and kernel time, Redis's commands, the batches the nodes sent each
-other, their system calls. Shared by :mod:`bench.nodes` and :mod:`bench.nodes_side_by_side`.
+other, their system calls. Shared by the node benches (``bench.nodes``,
+``bench.nodes_side_by_side``, ...).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from bench.spawn import ProcSample, precise_cpu
+from bench.lib.spawn import ProcSample, precise_cpu
 
 
 def cpu_of(pids: list[int]) -> float:

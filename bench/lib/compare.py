@@ -27,9 +27,9 @@ import dataclasses
 import os
 from collections import Counter
 
-from bench.load import LoadRun, measure, plan_of
-from bench.spawn import SpawnedServer, check_loopback, parse_cpus, raise_nofile_limit, spawn_server
-from bench.stats import ms, percentile, ratio
+from bench.lib.load_run import LoadRun, measure, plan_of
+from bench.lib.spawn import SpawnedServer, check_loopback, parse_cpus, raise_nofile_limit, spawn_server
+from bench.lib.stats import ms, percentile, ratio
 
 TARGETS = ("relay", "server")
 
