@@ -158,6 +158,9 @@ class Config:
     countdown: float = _setting(
         3.0, "seconds from all ready (or the creator's start) to the race", float, minimum=0, maximum=60
     )
+    quick_match_wait: float = _setting(
+        3.0, "seconds a quick-match race waits for a third and fourth player", float, minimum=0, maximum=60
+    )
     finished_ttl: int = _setting(
         7 * 24 * 3600, "seconds finished rooms and their logs are kept", int, minimum=60, maximum=_YEAR
     )

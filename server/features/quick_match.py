@@ -79,7 +79,7 @@ async def match(ctx: Context, now: float | None = None) -> int:
             await ctx.line.leave(variant, entry.player)  # their server is gone
         waiting = [entry for entry in waiting if entry.node in alive]
         entries = {entry.player: entry for entry in waiting}
-        queue = MatchQueue()
+        queue = MatchQueue(gather_seconds=ctx.config.quick_match_wait)
         for entry in waiting:
             queue.join(entry.player, entry.name, entry.rating, entry.since)
         for race in queue.form(now):
