@@ -86,6 +86,19 @@ STYLES: Final[dict[Level, Style]] = {
     "hard": Style(delay=0.3, tactics=Tactics(), patience=300),
 }
 
+#: How often each level strays from the best hint, in words (``Tactics.noise``: 0.5, 0.15, 0).
+STRAYS: Final[dict[Level, str]] = {
+    "easy": "often strays from the hints",
+    "medium": "strays now and then",
+    "hard": "never strays",
+}
+
+
+def level_text(level: Level) -> str:
+    """A level in the words every client uses (the terminal's menu, the web's ``LEVELS`` in
+    ``client/web/js/bot.js``): ``medium: a move every 2 s, strays now and then``."""
+    return f"{level}: a move every {STYLES[level].delay:g} s, {STRAYS[level]}"
+
 
 @dataclass(frozen=True)
 class BotResult:

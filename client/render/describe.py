@@ -4,6 +4,7 @@ panel and clock of the race screen, and the one-line event descriptions of
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from rich.text import Text
@@ -33,9 +34,14 @@ from protocol.messages import (
 CARDS = 52
 
 
+#: A name that says "bot" as a word ("Bot (medium)", not "Robot Rob").
+SAYS_BOT = re.compile(r"\bbot\b", re.IGNORECASE)
+
+
 def shown_name(who: Racer | Result) -> str:
-    """A racer's name as shown, marked ``(bot)`` when the server says the racer is a bot."""
-    return f"{who.name} (bot)" if who.bot else who.name
+    """A racer's name as shown, marked ``(bot)`` when the server says the racer is a bot
+    and its name does not say so already ("Bot (medium)", not "Bot (medium) (bot)")."""
+    return f"{who.name} (bot)" if who.bot and not SAYS_BOT.search(who.name) else who.name
 
 
 def precise_duration(ms: int | float | None) -> str:

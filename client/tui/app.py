@@ -179,6 +179,10 @@ class RaceApp(App[int]):
         if task is not None:
             task.cancel()
 
+    def has_bot(self, code: str) -> bool:
+        """Whether this client runs a bot in room ``code`` (its "Race a bot" room)."""
+        return code in self._bots
+
     # -- the connection --------------------------------------------------------------------
 
     def set_name(self, name: str) -> None:

@@ -41,6 +41,8 @@ class ClientApp(Protocol):
 
     def stop_bot(self, code: str) -> None: ...
 
+    def has_bot(self, code: str) -> bool: ...
+
 
 class ServerEvent(Message):
     """A frame from the server, after the client library applied it to its room copies."""

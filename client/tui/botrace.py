@@ -12,17 +12,11 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from client.lib.bot import LEVELS, Level
+from client.lib.bot import LEVELS, Level, level_text
 from client.render.standings import GAMES
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged
 from protocol.messages import CreateRoom, Joined, Ready, RoomOptions, ServerMessage, Variant
-
-LEVEL_TEXT: dict[Level, str] = {
-    "easy": "easy: slow, and often strays from the hints",
-    "medium": "medium: follows the hints at a person's pace, now and then astray",
-    "hard": "hard: follows the hints, fast",
-}
 
 
 class BotRaceScreen(ClientScreen):
@@ -44,7 +38,7 @@ class BotRaceScreen(ClientScreen):
         yield Static("Which game, and how strong a bot? (Enter to start; rules: ? then s or a)", classes="hint")
         yield OptionList(
             *(
-                Option(f"{variant.capitalize():<9} {LEVEL_TEXT[level]}", id=f"{variant}:{level}")
+                Option(f"{variant.capitalize():<9} {level_text(level)}", id=f"{variant}:{level}")
                 for variant in GAMES
                 for level in LEVELS
             ),
@@ -56,7 +50,8 @@ class BotRaceScreen(ClientScreen):
     def on_mount(self) -> None:
         super().on_mount()
         choices = self.query_one("#bot-choices", OptionList)
-        choices.highlighted = 1  # Scorpion, medium
+        # The first line (Scorpion, easy) to start with: Down goes to the next level up.
+        choices.highlighted = 0
         choices.focus()
         if self.choice is not None:
             self.start(*self.choice)

@@ -10,7 +10,7 @@ the one the server sends along with the reveal.
 from __future__ import annotations
 
 import time
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -27,12 +27,32 @@ from protocol.messages import AskDaily, DailyInfo, Joined, ServerMessage, StartD
 #: Seconds to wait for today's deal: a server that did not prepare it ahead picks it now.
 DAILY_TIMEOUT = 60.0
 
+#: Why today's deal is not yours to start, by the server's ``access`` (``ranked`` is).
+CLOSED: Final[dict[str, str]] = {
+    "used": "your ranked attempt today is used",
+    "guest": "today's deal is for accounts (register from the home menu)",
+    "bot": "bots do not play today's deal",
+    "new-account": "your account is newer than today's deal (it opens for you tomorrow)",
+}
+
+
+def nothing_to_start(info: DailyInfo | None) -> str | None:
+    """Why ``s`` starts nothing (None: it starts today's ranked attempt or yesterday's deal)."""
+    if info is None:
+        return "Nothing to start yet: the server has not sent today's challenge."
+    if info.access == "ranked" or info.yesterday is not None:
+        return None
+    closed = CLOSED.get(info.access, CLOSED["used"])
+    return f"Nothing to start: {closed}, and there is no earlier deal to practise yet."
+
 
 class DailyScreen(ClientScreen):
     """Today's daily challenge of ``variant``."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "start", "Start"),
+        # When there is nothing to start, "s Start" leaves the footer and s says why.
+        Binding("s", "why_not_start", show=False),
         Binding("g", "other_game", "Other game"),
         Binding("l", "leaderboard", "Leaderboard"),
         Binding("r", "refresh", "Refresh"),
@@ -52,12 +72,14 @@ class DailyScreen(ClientScreen):
         self.variant: Variant = variant
         self.info: DailyInfo | None = None
         self.first_seen = ""
+        #: Whether the start button is offered (None: not decided since the last refresh).
+        self.offered: bool | None = None
 
     def body(self) -> ComposeResult:
         yield Label(id="daily-title", classes="title")
         with VerticalScroll():
             yield Static(id="daily-today")
-            yield Button("Start", id="daily-start", compact=True, variant="primary", disabled=True)
+            yield Button("Start", id="daily-start", compact=True, variant="primary")
             yield Static(id="daily-yesterday")
             yield Static(id="daily-message", classes="message")
         yield Footer()
@@ -72,9 +94,20 @@ class DailyScreen(ClientScreen):
             self.action_refresh()
 
     def show_error(self, text: str) -> None:
+        self.say(text, error=True)
+
+    def say(self, text: str, error: bool = False) -> None:
         message = self.query_one("#daily-message", Static)
         message.update(text)
-        message.add_class("error")
+        message.set_class(error, "error")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "start":
+            return nothing_to_start(self.info) is None
+        return True
+
+    def action_why_not_start(self) -> None:
+        self.say(nothing_to_start(self.info) or "")
 
     def action_refresh(self) -> None:
         variant = self.variant
@@ -82,7 +115,9 @@ class DailyScreen(ClientScreen):
         self.query_one("#daily-title", Label).update(f"Daily challenge · {variant.capitalize()}")
         self.query_one("#daily-today", Static).update(f"Asking the server for today's {variant.capitalize()} deal…")
         self.query_one("#daily-yesterday", Static).update("")
-        self.query_one("#daily-start", Button).disabled = True
+        self.query_one("#daily-start", Button).display = False
+        self.offered = None
+        self.refresh_bindings()
 
         def answered(reply: ServerMessage) -> None:
             if isinstance(reply, DailyInfo) and reply.variant == self.variant:
@@ -116,13 +151,15 @@ class DailyScreen(ClientScreen):
         seen = None if key is None else app.settings.commitments.get(key)
         self.query_one("#daily-yesterday", Static).update(yesterday_text(info.variant, reveal, seen))
         start = self.query_one("#daily-start", Button)
-        ranked = info.access == "ranked"
-        start.label = "Start your ranked attempt (s)" if ranked else "Practise yesterday's deal (s)"
-        playable = ranked or reveal is not None
-        if start.disabled == playable:
-            start.disabled = not playable
-            if playable:
+        start.label = "Start your ranked attempt (s)" if info.access == "ranked" else "Practise yesterday's deal (s)"
+        why_not = nothing_to_start(info)
+        if self.offered != (why_not is None):
+            # Offered only when it starts something; otherwise the message line says why not.
+            self.offered = start.display = why_not is None
+            self.refresh_bindings()
+            if self.offered:
                 start.focus()
+            self.say(why_not or "")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "daily-start":
@@ -131,14 +168,11 @@ class DailyScreen(ClientScreen):
     def action_start(self) -> None:
         """Today's ranked attempt if it is open to you; else yesterday's deal, as practice."""
         info = self.info
-        if info is None:
+        if info is None or nothing_to_start(info) is not None:
+            self.action_why_not_start()
             return
         variant = self.variant
-        date = None
-        if info.access != "ranked":
-            if info.yesterday is None:
-                return
-            date = info.yesterday.date
+        date = None if info.access == "ranked" or info.yesterday is None else info.yesterday.date
 
         def opened(reply: ServerMessage) -> None:
             if isinstance(reply, Joined):

@@ -28,11 +28,11 @@ from client.render.describe import (
     racer_lines,
     shown_name,
     variant_title,
-    waiting_text,
 )
 from client.render.keys import notation_prompt, race_legend
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
+from client.tui.roomtext import ready_at_once, waiting_words
 from client.tui.widgets import BoardView
 from protocol.messages import (
     Ack,
@@ -78,7 +78,7 @@ class GameScreen(ClientScreen):
         Binding("R", "resign", "Resign"),
         Binding("b", "next_board", "Next board"),
         Binding("o", "results", "Results"),
-        Binding("f2", "rules", "Rules"),
+        Binding("f2", "rules", "Rules", show=False),  # in the legend: the footer keeps to 80 columns
         Binding("escape", "cancel", "Cancel", show=False, priority=True),
         Binding("q", "leave", "Leave"),
     ]
@@ -86,7 +86,7 @@ class GameScreen(ClientScreen):
     DEFAULT_CSS = """
     #topbar { height: auto; max-height: 2; background: $primary-background; padding: 0 1; }
     #main { height: 1fr; }
-    #play { width: 1fr; }
+    #play { width: 1fr; align-horizontal: center; }
     #side { width: 30; border-left: solid $primary; padding: 0 1; }
     #clock { text-style: bold; height: auto; }
     #waiting { padding: 1 2; }
@@ -198,6 +198,8 @@ class GameScreen(ClientScreen):
                 # A rematch: what was said about the last race ("You resigned.", a hint) goes.
                 self.say("")
                 self.hints, self._confirm = [], None
+                if ready_at_once(view, me, self.race_app.has_bot(self.code)):
+                    self.action_ready()  # as the first race started: at once (practice, a bot)
             self._race = view.race
         if view.piles != self._piles:
             self._piles = view.piles
@@ -215,6 +217,8 @@ class GameScreen(ClientScreen):
             self._state = phase
             self.refresh_bindings()
             self.query_one("#notation", Input).display = racing
+            if racing and self.focused is None:  # the board was hidden until now (a rematch): keys play at once
+                self.query_one("#board", BoardView).focus()
         label = {"waiting": "waiting for racers", "countdown": "get ready", "racing": "racing", "finished": "finished"}
         deal = f" · deal {view.options.deal}" if view.options.deal else ""
         race = f" · race {view.race}"
@@ -239,7 +243,8 @@ class GameScreen(ClientScreen):
         board.display = state in ("racing", "finished")
         if state == "waiting":
             client = self.client
-            waiting.update(waiting_text(view, self.seat, creator=client is not None and view.creator == client.player))
+            creator = client is not None and view.creator == client.player
+            waiting.update(waiting_words(view, self.seat, creator, self.race_app.has_bot(self.code)))
         if state == "countdown":
             countdown_label.update("The race starts in…")
         if state in ("racing", "finished"):
@@ -475,13 +480,8 @@ class GameScreen(ClientScreen):
         self.navigate(to.Results(self.code))
 
     def action_leave(self) -> None:
-        mirror = self.mirror
-        if mirror is not None:
-            view = mirror.view()
-            me = self.me(view)
-            racing = view.state == "racing" and me is not None and me.finished_ms is None and not me.resigned
-            if racing and not self._confirmed("leave", "Leaving now resigns the race: press q again to leave."):
-                return
+        if self.racing() and not self._confirmed("leave", "Leaving now resigns the race: press q again to leave."):
+            return
         code = self.code
 
         async def leave() -> None:

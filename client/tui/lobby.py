@@ -22,9 +22,10 @@ class LobbyScreen(ClientScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "spectate", "Watch"),
         Binding("j", "join", "Join"),
-        Binding("r", "refresh", "Refresh"),
-        Binding("n", "next_page", "Next page"),
-        Binding("p", "previous_page", "Previous page"),
+        # Short labels, and no "r Refresh" (every 3 s by itself): the footer keeps to 80 columns.
+        Binding("r", "refresh", "Refresh", show=False),
+        Binding("n", "next_page", "Next"),
+        Binding("p", "previous_page", "Previous"),
         Binding("g", "other_game", "Game"),
         Binding("q", "app.pop_screen", "Back"),
         Binding("escape", "app.pop_screen", "Back", show=False, priority=True),

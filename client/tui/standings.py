@@ -44,9 +44,10 @@ class LeaderboardScreen(ClientScreen):
     around the player instead of the top."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("b", "next_board", "Next board"),
-        Binding("g", "other_game", "Other game"),
-        Binding("a", "around", "Around you / top"),
+        # Short labels: the footer keeps to 80 columns.
+        Binding("b", "next_board", "Board"),
+        Binding("g", "other_game", "Game"),
+        Binding("a", "around", "Around you/top"),
         Binding("r", "refresh", "Refresh"),
         Binding("q", "app.pop_screen", "Back"),
         Binding("escape", "app.pop_screen", "Back", show=False, priority=True),

@@ -34,8 +34,9 @@ class BoardView(Widget):
         Binding("right", "cursor('right')", "Right", show=False),
         Binding("up", "cursor('up')", "Up", show=False),
         Binding("down", "cursor('down')", "Down", show=False),
-        Binding("enter,space", "pick", "Pick"),
-        Binding("f", "home", "Home"),
+        # Out of the footer, which keeps to 80 columns: the race screen's legend says both.
+        Binding("enter,space", "pick", "Pick", show=False),
+        Binding("f", "home", "Home", show=False),
         *(Binding(str(n), f"jump({n})", f"Pile {n}", show=False) for n in range(1, 10)),
     ]
 

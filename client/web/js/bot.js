@@ -4,6 +4,8 @@
 // rates it), joins and readies, so the countdown starts at once. The bot knows no rules: it
 // plays the server's hints best first (every legal move once they run dry), takes moves back
 // out of dead ends, and resigns when stuck. It stays for rematches and leaves once alone.
+// The levels are the terminal's (client/lib/bot.py STYLES and level_text): the same pace, the
+// same chance of taking another hint than the best at a new position, the same words.
 //
 // The bot lives in the tab that shows its room: which rooms have one (and each bot's resume
 // token) is kept in sessionStorage, so a reload of /r/CODE brings the same bot back to its seat.
@@ -12,11 +14,15 @@ import { Connection, ServerError, serverUrl } from "./connection.js";
 
 const BOTS_KEY = "solitaire-race.bots";
 
-/** How each level plays: seconds between moves on average, hints and take-backs, patience. */
+/**
+ * How each level plays: seconds between moves on average, the chance at a new position of taking
+ * another hint than the best (a stray it takes back at a dead end), patience (moves without getting
+ * further before it resigns), and its description (the terminal client's words).
+ */
 export const LEVELS = {
-  easy: { delay: 3.0, hints: false, search: false, patience: 60, text: "easy: random moves, slowly" },
-  medium: { delay: 1.5, hints: true, search: true, patience: 150, text: "medium: follows the hints, at a person's pace" },
-  hard: { delay: 0.3, hints: true, search: true, patience: 300, text: "hard: follows the hints, fast" },
+  easy: { delay: 3.0, noise: 0.5, patience: 60, text: "easy: a move every 3 s, often strays from the hints" },
+  medium: { delay: 2.0, noise: 0.15, patience: 150, text: "medium: a move every 2 s, strays now and then" },
+  hard: { delay: 0.3, noise: 0, patience: 300, text: "hard: a move every 0.3 s, never strays" },
 };
 
 const MAX_MOVES = 600;
@@ -78,7 +84,7 @@ export class BotRacer {
     this.code = code;
     this.level = level;
     this.style = LEVELS[level];
-    this.useHints = this.style.hints;
+    this.useHints = true;
     this.conn = new Connection(serverUrl(), { storage: sessionStorage, prefix: `${BOTS_KEY}.${code}.`, bot: true });
   }
 
@@ -140,12 +146,19 @@ export class BotRacer {
     this.conn.close();
   }
 
-  /** Moves not yet tried from this board: the hints, best first; else every legal move, shuffled. */
+  /**
+   * Moves not yet tried from this board: the hints, best first (at a new position, with the level's
+   * chance, another hint first: a stray); else every legal move, shuffled.
+   */
   async candidates(tried) {
     if (this.useHints) {
       try {
         const reply = await this.conn.request({ type: "hint", room: this.code });
         const fresh = (reply.hints || []).map((hint) => hint.move).filter((move) => !tried.has(move));
+        if (!tried.size && fresh.length > 1 && Math.random() < this.style.noise) {
+          const other = 1 + Math.floor(Math.random() * (fresh.length - 1));
+          [fresh[0], fresh[other]] = [fresh[other], fresh[0]];
+        }
         if (fresh.length) return fresh;
       } catch (error) {
         if (error.code !== "hints-disabled") throw error;
@@ -172,7 +185,7 @@ export class BotRacer {
     const code = this.code;
     await this.conn.waitRoom(code, (copy) => ["racing", "finished"].includes(copy.view.state), Infinity);
     await this.conn.waitRoom(code, () => this.done() || Boolean(this.me.board));
-    const undo = this.copy.view.options.undo !== false && this.style.search;
+    const undo = this.copy.view.options.undo !== false;
     const tried = new Map();
     let played = 0;
     let depth = 0;
@@ -188,11 +201,8 @@ export class BotRacer {
       }
       const key = JSON.stringify(me.board);
       const revisit = moved && tried.has(key) && undo;
-      let here = new Set();
-      if (this.style.search) {
-        if (!tried.has(key)) tried.set(key, here);
-        here = tried.get(key);
-      }
+      if (!tried.has(key)) tried.set(key, new Set());
+      const here = tried.get(key);
       try {
         const stuck = played >= MAX_MOVES || sinceProgress >= this.style.patience;
         const candidates = revisit || stuck ? [] : await this.candidates(here);

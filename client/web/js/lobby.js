@@ -27,7 +27,7 @@ export class LobbyScreen {
       this.pager(),
       h(
         "table",
-        {},
+        { id: "lobby-table" },
         h(
           "thead",
           {},
@@ -52,12 +52,16 @@ export class LobbyScreen {
     const game = (id) =>
       h("select", { id }, h("option", { value: "scorpion" }, "Scorpion"), h("option", { value: "antares" }, "Antares"));
     const botGame = game("bot-variant");
+    // The select names the level; the line under it says how it plays (a phone has no room for
+    // the whole description in a select).
+    const levelText = h("p", { className: "muted", id: "bot-level-text" });
     const level = h(
       "select",
-      { id: "bot-level" },
-      Object.entries(LEVELS).map(([value, style]) => h("option", { value }, style.text)),
+      { id: "bot-level", "aria-describedby": "bot-level-text", onchange: () => (levelText.textContent = LEVELS[level.value].text) },
+      Object.keys(LEVELS).map((value) => h("option", { value }, value)),
     );
     level.value = "medium";
+    levelText.textContent = LEVELS[level.value].text;
     const status = statusLine();
     const raceBot = async (event) => {
       event.preventDefault();
@@ -85,7 +89,8 @@ export class LobbyScreen {
         { className: "panel", id: "bot-race", onsubmit: raceBot },
         h("h2", {}, "Race a bot"),
         h("p", { className: "muted" }, "A private room for you and a bot: the race starts at once. Races against a bot are not rated."),
-        h("div", { className: "toolbar" }, botGame, level, h("button", { type: "submit", className: "primary" }, "Race a bot")),
+        h("div", { className: "toolbar" }, botGame, h("label", {}, "level ", level), h("button", { type: "submit", className: "primary" }, "Race a bot")),
+        levelText,
         status,
       ),
       h(
@@ -158,11 +163,12 @@ export class LobbyScreen {
           h("td", {}, h("code", {}, roomCode(room.code))),
           h("td", {}, variantName(room.variant)),
           h("td", {}, h("span", { className: `pill ${room.state}` }, room.state)),
-          h("td", {}, `${room.racers.join(", ") || "—"} (${room.racers.length}/${room.max_racers})`),
-          h("td", {}, String(room.spectators)),
+          h("td", { className: "racers" }, `${room.racers.join(", ") || "—"} (${room.racers.length}/${room.max_racers})`),
+          // A phone shows the rooms as cards, without the table's head: the count says what it counts.
+          h("td", { className: "watching" }, String(room.spectators), h("span", { className: "phone-only" }, " watching")),
           h(
             "td",
-            {},
+            { className: "links" },
             h("a", { href: `#/watch/${room.code}` }, "Watch"),
             room.state === "waiting" && room.racers.length < room.max_racers ? [" · ", h("a", { href: `/r/${room.code}` }, "Join")] : null,
           ),
@@ -185,7 +191,15 @@ export class LobbyScreen {
     seats.addEventListener("change", () => {
       if (!publicChosen) isPublic.checked = seats.value !== "1";
     });
-    const deal = h("input", { type: "text", id: "new-deal", placeholder: "practice deal, e.g. 617", size: "14" });
+    // A chosen deal (practice only); blank: a random one.
+    const deal = h("input", {
+      type: "text",
+      id: "new-deal",
+      placeholder: "random",
+      size: "8",
+      inputmode: "numeric",
+      title: "a practice room's deal number, e.g. 617 (blank: a random deal)",
+    });
     const submit = async (event) => {
       event.preventDefault();
       const practice = seats.value === "1";
@@ -207,7 +221,7 @@ export class LobbyScreen {
       variant,
       h("label", {}, "seats ", seats),
       h("label", {}, isPublic, " listed here"),
-      deal,
+      h("label", {}, "practice deal ", deal),
       h("button", { type: "submit", className: "primary" }, "Open"),
     );
   }

@@ -2,7 +2,7 @@
 // racer's starting board and the patches of every step, shown with a step slider.
 
 import { BoardView } from "./board.js";
-import { fill, h, roomCode, statusLine, variantName } from "./dom.js";
+import { count, fill, h, roomCode, statusLine, variantName } from "./dom.js";
 import { applyPatch, copyBoard } from "./mirror.js";
 
 const PILES = {
@@ -90,7 +90,7 @@ export class ReplayScreen {
       board = copyBoard(board);
     }
     this.slider.max = String(this.frames.length - 1);
-    this.status.show(`${replay.name}: ${replay.steps.length} steps.`);
+    this.status.show(`${replay.name}: ${count(replay.steps.length, "step")}.`);
     this.show(0);
   }
 

@@ -31,6 +31,27 @@ function clockText(view, now) {
   }
 }
 
+/** Piles at the top of a board, not in its tableau (as the terminal client's TOP_KINDS). */
+const TOP_KINDS = new Set(["stock", "cell", "foundation"]);
+
+/** Whether the game has a stock to deal (Scorpion does, Antares not): the piles the server sends say. */
+function hasStock(piles) {
+  return piles.some((pile) => pile.kind === "stock");
+}
+
+/**
+ * Moves in notation made from the room's pile names, as the terminal client's move box shows them
+ * (client/render/keys.py move_examples): Scorpion `QS>5, deal`; Antares `QS>f1, 7H>c1, c2>h`.
+ */
+export function moveExamples(piles) {
+  const tableau = piles.filter((pile) => !TOP_KINDS.has(pile.kind)).map((pile) => pile.name);
+  const cells = piles.filter((pile) => pile.kind === "cell").map((pile) => pile.name);
+  const examples = tableau.length ? [`QS>${tableau[Math.min(4, tableau.length - 1)]}`] : [];
+  if (hasStock(piles)) examples.push("deal");
+  if (cells.length) examples.push(`7H>${cells[0]}`, `${cells[Math.min(1, cells.length - 1)]}>h`);
+  return examples;
+}
+
 /** What a racer's badge says beyond the room's state ("" while they race: the room says so). */
 function racerState(racer, view) {
   if (racer.finished_ms !== null) return `won in ${formatMs(racer.finished_ms)}`;
@@ -75,7 +96,8 @@ export class RoomScreen {
       "form",
       { className: "toolbar", onsubmit: (e) => this.typedMove(e) },
       h("label", { for: "move-text" }, "Type a move"),
-      h("input", { type: "text", id: "move-text", placeholder: "QS>5, 7H>h, deal", autocomplete: "off" }),
+      // The examples come from the room's piles (render), so each game shows its own pile names.
+      h("input", { type: "text", id: "move-text", autocomplete: "off" }),
       h("button", { type: "submit" }, "Play"),
     );
     // Hidden until the room says the player may move (a room that does not exist never does).
@@ -197,6 +219,7 @@ export class RoomScreen {
     // A new state makes the last word about the old one stale (errors stay until replaced).
     if (this.shownState && this.shownState !== view.state && !this.status.classList.contains("error")) this.status.show("");
     this.shownState = view.state;
+    this.sayResigned(view);
     this.root.dataset.state = view.state;
     this.root.dataset.version = String(copy.version);
     fill(this.title, `${variantName(view.variant)} · room `, roomCode(view.code));
@@ -241,8 +264,17 @@ export class RoomScreen {
     const playing = this.canPlay();
     this.buttons.render(view, this.me, playing);
     this.moveForm.hidden = !playing;
+    this.moveForm.querySelector("input").placeholder = moveExamples(view.piles).join(", ");
     this.hints.node.hidden = !playing || view.options.hints === false;
     if (this.hints.node.hidden) this.clearHints();
+  }
+
+  /** Once a race, when the player's resignation shows: say so (in place of what the last move said). */
+  sayResigned(view) {
+    const me = this.me;
+    if (this.mode !== "race" || !me || me.resigned !== "resigned" || this.resignedIn === view.race) return;
+    this.resignedIn = view.race;
+    this.status.show("You resigned.");
   }
 
   async resign() {
@@ -396,6 +428,6 @@ export class RoomScreen {
     if (!this.canPlay()) return;
     if (event.key === "u") this.undo();
     else if (event.key === "h" && this.copy.view.options.hints !== false) this.askHint();
-    else if (event.key === "d") this.play("deal");
+    else if (event.key === "d" && hasStock(this.copy.view.piles)) this.play("deal"); // Antares has no stock
   }
 }

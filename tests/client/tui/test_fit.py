@@ -229,9 +229,9 @@ async def test_you_resigned_stays_with_its_race(serve: Serve, tmp_path: Path) ->
             await pilot.press("R", "R")
             await eventually(lambda: isinstance(app.screen, ResultsScreen), what="the results")
             await eventually(lambda: plain_message(screen) == "You resigned.", what="the race screen's message")
-            await pilot.press("m")  # a rematch: the results close, the room waits again
+            await pilot.press("m")  # a rematch: the results close, and it starts as the first race did
             await eventually(lambda: app.screen is screen, what="the room again")
-            await eventually(lambda: "waiting" in text_of(app, "#topbar"), what="the rematch")
+            await eventually(lambda: "race 2" in text_of(app, "#topbar"), what="the rematch")
             assert plain_message(screen) == ""
 
 

@@ -163,7 +163,7 @@ async def test_race_a_bot_from_the_home_menu_to_the_results_and_a_rematch(serve:
             await home(app)
             await choose(app, pilot, "bot")
             await eventually(lambda: isinstance(app.screen, BotRaceScreen), what="the bot's choices")
-            await pilot.press("up", "enter")  # Scorpion, easy (it gives up soonest)
+            await pilot.press("enter")  # the first line: Scorpion, easy (it gives up soonest)
             screen = await eventually(showing(app, GameScreen), what="the race")
             assert isinstance(screen, GameScreen)
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
@@ -173,11 +173,11 @@ async def test_race_a_bot_from_the_home_menu_to_the_results_and_a_rematch(serve:
             await pilot.pause()
             table = results.query_one("#results", DataTable)
             await eventually(lambda: table.row_count == 2, what="both racers ranked")
-            # The server marks the bot (it said so in its hello), and so do the results.
-            assert {str(table.get_row_at(row)[1]) for row in range(2)} == {"Ann (you)", "Bot (easy) (bot)"}
-            await pilot.press("m")  # a rematch: the bot stays and is ready again
+            # The server marks the bot (it said so in its hello); its name says so already, once.
+            assert {str(table.get_row_at(row)[1]) for row in range(2)} == {"Ann (you)", "Bot (easy)"}
+            await pilot.press("m")  # a rematch: the bot stays, and the race starts again as the first did
             await client_of(app).wait_room(
-                screen.code, lambda m: m.view().state == "waiting" and m.view().racers[1].ready, timeout=15
+                screen.code, lambda m: m.view().race == 2 and m.view().state == "racing", timeout=15
             )
 
 
@@ -190,7 +190,8 @@ async def test_a_bot_is_marked_on_its_seat_and_in_the_results(serve: Serve, tmp_
             assert isinstance(screen, GameScreen)
             room = await client_of(app).wait_room(screen.code, lambda m: len(m.view().racers) == 2, timeout=15)
             assert room.view().racers[1].bot
-            await eventually(lambda: "Bot (easy) (bot)" in text_of(app, "#racers"), what="the marker")
+            await eventually(lambda: "Bot (easy)" in text_of(app, "#racers"), what="the bot")
+            assert "(bot)" not in text_of(app, "#racers")  # its name says so: once
             await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
             await pilot.pause()
             await pilot.press("R", "R")

@@ -49,6 +49,7 @@ from tests.client.conftest import (
     playing,
 )
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
+from tests.polling import LONG_COUNTDOWN
 from tests.server.conftest import PERSON_PACE, cleared_by_a_moderator, registered_before_today
 
 pytestmark = pytest.mark.asyncio
@@ -366,7 +367,7 @@ async def test_the_home_menu_offers_quick_races_daily_challenges_leaderboards_an
 async def test_a_quick_race_waits_in_line_can_be_cancelled_and_lands_in_the_counting_down_room(
     serve: Serve, tmp_path: Path
 ) -> None:
-    async with serve() as srv:
+    async with serve(countdown=LONG_COUNTDOWN) as srv:
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
             await home(app)
