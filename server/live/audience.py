@@ -1,7 +1,8 @@
-"""Who follows a room, and what each of them is sent.
+"""Who follows a room, and the sending of what each of them is sent.
 
-Each event is encoded once per form (full, and redacted for racers still racing), and the
-same bytes go to every recipient of that form. Spectators get the full form after the
+What goes to whom is decided by a :class:`~server.live.delivery.Delivery`; the audience
+executes it without reading the room: it finds each seat's connections, encodes each frame
+once and sends the same bytes to all its recipients. Spectators get the full form after the
 room's spectator delay; a delayed mirror of the room (a :class:`RoomMirror`, fed the same
 frames) answers their snapshots, so a late spectator sees exactly what the others saw.
 Without a delay the spectators see the room as it is: the mirror is then not fed every
@@ -13,17 +14,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import msgspec
 
 from protocol.codec import encode
-from protocol.messages import Snapshot, Update
+from protocol.messages import Ack, Snapshot, Update
 from protocol.mirror import RoomMirror
 from server.clock import now_ms
 from server.connections.link import ClientLink, send_to_all
+from server.live.delivery import Delivery, ToLink, ToRacers, ToSeats, ToSpectators, snapshot_of
 from server.rooms.room import Room
-from server.rooms.step import Emission
 
 
 class Audience:
@@ -34,7 +35,7 @@ class Audience:
         self.code = room.code
         self.racers: dict[int, list[ClientLink]] = {}
         self.spectators: list[ClientLink] = []
-        self._mirror = RoomMirror(_snapshot(room, None))
+        self._mirror = RoomMirror(snapshot_of(room, None))
         #: Frames for spectators not yet due: (when, frame, the update or snapshot it holds).
         self._delayed: deque[tuple[float, bytes, Update | Snapshot]] = deque()
         self._release: asyncio.TimerHandle | None = None
@@ -45,30 +46,14 @@ class Audience:
     def reset_mirror(self, room: Room) -> None:
         """Start the spectators' mirror afresh from ``room`` (after a restore)."""
         self._delayed.clear()
-        self._mirror = RoomMirror(_snapshot(room, None))
+        self._mirror = RoomMirror(snapshot_of(room, None))
         self._mirror_behind = False
 
     def _catch_up(self, room: Room) -> None:
         """Bring a mirror that missed undelayed events up to ``room`` (which they came from)."""
         if self._mirror_behind:
-            self._mirror.reset(_snapshot(room, None))
+            self._mirror.reset(snapshot_of(room, None))
             self._mirror_behind = False
-
-    def resynced(self, room: Room) -> None:
-        """``room`` was reloaded from storage: each racer gets a snapshot of it now, the
-        spectators after the spectator delay, in order with the events (so a storage fault
-        never shows them what the delay still hides)."""
-        for seat, links in self.racers.items():
-            if links:
-                send_to_all(links, encode(_snapshot(room, seat)))
-        snapshot = _snapshot(room, None)
-        if room.spectator_delay <= 0 and not self._delayed:
-            self._mirror.reset(snapshot)
-            self._mirror_behind = False
-            self._to_spectators(encode(snapshot))
-        else:
-            self._delayed.append((time.monotonic() + room.spectator_delay, encode(snapshot), snapshot))
-            self._schedule_release()
 
     # -- membership ------------------------------------------------------------------
 
@@ -94,7 +79,7 @@ class Audience:
             self.racers[seat].remove(link)
         return seat
 
-    def keep_seats(self, members: dict[int, str]) -> None:
+    def keep_seats(self, members: Mapping[int, str]) -> None:
         """Stop sending a seat's frames to connections whose player no longer holds it."""
         for seat, links in self.racers.items():
             for link in [link for link in links if members.get(seat) != link.player]:
@@ -118,35 +103,43 @@ class Audience:
         """What ``link`` may see now: its racer's view, or the delayed spectator view."""
         seat = link.rooms.get(self.code)
         if seat is not None:
-            return _snapshot(room, seat, request_id)
+            return snapshot_of(room, seat, request_id)
         self._catch_up(room)
         view = self._mirror.view()
         view = msgspec.structs.replace(view, clock=msgspec.structs.replace(view.clock, now=now_ms()))
         return Snapshot(room=self.code, version=self._mirror.version, view=view, id=request_id)
 
-    def refresh(self, room: Room, seat: int) -> None:
-        """A fresh snapshot to the racer in ``seat`` (their view changed beyond events)."""
-        links = self.racers.get(seat, [])
-        if links:
-            send_to_all(links, encode(_snapshot(room, seat)))
+    def execute(self, delivery: Delivery) -> None:
+        """Send a step's frames, each encoded once, to the connections they name (spectators'
+        after their delay), then let go of connections whose player lost their seat."""
+        for frame in delivery.frames:
+            data = encode(frame.message)
+            for to in frame.to:
+                match to:
+                    case ToLink(link):
+                        link.send_frame(data)
+                    case ToSeats(seats):
+                        send_to_all([link for seat in sorted(seats) for link in self.racers.get(seat, [])], data)
+                    case ToRacers(but):
+                        send_to_all(
+                            [link for seat, links in self.racers.items() if seat not in but for link in links], data
+                        )
+                    case ToSpectators(delay):
+                        assert not isinstance(frame.message, Ack), "acks go to their connection only"
+                        self._to_spectators_after(delay, data, frame.message)
+        if delivery.members is not None:
+            self.keep_seats(delivery.members)
 
-    def send(self, room: Room, emission: Emission) -> None:
-        """One event to everyone who follows the room, each in the form they may see."""
-        base = emission.version - 1
-        full_update = Update(room=self.code, base=base, version=emission.version, events=[emission.full])
-        full = encode(full_update)
-        redacted = None
-        if emission.redacted is not None:
-            redacted = encode(Update(room=self.code, base=base, version=emission.version, events=[emission.redacted]))
-        for seat, links in self.racers.items():
-            hide = redacted is not None and seat != emission.owner and room.is_racing(seat)
-            send_to_all(links, redacted if hide and redacted is not None else full)
-        delay = room.spectator_delay
+    def _to_spectators_after(self, delay: float, frame: bytes, message: Update | Snapshot) -> None:
         if delay <= 0 and not self._delayed:
-            self._mirror_behind = True  # the room itself is the spectators' view now
-            self._to_spectators(full)
+            if isinstance(message, Snapshot):
+                self._mirror.reset(message)
+                self._mirror_behind = False
+            else:
+                self._mirror_behind = True  # the room itself is the spectators' view now
+            self._to_spectators(frame)
         else:
-            self._delayed.append((time.monotonic() + delay, full, full_update))
+            self._delayed.append((time.monotonic() + delay, frame, message))
             self._schedule_release()
 
     def _to_spectators(self, frame: bytes) -> None:
@@ -175,7 +168,3 @@ class Audience:
         if self._release is not None:
             self._release.cancel()
             self._release = None
-
-
-def _snapshot(room: Room, seat: int | None, request_id: int | None = None) -> Snapshot:
-    return Snapshot(room=room.code, version=room.version, view=room.view(seat, now_ms()), id=request_id)

@@ -23,10 +23,11 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
 from protocol.errors import ErrorCode
-from protocol.messages import Ack, Snapshot
+from protocol.messages import Snapshot
 from server.clock import now_ms
 from server.connections.link import ClientLink
 from server.live.audience import Audience
+from server.live.delivery import delivery_of, resync_delivery
 from server.live.loading import load_room
 from server.live.recording import RaceRecorder
 from server.rooms.commands import Command, SetSpectators, Tick
@@ -139,9 +140,9 @@ class RoomRunner:
             self._note_seats(racing_before)
             if step.record.state != before_state:
                 logger.debug("room %s is %s", self.code, step.record.state)
-            if link is not None and request_id is not None and ack:
-                link.send(Ack(id=request_id, room=self.code, version=self.room.version, move=step.outcome.move))
-            self._deliver(step)
+            reply = (link, request_id) if link is not None and request_id is not None and ack else None
+            self.audience.execute(delivery_of(self.room, step, reply))
+            self.schedule()
             if step.outcome.finished:
                 self._background(self._recorder.record(self.room))
             elif step.record.state == "racing" and step.record.started != before_start:
@@ -241,7 +242,7 @@ class RoomRunner:
         self._stale = False
         logger.info("room %s resynchronised from storage at version %d", self.code, self.room.version)
         # Everyone sees the room as storage has it (spectators after their delay).
-        self.audience.resynced(self.room)
+        self.audience.execute(resync_delivery(self.room, self.audience.present_seats()))
         self.schedule()
 
     def _heal_later(self) -> None:
@@ -268,14 +269,6 @@ class RoomRunner:
                 self._heal_later()
                 return
         self._heal_retry = _RETRY_FIRST
-
-    def _deliver(self, step: Step) -> None:
-        for emission in step.outcome.emissions:
-            self.audience.send(self.room, emission)
-        for seat in step.outcome.refresh:
-            self.audience.refresh(self.room, seat)
-        self.audience.keep_seats(self.room.members())
-        self.schedule()
 
     # -- reading ---------------------------------------------------------------------------
 

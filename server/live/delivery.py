@@ -1,0 +1,107 @@
+"""What a stored step sends, and to whom: a :class:`Delivery`, built in one place.
+
+:func:`delivery_of` reads the room once, right after the step is applied, and says every
+frame and its recipients: the acknowledgement to the requesting connection, then each event
+in the form each racer may see (a racer still racing sees only their own board; the others'
+moves as progress), the same events to the spectators after the room's delay, then fresh
+snapshots to the racers whose view changed beyond the events. The sending side
+(:class:`~server.live.audience.Audience`) only executes it: it finds the connections of each
+seat, holds spectator frames for their delay, and sends; it never reads the room back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from protocol.messages import Ack, Snapshot, Update
+from server.clock import now_ms
+from server.connections.link import ClientLink
+from server.rooms.room import Room
+from server.rooms.step import Step
+
+
+@dataclass(frozen=True, slots=True)
+class ToLink:
+    """One connection (the one whose request this answers)."""
+
+    link: ClientLink
+
+
+@dataclass(frozen=True, slots=True)
+class ToSeats:
+    """The connections following these seats."""
+
+    seats: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ToRacers:
+    """Every racer's connections, but those of the seats in ``but``."""
+
+    but: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class ToSpectators:
+    """The spectators, ``delay`` seconds from now (in order with the frames before)."""
+
+    delay: float
+
+
+Recipient = ToLink | ToSeats | ToRacers | ToSpectators
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One message, encoded once, for each of its recipients."""
+
+    message: Ack | Update | Snapshot
+    to: tuple[Recipient, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """The frames of one step in the order they go out, and the seats' holders after it
+    (a connection whose player no longer holds its seat stops getting that seat's frames;
+    None: the connections are kept as they are)."""
+
+    frames: tuple[Frame, ...]
+    members: Mapping[int, str] | None = None
+
+
+def delivery_of(room: Room, step: Step, reply: tuple[ClientLink, int] | None = None) -> Delivery:
+    """What ``step``, just applied to ``room``, sends: the ack of request ``reply`` (link, id)
+    first, if any, then its events, then the snapshots of the seats it refreshes."""
+    frames: list[Frame] = []
+    if reply is not None:
+        link, request_id = reply
+        frames.append(
+            Frame(Ack(id=request_id, room=room.code, version=room.version, move=step.outcome.move), (ToLink(link),))
+        )
+    spectators = ToSpectators(room.spectator_delay)
+    racing = frozenset(seat for seat in room.racers() if room.is_racing(seat))
+    for emission in step.outcome.emissions:
+        base = emission.version - 1
+        full = Update(room=room.code, base=base, version=emission.version, events=[emission.full])
+        hidden = frozenset() if emission.redacted is None else racing - {emission.owner}
+        frames.append(Frame(full, (ToRacers(but=hidden), spectators)))
+        if emission.redacted is not None and hidden:
+            redacted = Update(room=room.code, base=base, version=emission.version, events=[emission.redacted])
+            frames.append(Frame(redacted, (ToSeats(hidden),)))
+    for seat in sorted(step.outcome.refresh):
+        frames.append(Frame(snapshot_of(room, seat), (ToSeats(frozenset({seat})),)))
+    return Delivery(tuple(frames), room.members())
+
+
+def resync_delivery(room: Room, followed: Iterable[int]) -> Delivery:
+    """``room`` was reloaded from storage: a snapshot of it to each ``followed`` seat now, and
+    to the spectators after the delay (so a storage fault never shows them what the delay hides)."""
+    frames = [Frame(snapshot_of(room, seat), (ToSeats(frozenset({seat})),)) for seat in sorted(followed)]
+    frames.append(Frame(snapshot_of(room, None), (ToSpectators(room.spectator_delay),)))
+    return Delivery(tuple(frames))
+
+
+def snapshot_of(room: Room, seat: int | None, request_id: int | None = None) -> Snapshot:
+    """The room as the racer in ``seat`` (None: a spectator, undelayed) may see it now."""
+    return Snapshot(room=room.code, version=room.version, view=room.view(seat, now_ms()), id=request_id)
