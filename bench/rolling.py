@@ -46,8 +46,9 @@ from pathlib import Path
 from bench.lib.deployment import Deployment, deployed
 from bench.lib.node_fleet import close_all
 from bench.lib.rolling_check import check_rooms
-from bench.lib.rolling_racers import Play, from_own_addresses, open_races, race
+from bench.lib.rolling_racers import Play, open_races, race
 from bench.lib.rolling_report import Load, Window, report
+from bench.lib.sources import from_own_addresses
 from bench.lib.spawn import exit_on_sigterm, machine_cpu, raise_nofile_limit
 from client.lib.connection import RaceClient
 

@@ -31,7 +31,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from websockets.exceptions import InvalidHandshake
+
 from bench.lib.bot_results import Recorder, Samples, WorkerResult
+from bench.lib.sources import address_of, connect_from, from_own_addresses
 from bench.lib.spawn import pin, raise_nofile_limit
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import (
@@ -330,8 +333,10 @@ async def run_room(
         async with gate:
             for n in range(plan.per_room):
                 try:
-                    client = await RaceClient.connect(plan.url, f"{plan.name}{index}-{n}", reconnect=False)
-                except (OSError, ServerError, TimeoutError) as error:
+                    # Each bot from an address of its own, as the server's per-address limits expect.
+                    source = address_of(index * plan.per_room + n)
+                    client = await connect_from(plan.url, f"{plan.name}{index}-{n}", source, reconnect=False)
+                except (OSError, ServerError, TimeoutError, InvalidHandshake) as error:
                     recorder.error(f"connect failed ({type(error).__name__})")
                     return
                 recorder.result.connections += 1
@@ -420,5 +425,6 @@ def worker_main(plan: Plan, pipe: multiprocessing.connection.Connection) -> None
     # Full collections of the bots' many objects pause this process for 100 ms and more,
     # which would show up as server latency: collect rarely (memory is no concern here).
     gc.set_threshold(50_000, 50, 100)
-    result = asyncio.run(run_worker(plan, pipe))
+    with from_own_addresses():
+        result = asyncio.run(run_worker(plan, pipe))
     pipe.send(("result", result))

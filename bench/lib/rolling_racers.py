@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import functools
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
-from websockets.asyncio import client as websockets_client
-
-import client.lib.connection as client_connection
 from bench.lib.bots import local_legal_moves
 from bench.lib.node_fleet import caught_up, open_room, play
+from bench.lib.sources import address_of, connect_from
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack
 from protocol.mirror import RoomMirror
@@ -39,61 +34,6 @@ LOOKAHEAD = 5
 RETRY = 0.05
 #: Racers opening their connections and rooms at once.
 OPENING = 16
-
-#: The loopback address the client being built connects from (see :class:`Player`).
-_SOURCE: contextvars.ContextVar[str | None] = contextvars.ContextVar("rolling_source", default=None)
-
-
-class _FromSource(websockets_client.connect):
-    """websockets' ``connect``, from the address in :data:`_SOURCE` when one is set."""
-
-    def __init__(self, uri: str, **options: Any) -> None:
-        source = _SOURCE.get()
-        if source is not None:
-            options.setdefault("local_addr", (source, 0))
-        super().__init__(uri, **options)
-
-
-class Player(RaceClient):
-    """A :class:`RaceClient` whose connections, its reconnections included, all leave from the
-    address that was in :data:`_SOURCE` when it was built, as a real player's leave from
-    theirs. The client library connects with the module's ``connect``, which
-    :func:`from_own_addresses` replaces with :class:`_FromSource` meanwhile."""
-
-    def __init__(self, url: str, name: str, resume: str | None, reconnect: bool, bot: bool = False) -> None:
-        super().__init__(url, name, resume, reconnect, bot)
-        self.source = _SOURCE.get()
-
-    async def _open(self) -> None:
-        token = _SOURCE.set(self.source)
-        try:
-            await super()._open()
-        finally:
-            _SOURCE.reset(token)
-
-
-@contextlib.contextmanager
-def from_own_addresses() -> Iterator[None]:
-    """While inside, the client library connects from the address of the :class:`Player`."""
-    names = vars(client_connection)
-    original, names["connect"] = names["connect"], _FromSource
-    try:
-        yield
-    finally:
-        names["connect"] = original
-
-
-def address_of(racer: int) -> str:
-    """The loopback address of the ``racer``-th racer (from 0): 127.1.0.1, 127.1.0.2, ..."""
-    return f"127.1.{racer // 250}.{racer % 250 + 1}"
-
-
-async def connect_from(url: str, name: str, source: str) -> RaceClient:
-    token = _SOURCE.set(source)
-    try:
-        return await Player.connect(url, name, reconnect=True)
-    finally:
-        _SOURCE.reset(token)
 
 
 def _alive(game: Game, depth: int) -> bool:
