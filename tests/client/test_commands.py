@@ -31,8 +31,8 @@ from protocol.messages import (
 from server.competition.daily import utc_date
 from server.storage.connection import Storage
 from tests.client.conftest import PATIENCE, Serve, ServeDaily, playing
+from tests.end_to_end.conftest import PERSON_PACE, cleared_by_a_moderator, registered_before_today
 from tests.known_deals import ANTARES_DEAL, winning_line
-from tests.server.conftest import PERSON_PACE, cleared_by_a_moderator, registered_before_today
 
 pytestmark = pytest.mark.asyncio
 

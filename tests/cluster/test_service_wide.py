@@ -37,10 +37,10 @@ from protocol.messages import (
 )
 from server.app import RaceServer, stop_leftovers
 from server.config import Config
+from tests.end_to_end.conftest import RawClient
+from tests.end_to_end.test_daily import SOLVER, account_token, ask, daily_deal, lobby, racing, start_daily
 from tests.nodes.conftest import redis_cluster
 from tests.polling import COUNTDOWN, eventually_async
-from tests.server.conftest import RawClient
-from tests.server.test_daily import SOLVER, account_token, ask, daily_deal, lobby, racing, start_daily
 
 pytestmark = pytest.mark.asyncio
 

@@ -1,5 +1,5 @@
 """Accounts' log lines: registrations and logins are a client's to repeat at will, so a flood of
-them writes a few lines (the rest of accounts is tested end to end in tests/server/test_accounts.py)."""
+them writes a few lines (the rest of accounts is tested end to end in tests/end_to_end/test_accounts.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from protocol.messages import AccountInfo, Login, Register
 from server.features import accounts
 from server.ops.log_limits import LogLimiter
-from tests.server.conftest import RunningServer
+from tests.end_to_end.conftest import RunningServer
 
 pytestmark = pytest.mark.asyncio
 

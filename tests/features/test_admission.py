@@ -12,7 +12,7 @@ from websockets.exceptions import InvalidMessage, InvalidStatus
 
 from server.connections.link import ClientLink
 from tests.balancer import BALANCER, connect_as
-from tests.server.conftest import RunningServer, ServerFactory
+from tests.end_to_end.conftest import RunningServer, ServerFactory
 
 pytestmark = pytest.mark.asyncio
 

@@ -9,7 +9,7 @@ from functools import partial
 import pytest
 
 from protocol.messages import AskLeaderboard, AskStats, Leaderboard, PlayerStats
-from tests.server.conftest import RunningServer
+from tests.end_to_end.conftest import RunningServer
 
 pytestmark = pytest.mark.asyncio
 

@@ -26,8 +26,8 @@ from protocol.messages import (
     Welcome,
 )
 from server.competition.daily import previous_date
-from tests.server.conftest import RawClient, RunningServer
-from tests.server.test_moderation import PASSWORD, account, offer_daily, today
+from tests.end_to_end.conftest import RawClient, RunningServer
+from tests.end_to_end.test_moderation import PASSWORD, account, offer_daily, today
 
 pytestmark = pytest.mark.asyncio
 

@@ -10,7 +10,7 @@ import pytest
 from server.features import identity
 from server.ops.log_limits import LogLimiter
 from server.storage.connection import StoreUnavailable
-from tests.server.conftest import RunningServer, eventually, open_room
+from tests.end_to_end.conftest import RunningServer, eventually, open_room
 
 pytestmark = pytest.mark.asyncio
 

@@ -21,8 +21,8 @@ from protocol.messages import (
     RoomOptions,
     Spectate,
 )
+from tests.end_to_end.conftest import RunningServer, ServerFactory, eventually, fixed_deal, start_race
 from tests.known_deals import ANTARES_DEAL
-from tests.server.conftest import RunningServer, ServerFactory, eventually, fixed_deal, start_race
 
 pytestmark = pytest.mark.asyncio
 

@@ -14,7 +14,7 @@ from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import PROTOCOL_VERSION, AccountInfo, Ack, Error, Hello, Login, Logout, Register, Welcome
 from server.features.sessions import Token, sign_legacy, verify_token
 from server.storage.keys import Keys
-from tests.server.conftest import RawClient, RunningServer, ServerFactory
+from tests.end_to_end.conftest import RawClient, RunningServer, ServerFactory
 
 pytestmark = pytest.mark.asyncio
 

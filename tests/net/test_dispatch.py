@@ -20,7 +20,7 @@ from server.ops.log_limits import LogLimiter
 from server.rooms.errors import CommandRefused, RoomError
 from server.storage.connection import StoreUnavailable
 from server.storage.rooms import Expiry, RoomWrite
-from tests.server.conftest import RunningServer
+from tests.end_to_end.conftest import RunningServer
 
 pytestmark = pytest.mark.asyncio
 

@@ -10,7 +10,7 @@ import pytest
 
 from protocol.errors import CloseCode
 from protocol.messages import PROTOCOL_VERSION, Hello, ListRooms, Lobby
-from tests.server.conftest import RawClient, ServerFactory, eventually
+from tests.end_to_end.conftest import RawClient, ServerFactory, eventually
 
 pytestmark = pytest.mark.asyncio
 

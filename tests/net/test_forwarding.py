@@ -17,7 +17,7 @@ from server.connections.link import ClientLink
 from server.net import forwarding
 from server.ops.log_limits import LogLimiter
 from server.storage.connection import StoreUnavailable
-from tests.server.conftest import RunningServer
+from tests.end_to_end.conftest import RunningServer
 
 pytestmark = pytest.mark.asyncio
 

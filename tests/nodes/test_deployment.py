@@ -21,11 +21,11 @@ from client.lib.connection import RaceClient
 from protocol.errors import ErrorCode
 from protocol.messages import AccountInfo, Error, Login, Register
 from server.storage.embedded import EmbeddedRedis
+from tests.end_to_end.conftest import RawClient
 from tests.nodes.conftest import NODE_TTL, NodeProcess, Service, http_get
 from tests.nodes.deployment import Deployment, deployed
 from tests.nodes.test_metrics import metrics
 from tests.nodes.test_service import open_race, play_one, race_started, racing
-from tests.server.conftest import RawClient
 
 pytestmark = pytest.mark.asyncio
 

@@ -20,7 +20,7 @@ import pytest
 from protocol.messages import PROTOCOL_VERSION
 from protocol.schema import SCHEMA_FILE
 from protocol.version import DISTRIBUTION
-from tests.server.conftest import RunningServer
+from tests.end_to_end.conftest import RunningServer
 
 BOT = Path(__file__).resolve().parents[1] / "schema_bot"
 FILES = ("package.json", "package-lock.json", "bot.mjs")

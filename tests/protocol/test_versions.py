@@ -12,7 +12,7 @@ import pytest
 from protocol.codec import decode_server, encode
 from protocol.messages import PROTOCOL_VERSION, Hello, Welcome
 from protocol.version import DISTRIBUTION, server_version
-from tests.server.conftest import RunningServer
+from tests.end_to_end.conftest import RunningServer
 
 
 class WelcomeBeforeServerVersion(msgspec.Struct, tag_field="type", tag="welcome", omit_defaults=True):

@@ -25,8 +25,8 @@ from protocol.messages import (
     Variant,
 )
 from server.storage.accounts import AccountStore
+from tests.end_to_end.conftest import registered_before_today
 from tests.known_deals import ANTARES_DEAL, winning_line
-from tests.server.conftest import registered_before_today
 from tests.web.conftest import ThreadedServer, register_in_page, shot
 
 #: Milliseconds the page may take for something the server does at once (on a busy machine).

@@ -48,9 +48,9 @@ from tests.client.conftest import (
     eventually,
     playing,
 )
+from tests.end_to_end.conftest import PERSON_PACE, cleared_by_a_moderator, registered_before_today
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 from tests.polling import LONG_COUNTDOWN
-from tests.server.conftest import PERSON_PACE, cleared_by_a_moderator, registered_before_today
 
 pytestmark = pytest.mark.asyncio
 

@@ -37,8 +37,8 @@ from protocol.messages import (
     Variant,
 )
 from server.ops.metrics import CLOSES
+from tests.end_to_end.conftest import RawClient, ServerFactory, start_race
 from tests.polling import eventually
-from tests.server.conftest import RawClient, ServerFactory, start_race
 
 pytestmark = pytest.mark.asyncio
 

@@ -31,7 +31,7 @@ from protocol.messages import (
     Resign,
 )
 from server.games import Antares, Autoplay, Game, Options
-from tests.server.conftest import COUNTDOWN, RawClient, board_lists, eventually
+from tests.end_to_end.conftest import COUNTDOWN, RawClient, board_lists, eventually
 
 pytestmark = pytest.mark.asyncio
 

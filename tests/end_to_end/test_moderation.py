@@ -42,8 +42,8 @@ from server.storage.deals import DealStore
 from server.storage.keys import Keys
 from server.storage.moderation import ModerationStore
 from server.supply.certified import DailyDeals
+from tests.end_to_end.conftest import RawClient, RunningServer, ServerFactory, eventually, registered_before_today
 from tests.known_deals import ANTARES_DEAL, winning_line
-from tests.server.conftest import RawClient, RunningServer, ServerFactory, eventually, registered_before_today
 
 pytestmark = pytest.mark.asyncio
 

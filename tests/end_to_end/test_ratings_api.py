@@ -22,9 +22,9 @@ from protocol.messages import (
     Update,
 )
 from server.competition.ratings import DEFAULT_RATING, DEFAULT_RD, Rating, rate_race
+from tests.end_to_end.conftest import ServerFactory, eventually, fixed_deal, start_race
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.polling import eventually_async
-from tests.server.conftest import ServerFactory, eventually, fixed_deal, start_race
 
 pytestmark = pytest.mark.asyncio
 

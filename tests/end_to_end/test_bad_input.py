@@ -32,8 +32,7 @@ from protocol.messages import (
 )
 from server.games import Game, IllegalMove, Move
 from server.net.edge import HARD_FRAME_LIMIT
-from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
-from tests.server.conftest import (
+from tests.end_to_end.conftest import (
     RawClient,
     RunningServer,
     ServerFactory,
@@ -41,6 +40,7 @@ from tests.server.conftest import (
     eventually,
     fixed_deal,
 )
+from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 
 pytestmark = pytest.mark.asyncio
 

@@ -10,7 +10,7 @@ import pytest
 from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, Joined, LeaveQueue, QuickMatch, ServerMessage, Snapshot
 from server.competition.matchmaking import MatchQueue
-from tests.server.conftest import PATIENCE, RunningServer, ServerFactory, eventually
+from tests.end_to_end.conftest import PATIENCE, RunningServer, ServerFactory, eventually
 
 pytestmark = pytest.mark.asyncio
 

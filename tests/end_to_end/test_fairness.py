@@ -23,7 +23,7 @@ from protocol.messages import (
     Update,
 )
 from server.games import Autoplay, Options, variant_class
-from tests.server.conftest import RunningServer, board_lists, eventually, open_room, ready_and_race
+from tests.end_to_end.conftest import RunningServer, board_lists, eventually, open_room, ready_and_race
 
 pytestmark = pytest.mark.asyncio
 

@@ -22,7 +22,7 @@ from protocol.messages import (
     Start,
     Variant,
 )
-from tests.server.conftest import RawClient, RunningServer, ServerFactory, eventually
+from tests.end_to_end.conftest import RawClient, RunningServer, ServerFactory, eventually
 
 pytestmark = pytest.mark.asyncio
 

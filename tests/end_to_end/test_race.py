@@ -18,8 +18,7 @@ from protocol.messages import (
     StateChanged,
     Update,
 )
-from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
-from tests.server.conftest import (
+from tests.end_to_end.conftest import (
     ServerFactory,
     board_lists,
     eventually,
@@ -27,6 +26,7 @@ from tests.server.conftest import (
     open_room,
     ready_and_race,
 )
+from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 
 pytestmark = pytest.mark.asyncio
 

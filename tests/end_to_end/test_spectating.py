@@ -28,8 +28,7 @@ from protocol.messages import (
     Update,
 )
 from server.games import Game
-from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
-from tests.server.conftest import (
+from tests.end_to_end.conftest import (
     RunningServer,
     ServerFactory,
     board_lists,
@@ -39,6 +38,7 @@ from tests.server.conftest import (
     ready_and_race,
     without_clock,
 )
+from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 
 pytestmark = pytest.mark.asyncio
 

@@ -27,9 +27,7 @@ from protocol.messages import (
 from server.clock import now_ms
 from server.competition.daily import DailyDeal, utc_date
 from server.storage.connection import Storage
-from tests.known_deals import ANTARES_DEAL, winning_line
-from tests.polling import eventually_async
-from tests.server.conftest import (
+from tests.end_to_end.conftest import (
     PERSON_PACE,
     ServerFactory,
     cleared_by_a_moderator,
@@ -38,10 +36,12 @@ from tests.server.conftest import (
     registered_before_today,
     start_race,
 )
+from tests.known_deals import ANTARES_DEAL, winning_line
+from tests.polling import eventually_async
 
 pytestmark = pytest.mark.asyncio
 
-#: One solver process, a short budget per deal (see tests/server/test_daily.py).
+#: One solver process, a short budget per deal (see tests/end_to_end/test_daily.py).
 SOLVER: dict[str, Any] = {"solver_workers": 1, "solver_budget": 0.5, "pool_size": 1}
 SOLVER_WAIT = 60.0
 

@@ -31,7 +31,7 @@ from protocol.messages import (
 from server.app import RaceServer
 from server.config import Config
 from server.storage.embedded import EmbeddedRedis
-from tests.server.conftest import COUNTDOWN, RawClient, RunningServer, fixed_deal, start_race
+from tests.end_to_end.conftest import COUNTDOWN, RawClient, RunningServer, fixed_deal, start_race
 
 pytestmark = pytest.mark.asyncio
 

@@ -38,7 +38,7 @@ from protocol.messages import (
 )
 from protocol.mirror import RoomMirror
 from server.games import FullView, Game, Scorpion
-from tests.server.conftest import RawClient, ServerFactory, board_lists, fixed_deal
+from tests.end_to_end.conftest import RawClient, ServerFactory, board_lists, fixed_deal
 
 pytestmark = pytest.mark.asyncio
 

@@ -7,14 +7,14 @@ from functools import partial
 import pytest
 
 from protocol.messages import Ack, PlayMove, RacerResigned, Resign, ServerMessage, Update
-from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
-from tests.server.conftest import (
+from tests.end_to_end.conftest import (
     ServerFactory,
     board_lists,
     eventually,
     fixed_deal,
     start_race,
 )
+from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 
 pytestmark = pytest.mark.asyncio
 

@@ -36,7 +36,7 @@ from protocol.messages import (
     Update,
     Welcome,
 )
-from tests.server.conftest import RawClient, RunningServer, ServerFactory, eventually
+from tests.end_to_end.conftest import RawClient, RunningServer, ServerFactory, eventually
 
 pytestmark = pytest.mark.asyncio
 

@@ -20,7 +20,7 @@ from protocol.messages import AccountInfo, Error, Login, Register, Welcome
 from server.features import accounts as account_requests
 from server.features.sessions import verify_token
 from tests.balancer import BALANCER, connect_as
-from tests.server.conftest import RawClient, RunningServer, ServerFactory
+from tests.end_to_end.conftest import RawClient, RunningServer, ServerFactory
 
 pytestmark = pytest.mark.asyncio
 

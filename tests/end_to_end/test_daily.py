@@ -61,8 +61,7 @@ from server.competition.daily import DAILY_OPTIONS, DailyDeal, utc_date
 from server.config import Config
 from server.games import Antares, Deal
 from server.solver import Budget, Solved, solve
-from tests.polling import COUNTDOWN, eventually_async
-from tests.server.conftest import (
+from tests.end_to_end.conftest import (
     PATIENCE,
     PERSON_PACE,
     RawClient,
@@ -72,6 +71,7 @@ from tests.server.conftest import (
     eventually,
     registered_before_today,
 )
+from tests.polling import COUNTDOWN, eventually_async
 
 pytestmark = pytest.mark.asyncio
 

@@ -77,8 +77,8 @@ from protocol.messages import (
     Update,
     Welcome,
 )
-from tests.server.conftest import COUNTDOWN, PATIENCE, RawClient, RunningServer, eventually
-from tests.server.test_recovery import STARTUP, free_port, launch, reaped
+from tests.end_to_end.conftest import COUNTDOWN, PATIENCE, RawClient, RunningServer, eventually
+from tests.end_to_end.test_recovery import STARTUP, free_port, launch, reaped
 
 pytestmark = pytest.mark.asyncio
 
