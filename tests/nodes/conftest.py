@@ -62,6 +62,10 @@ async def http_get(port: int, path: str) -> tuple[int, str]:
     return (int(status) if status.isdigit() else 0), body.decode(errors="replace")
 
 
+#: Ports a node is started on before its start counts as failed.
+_PORT_TRIES = 3
+
+
 @dataclass
 class NodeProcess:
     port: int
@@ -86,10 +90,26 @@ class Service:
     clients: list[RaceClient] = field(default_factory=list)
 
     async def start(self, count: int, *extra: str) -> list[NodeProcess]:
-        started = [self._spawn(*extra) for _ in range(count)]
-        self.nodes += started
-        await asyncio.gather(*(self.ready(node) for node in started))
-        return started
+        return list(await asyncio.gather(*(self._start_one(*extra) for _ in range(count))))
+
+    async def _start_one(self, *extra: str) -> NodeProcess:
+        """A ready node. A free port can be taken before the node binds it (another node's
+        peer port, an ephemeral port too, or another test's): then it starts on another."""
+        for _ in range(_PORT_TRIES - 1):
+            node = self._spawn(*extra)
+            self.nodes.append(node)
+            try:
+                await self.ready(node)
+            except AssertionError:
+                if node.process.poll() is None or "address already in use" not in node.log.read_text():
+                    raise
+                self.nodes.remove(node)  # it exited: only nodes that started are the service's
+                continue
+            return node
+        node = self._spawn(*extra)
+        self.nodes.append(node)
+        await self.ready(node)
+        return node
 
     def _spawn(self, *extra: str) -> NodeProcess:
         port = free_port()
