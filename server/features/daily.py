@@ -27,6 +27,7 @@ from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits, count_creation
 from server.rooms.commands import SetReady
 from server.rooms.errors import RoomError
+from server.rooms.lifecycle import State
 from server.rooms.room import Room
 
 logger = logging.getLogger("server.daily")
@@ -202,10 +203,18 @@ async def watchable_daily_rooms(ctx: Context, player: str, elsewhere: list[Daily
     """Live daily attempts, this node's and those ``elsewhere`` (the other nodes' shares of the
     lobby), for the lobby of one who may watch them (whose own ranked attempt at that game is over)."""
     date, summaries = today(), []
-    lines = ctx.rooms.daily_lines() + elsewhere
-    live = [line.room for line in lines if line.date == date and player not in line.players]
-    # Storage is asked only when there is something to watch: the lobby is a hot request.
-    for variant in sorted({room.variant for room in live}):
+    # This node's rooms are summarised only once the player may watch them: the lobby is a
+    # hot request, and so is storage asked only when there is something to watch.
+    here = [
+        runner
+        for runner in ctx.rooms.runners()
+        if runner.room.record.daily == date
+        and runner.room.state is State.RACING
+        and runner.room.seat_of(player) is None
+    ]
+    there = [line.room for line in elsewhere if line.date == date and player not in line.players]
+    for variant in sorted({runner.room.record.variant for runner in here} | {room.variant for room in there}):
         if await used_ranked_attempt(ctx, variant, date, player):
-            summaries += [room for room in live if room.variant == variant]
+            summaries += [runner.room.summary() for runner in here if runner.room.record.variant == variant]
+            summaries += [room for room in there if room.variant == variant]
     return summaries
