@@ -59,6 +59,21 @@ from protocol.replies import (
     Ack as Ack,
 )
 from protocol.replies import (
+    Arenas as Arenas,
+)
+from protocol.replies import (
+    ArenaStandings as ArenaStandings,
+)
+from protocol.replies import (
+    BoardPeriod as BoardPeriod,
+)
+from protocol.replies import (
+    Brackets as Brackets,
+)
+from protocol.replies import (
+    BracketView as BracketView,
+)
+from protocol.replies import (
     DailyInfo as DailyInfo,
 )
 from protocol.replies import (
@@ -72,6 +87,9 @@ from protocol.replies import (
 )
 from protocol.replies import (
     Hints as Hints,
+)
+from protocol.replies import (
+    Inbox as Inbox,
 )
 from protocol.replies import (
     Joined as Joined,
@@ -113,10 +131,22 @@ from protocol.replies import (
     Welcome as Welcome,
 )
 from protocol.requests import (
+    AcceptChallenge as AcceptChallenge,
+)
+from protocol.requests import (
+    AskArena as AskArena,
+)
+from protocol.requests import (
+    AskBracket as AskBracket,
+)
+from protocol.requests import (
     AskDaily as AskDaily,
 )
 from protocol.requests import (
     AskHint as AskHint,
+)
+from protocol.requests import (
+    AskInbox as AskInbox,
 )
 from protocol.requests import (
     AskLeaderboard as AskLeaderboard,
@@ -137,6 +167,12 @@ from protocol.requests import (
     AskStats as AskStats,
 )
 from protocol.requests import (
+    AsyncMatch as AsyncMatch,
+)
+from protocol.requests import (
+    ChallengePlayer as ChallengePlayer,
+)
+from protocol.requests import (
     ChangePassword as ChangePassword,
 )
 from protocol.requests import (
@@ -149,6 +185,12 @@ from protocol.requests import (
     Hello as Hello,
 )
 from protocol.requests import (
+    JoinArena as JoinArena,
+)
+from protocol.requests import (
+    JoinBracket as JoinBracket,
+)
+from protocol.requests import (
     JoinRoom as JoinRoom,
 )
 from protocol.requests import (
@@ -158,7 +200,19 @@ from protocol.requests import (
     Leave as Leave,
 )
 from protocol.requests import (
+    LeaveArena as LeaveArena,
+)
+from protocol.requests import (
+    LeaveBracket as LeaveBracket,
+)
+from protocol.requests import (
     LeaveQueue as LeaveQueue,
+)
+from protocol.requests import (
+    ListArenas as ListArenas,
+)
+from protocol.requests import (
+    ListBrackets as ListBrackets,
 )
 from protocol.requests import (
     ListRooms as ListRooms,
@@ -173,10 +227,16 @@ from protocol.requests import (
     Password as Password,
 )
 from protocol.requests import (
+    PlayBracket as PlayBracket,
+)
+from protocol.requests import (
     PlayMove as PlayMove,
 )
 from protocol.requests import (
     QuickMatch as QuickMatch,
+)
+from protocol.requests import (
+    RaceGhost as RaceGhost,
 )
 from protocol.requests import (
     Ready as Ready,
@@ -209,10 +269,25 @@ from protocol.values import (
     PROTOCOL_VERSION as PROTOCOL_VERSION,
 )
 from protocol.values import (
+    ArenaInfo as ArenaInfo,
+)
+from protocol.values import (
+    ArenaLine as ArenaLine,
+)
+from protocol.values import (
     AutoplayMode as AutoplayMode,
 )
 from protocol.values import (
+    BracketInfo as BracketInfo,
+)
+from protocol.values import (
+    BracketRound as BracketRound,
+)
+from protocol.values import (
     Card as Card,
+)
+from protocol.values import (
+    ChallengeLine as ChallengeLine,
 )
 from protocol.values import (
     Clock as Clock,

@@ -8,7 +8,12 @@ from protocol.errors import ErrorCode
 from protocol.events import RoomEvent
 from protocol.requests import LeaderboardName
 from protocol.values import (
+    ArenaInfo,
+    ArenaLine,
+    BracketInfo,
+    BracketRound,
     Card,
+    ChallengeLine,
     DailyAccess,
     HintItem,
     Patch,
@@ -156,11 +161,26 @@ class LeaderboardEntry(msgspec.Struct, omit_defaults=True, frozen=True):
     rank: int
     player: str
     name: str
-    #: The figure the board ranks by: time in ms, wins, days of streak, or rating.
+    #: The figure the board ranks by: time in ms, wins (in the period, on a weekly or season
+    #: board), days of streak, or rating.
     value: float
     finished: bool | None = None
     moves: int | None = None
     home: int | None = None
+    #: Weekly and season boards only: the total time of the period's wins, in ms.
+    total_time_ms: int | None = None
+
+
+class BoardPeriod(msgspec.Struct, frozen=True):
+    """The week (``2026-W49``) or season (``2026-Q4``) a weekly or season board shows: its
+    first and last UTC days (YYYY-MM-DD), and the names of the periods before and after it,
+    to browse (nil only past the ends of the calendar: periods span the years 1 to 9998)."""
+
+    name: str
+    first_day: str
+    last_day: str
+    previous: str | None
+    next: str | None
 
 
 class Leaderboard(_Reply, tag="leaderboard"):
@@ -170,6 +190,8 @@ class Leaderboard(_Reply, tag="leaderboard"):
     entries: list[LeaderboardEntry]
     date: str | None = None
     me: LeaderboardEntry | None = None
+    #: Weekly and season boards only: the period shown.
+    period: BoardPeriod | None = None
 
 
 class PlayerStats(_Reply, tag="stats"):
@@ -187,6 +209,46 @@ class PlayerStats(_Reply, tag="stats"):
     longest_streak: int
     rating: float
     rating_deviation: float
+
+
+class Inbox(_Reply, tag="inbox"):
+    """Your challenges, newest first: those waiting for you, yours waiting for a rival, and
+    the results (answer to ``inbox``)."""
+
+    id: int
+    challenges: list[ChallengeLine]
+
+
+class Arenas(_Reply, tag="arenas"):
+    """The arenas that are live, upcoming or ended in the last day, soonest first."""
+
+    id: int
+    arenas: list[ArenaInfo]
+
+
+class ArenaStandings(_Reply, tag="arena"):
+    """An arena's standings: the ``lines`` asked for, and yours (``me``) if you have raced."""
+
+    id: int
+    arena: ArenaInfo
+    lines: list[ArenaLine]
+    me: ArenaLine | None = None
+
+
+class Brackets(_Reply, tag="brackets"):
+    """The bracket tournaments registering, playing, or started in the last day."""
+
+    id: int
+    brackets: list[BracketInfo]
+
+
+class BracketView(_Reply, tag="bracket"):
+    """A bracket and its rounds, the open one last; ``standings``: names, best first, once over."""
+
+    id: int
+    bracket: BracketInfo
+    rounds: list[BracketRound]
+    standings: list[str] | None = None
 
 
 class Error(_Reply, tag="error"):
@@ -240,6 +302,11 @@ ServerMessage = (
     | DailyInfo
     | Leaderboard
     | PlayerStats
+    | Inbox
+    | Arenas
+    | ArenaStandings
+    | Brackets
+    | BracketView
     | Error
     | Snapshot
     | Update

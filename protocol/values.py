@@ -95,11 +95,14 @@ class Racer(msgspec.Struct, omit_defaults=True, frozen=True):
     ready: bool = False
     connected: bool = True
     finished_ms: int | None = None
-    #: Why the racer stopped: "resigned", "left" or "disconnected"; absent while in the race.
+    #: Why the racer stopped: "resigned", "left" or "disconnected" (a ghost whose run ended
+    #: unfinished: "stopped"); absent while in the race.
     resigned: str | None = None
     board: list[list[Card | None]] | None = None
     #: The racer is a bot (it said so in ``hello``); absent for people.
     bot: bool = False
+    #: The seat is a ghost: a recorded run replayed on its own timing (``race_ghost``).
+    ghost: bool = False
 
 
 class Result(msgspec.Struct, omit_defaults=True, frozen=True):
@@ -117,6 +120,8 @@ class Result(msgspec.Struct, omit_defaults=True, frozen=True):
     rating_change: float | None = None
     #: The racer is a bot; absent for people.
     bot: bool = False
+    #: The racer is a ghost (a recorded run); absent otherwise.
+    ghost: bool = False
 
 
 class Reveal(msgspec.Struct, frozen=True):
@@ -156,6 +161,100 @@ class RoomView(msgspec.Struct, omit_defaults=True, frozen=True):
     #: In a room that wants winnable deals, once the race's deal is drawn: whether the solver
     #: certified it winnable (false: a random deal, which may have no winning line).
     certified: bool | None = None
+    #: A challenge's run (``challenge``, ``accept_challenge``, ``async_match``): the
+    #: challenge's id, to share; its deal stays secret until the challenge is over.
+    challenge: str | None = None
+    #: A race of an arena tournament (``join_arena``): the arena's id. When it ends, send
+    #: ``join_arena`` again to be paired for the next race.
+    arena: str | None = None
+    #: A run of a bracket tournament's round (``play_bracket``): the bracket's id.
+    bracket: str | None = None
+
+
+class BracketInfo(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A bracket tournament: its game, start (Unix ms), size and round length, where it
+    stands (``registering``, ``playing``, ``over``, ``cancelled``), how many registered,
+    whether you did, its open round's number (0 before the first) and, once over, its winner."""
+
+    id: str
+    variant: Variant
+    name: str
+    starts: int
+    size: int
+    round_minutes: int
+    state: Literal["registering", "playing", "over", "cancelled"]
+    players: int = 0
+    registered: bool = False
+    round: int = 0
+    winner: str | None = None
+
+
+class BracketRound(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A round of a bracket: its window (Unix ms) and players (names). ``you``: ``to-play``,
+    ``playing``, ``played`` or ``forfeited`` for a player of the round, absent otherwise.
+    Once it closed: ``results`` (``seat`` is the player's index in ``players``; the better
+    half went on) and ``reveal`` (its deal and salt)."""
+
+    number: int
+    opens: int
+    closes: int
+    players: list[str]
+    you: str | None = None
+    results: list[Result] | None = None
+    reveal: Reveal | None = None
+
+
+class ArenaInfo(msgspec.Struct, omit_defaults=True, frozen=True):
+    """An arena tournament: its game and window (Unix ms), where it stands, and how many
+    players have raced in it."""
+
+    id: str
+    variant: Variant
+    name: str
+    starts: int
+    ends: int
+    state: Literal["upcoming", "live", "over"]
+    players: int = 0
+
+
+class ArenaLine(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A line of an arena's standings. ``streak``: the player's next race counts double.
+    ``room``: their race in progress, if any (spectate it to follow them)."""
+
+    rank: int
+    player: str
+    name: str
+    points: int
+    races: int
+    wins: int
+    streak: bool = False
+    room: str | None = None
+
+
+class ChallengeLine(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A challenge as one of its players sees it in their inbox. ``state``: ``open`` (nobody
+    has taken the challenged side), ``playing``, ``over`` (both runs ended) or ``expired``
+    (the window closed first: void). ``side`` is yours (0 the challenger, 1 the opponent),
+    absent for a challenge you were invited to and have not taken. ``opponent`` is the
+    rival's name: the invited player's from the start, an open challenge's once taken.
+    ``results`` (both runs, ``seat`` = side, with the rating change of a rated one), ``rooms``
+    (the two rooms, for replays, by side) and ``reveal`` come once it is over; an expired one
+    reveals its deal."""
+
+    id: str
+    variant: Variant
+    rated: bool
+    state: Literal["open", "playing", "over", "expired"]
+    created: int
+    expires: int
+    challenger: str
+    opponent: str | None = None
+    side: int | None = None
+    #: Your run ended.
+    played: bool = False
+    results: list[Result] | None = None
+    rooms: list[str] | None = None
+    reveal: Reveal | None = None
 
 
 class RoomSummary(msgspec.Struct, omit_defaults=True, frozen=True):

@@ -24,13 +24,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
+from protocol.messages import Variant
 from server.clock import now_ms
+from server.competition.arena import Arena
+from server.competition.bracket import MAX_PLAYERS, MIN_PLAYERS, Bracket
 from server.competition.daily import check_date
 from server.features.sessions import InvalidName, clean_name
+from server.live.registry import new_room_code
 from server.rooms.record import decode_record
 from server.storage.accounts import AccountStore
+from server.storage.arenas import ArenaStore
 from server.storage.board_edits import BoardEdits
 from server.storage.boards import ALL_TIME_BOARDS
+from server.storage.brackets import BracketStore
 from server.storage.connection import Storage, StoreUnavailable
 from server.storage.embedded import SOCKET_NAME
 from server.storage.held import HeldEntries, Released
@@ -81,6 +87,18 @@ def _parser() -> argparse.ArgumentParser:
     clear.add_argument("date", type=check_date, help="the day of the attempt, YYYY-MM-DD")
     clear.add_argument("player")
     commands.add_parser("log", help="the admin actions, newest first")
+    arena = commands.add_parser("arena", help="schedule an arena tournament (or one an hour, with --repeat)")
+    arena.add_argument("game", choices=GAMES)
+    arena.add_argument("--start", default="now", help="UTC start, YYYY-MM-DDTHH:MM, or now (the default)")
+    arena.add_argument("--minutes", type=int, default=30, help="how long it lasts (default 30)")
+    arena.add_argument("--repeat", type=int, default=1, help="how many, an hour apart (default 1)")
+    arena.add_argument("--name", default=None, help="its name (default: the game and the start)")
+    bracket = commands.add_parser("bracket", help="schedule a bracket tournament (4 to 16 players register for it)")
+    bracket.add_argument("game", choices=GAMES)
+    bracket.add_argument("--start", default=None, help="UTC start, YYYY-MM-DDTHH:MM (default: in 10 minutes)")
+    bracket.add_argument("--size", type=int, default=16, help="players at most, 4 to 16 (default 16)")
+    bracket.add_argument("--round-minutes", type=int, default=10, help="each round's window (default 10)")
+    bracket.add_argument("--name", default=None, help="its name (default: the game and the start)")
     return parser
 
 
@@ -105,6 +123,12 @@ def _who(action: AdminAction) -> str:
     return f"{action.who} (OS user {action.os_user}@{action.host or '?'})"
 
 
+def _utc_ms(text: str) -> int:
+    """Unix ms of a UTC time written ``YYYY-MM-DDTHH:MM``; ValueError if it is none."""
+    moment = datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M").replace(tzinfo=datetime.UTC)
+    return int(moment.timestamp() * 1000)
+
+
 def _when(ms: int) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
@@ -123,6 +147,50 @@ class Admin:
         self.boards = BoardEdits(storage)
         self.held = HeldEntries(storage)
         self.rooms = RoomStore(storage)
+        self.arenas = ArenaStore(storage)
+        self.brackets = BracketStore(storage)
+
+    async def schedule_arenas(self, game: str, start: str, minutes: int, repeat: int, name: str | None) -> list[str]:
+        """Schedule ``repeat`` arenas of ``game``, an hour apart from ``start``, each
+        ``minutes`` long (players join them from the clients' arena pages)."""
+        if not 1 <= minutes <= 24 * 60 or not 1 <= repeat <= 24 * 7:
+            return ["admin: an arena lasts 1 to 1440 minutes, and at most 168 are scheduled at once"]
+        try:
+            first = now_ms() if start == "now" else _utc_ms(start)
+        except ValueError:
+            return [f"admin: {start!r} is no UTC time: write YYYY-MM-DDTHH:MM"]
+        lines = []
+        for number in range(repeat):
+            starts = first + number * 3_600_000
+            shown = name or f"{game.capitalize()} arena, {_when(starts)[:16]} UTC"
+            arena = Arena(
+                new_room_code(),
+                "antares" if game == "antares" else "scorpion",
+                shown,
+                starts,
+                starts + minutes * 60_000,
+            )
+            await self.arenas.create(arena, now_ms())
+            await self._log("arena", arena.id, f"{game}, {_when(starts)}, {minutes} min")
+            lines.append(f"arena {arena.id}: {shown}, {minutes} min from {_when(starts)} UTC")
+        return lines
+
+    async def schedule_bracket(
+        self, game: str, start: str | None, size: int, round_minutes: int, name: str | None
+    ) -> list[str]:
+        """Schedule a bracket of ``game`` for up to ``size`` players from ``start``."""
+        if not MIN_PLAYERS <= size <= MAX_PLAYERS or not 1 <= round_minutes <= 120:
+            return [f"admin: a bracket has {MIN_PLAYERS} to {MAX_PLAYERS} players and rounds of 1 to 120 minutes"]
+        try:
+            starts = now_ms() + 600_000 if start is None else _utc_ms(start)
+        except ValueError:
+            return [f"admin: {start!r} is no UTC time: write YYYY-MM-DDTHH:MM"]
+        variant: Variant = "antares" if game == "antares" else "scorpion"
+        shown = name or f"{game.capitalize()} bracket, {_when(starts)[:16]} UTC"
+        bracket = Bracket(new_room_code(), variant, shown, starts, size, round_minutes)
+        await self.brackets.create(bracket, now_ms())
+        await self._log("bracket", bracket.id, f"{game}, {_when(starts)}, {size} players, {round_minutes} min rounds")
+        return [f"bracket {bracket.id}: {shown}, up to {size} players, registering until {_when(starts)} UTC"]
 
     async def _log(self, action: str, target: str, detail: str = "") -> None:
         await self.moderation.log_action(
@@ -291,6 +359,10 @@ async def run(args: argparse.Namespace) -> list[str]:
                 return await admin.flags(args.player, args.n)
             case "clear-flag":
                 return await admin.clear_flag(args.game, args.date, args.player)
+            case "arena":
+                return await admin.schedule_arenas(args.game, args.start, args.minutes, args.repeat, args.name)
+            case "bracket":
+                return await admin.schedule_bracket(args.game, args.start, args.size, args.round_minutes, args.name)
             case _:
                 return await admin.log()
     finally:

@@ -12,6 +12,7 @@ import gc
 import logging
 import resource
 import signal
+import socket
 import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Final
@@ -25,7 +26,7 @@ from server.cluster.leases import while_holding
 from server.config import Config
 from server.connections.compact import CompactConnection
 from server.connections.keepalive import Keepalive
-from server.features import moderation, quick_match
+from server.features import arenas, brackets, moderation, quick_match
 from server.features.context import Context
 from server.live.hint_search import HintSearch
 from server.live.recording import RaceRecorder
@@ -34,7 +35,7 @@ from server.live.runner import RoomRunner
 from server.net.edge import ACCEPT_BATCH, HARD_FRAME_LIMIT, RECEIVE_QUEUE, Edge
 from server.net.forwarding import Router
 from server.net.http import HANDSHAKE_INTERVAL, HANDSHAKE_LINE, HttpRoutes
-from server.net.listener import OpeningLine
+from server.net.listener import OpeningLine, bind
 from server.net.tls import tls_context
 from server.ops.log_limits import LogLimiter
 from server.ops.metrics import (
@@ -52,7 +53,11 @@ from server.rooms.draft import DealPicker
 from server.rooms.room import random_deal
 from server.rooms.timing import RoomTiming
 from server.storage.accounts import AccountStore
+from server.storage.arenas import ArenaStore
+from server.storage.best_runs import BestRuns
 from server.storage.boards import Leaderboards
+from server.storage.brackets import BracketStore
+from server.storage.challenges import ChallengeStore
 from server.storage.connection import Storage, StoreUnavailable
 from server.storage.deals import DealStore
 from server.storage.embedded import EmbeddedRedis
@@ -94,6 +99,8 @@ class RaceServer:
         self.cluster: Cluster | None = None
         self.router: Router | None = None
         self.listener: Server | None = None
+        #: The websocket port's socket, bound first; the listener serves on it.
+        self._socket: socket.socket | None = None
         self._line: OpeningLine | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._executor: ProcessPoolExecutor | None = None
@@ -113,8 +120,16 @@ class RaceServer:
         return int(self.listener.sockets[0].getsockname()[1])
 
     async def start(self) -> None:
+        """Build the parts in order, each handed to those built after it: the websocket port
+        (bound, not accepting yet), storage, the cluster (this node, known by that port),
+        the live rooms, the features' context, the router to the other nodes, the edge, and
+        last the listener that accepts on the port."""
         config = self.config
         self.max_connections = _connection_cap(config.max_connections)
+        # The port first: other nodes are told where this one is, and a port in use fails
+        # start-up before anything else starts.
+        listening = self._socket = await bind(config.host, config.port)
+        port = int(listening.getsockname()[1])
         url = config.redis_url
         if url is None:
             self.embedded = EmbeddedRedis(config.data_dir)
@@ -140,6 +155,7 @@ class RaceServer:
             storage,
             config,
             secret,
+            f"{config.host}:{port}",
             # A process with its own Redis is the only node there, before and after a restart:
             # the same id lets it take its rooms back at once instead of after the lease TTL.
             node_id="embedded" if self.embedded is not None else config.node_id,
@@ -167,26 +183,28 @@ class RaceServer:
             AccountStore(storage),
             ModerationStore(storage),
             MatchLineStore(storage),
+            BestRuns(storage),
+            ChallengeStore(storage),
+            ArenaStore(storage),
+            BracketStore(storage),
             cluster,
             self._daily,
             self._pool,
             self._hint_search(config.hint_workers),
         )
         router = self.router = Router(ctx, cluster, timeout=config.node_ttl + 1.0)
-        ctx.forwarder = router
         self._tasks = [asyncio.create_task(cluster.mail.listen())]
         restored = await registry.restore()
         self.readiness.mark_restored()
         watch_rooms(self._rooms_by_state)
         for monitor in self._monitors:
             monitor.start()
-        edge = Edge(ctx, config, self.max_connections)
+        edge = Edge(ctx, router, config, self.max_connections)
         routes = HttpRoutes(self.readiness, config.allowed_origins, allowed_hosts=config.allowed_hosts)
         tls = tls_context(config)
         self.listener = await serve(
             edge.serve,
-            config.host,
-            config.port,
+            sock=listening,
             compression="deflate" if config.compression else None,
             max_size=HARD_FRAME_LIMIT,
             # Requests are served one at a time: a few frames waiting is plenty, and it bounds
@@ -214,7 +232,6 @@ class RaceServer:
         )
         routes.pace_handshakes = self._line is None
         node, node_store, ttl = cluster.node, cluster.node.store, config.node_ttl
-        node.address = f"{config.host}:{self.port}"
         self._tasks += [
             asyncio.create_task(self._sweep()),
             asyncio.create_task(Keepalive(ctx.links).run()),
@@ -265,13 +282,15 @@ class RaceServer:
         return counts
 
     async def _match(self) -> None:
-        """Form quick-match races every quarter of a second."""
+        """Form quick-match and arena races, and move brackets on, every quarter of a second."""
         while True:
             await asyncio.sleep(0.25)
             stop_requested()  # a cancellation swallowed inside match() still stops the loop
             if self.ctx is not None:
                 try:
                     await quick_match.match(self.ctx)
+                    await arenas.match(self.ctx)
+                    await brackets.advance(self.ctx)
                 except (StoreUnavailable, VersionConflict) as error:
                     # Redis is down or failing over (or a room it set up was stale): one line,
                     # not a traceback four times a second.
@@ -308,6 +327,8 @@ class RaceServer:
                     link.send(Goodbye(reason="the server is shutting down; reconnect shortly with your resume token"))
             self.listener.close(close_connections=True)
             await self.listener.wait_closed()
+        if self._socket is not None:
+            self._socket.close()  # closed with the listener, unless start-up failed before it
         # Only now: this node's clients' requests went on being forwarded until they left.
         if self.router is not None:
             self.router.stop_forwarding()

@@ -169,13 +169,15 @@ def test_imports_go_down_the_layers_only() -> None:
     assert upward == []
 
 
-#: What only the cluster package uses: the node, its post and links to other nodes, and the
-#: Redis adapter of all that. Everyone else asks ``server.cluster.cluster.Cluster``.
+#: What only the cluster package uses: the node, its post and links to other nodes, the
+#: proxies of other nodes' connections, and the Redis adapter of all that. Everyone else asks
+#: ``server.cluster.cluster.Cluster``.
 CLUSTER_INSIDES = (
     "server.cluster.node",
     "server.cluster.node_mail",
     "server.cluster.peers",
     "server.cluster.inbox",
+    "server.cluster.proxies",
     "server.storage.nodes",
 )
 #: Besides the package: the process's wiring, and the edge's router (with the answers it waits
@@ -196,6 +198,20 @@ def test_only_the_cluster_package_knows_other_nodes_exist() -> None:
         if not str(path.relative_to(ROOT)).startswith(CLUSTER_NEIGHBOURS)
         for module, line in imports(path, top_level_only=False)
         if module.startswith(CLUSTER_INSIDES)
+    ]
+    assert found == []
+
+
+def test_the_features_declare_no_port_for_the_edge_to_fill_in() -> None:
+    """What the features use is built before them and passed down: a Protocol declared among
+    them would be a port the edge above fills in after they are built, to be called back up
+    (forwarding is decided at the edge, before a request reaches a feature)."""
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno} declares {node.name}"
+        for path in sorted((ROOT / "server" / "features").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef)
+        and any(ast.unparse(base).split("[")[0].rpartition(".")[2] == "Protocol" for base in node.bases)
     ]
     assert found == []
 

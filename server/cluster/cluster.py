@@ -2,8 +2,9 @@
 
 A :class:`Cluster` is built once, by :meth:`Cluster.start`, before the live rooms, and handed
 down: to the registry (room leases), the edge's router (the post to other nodes) and the
-features (the service-wide questions). A server alone on its Redis is a cluster of one: the
-same object and the same answers, never a ``None`` to check.
+features (the service-wide questions, and the proxies that stand here for other nodes'
+connections). A server alone on its Redis is a cluster of one: the same object and the same
+answers, never a ``None`` to check.
 
 Every service-wide question is answered from Redis, never from this process's rooms or
 connections, so every node gives the same answer whichever node holds what it is about:
@@ -26,7 +27,9 @@ from server.cluster.lobby import DailyLine
 from server.cluster.node import PEERS_FRESH, Node
 from server.cluster.node_mail import NodeMail
 from server.cluster.peers import PeerLinks
+from server.cluster.proxies import Proxies
 from server.config import Config
+from server.connections.link import ClientLink
 from server.rooms.record import decode_record
 from server.storage.connection import Storage
 from server.storage.nodes import NodeStore
@@ -56,16 +59,21 @@ class Cluster:
     node: Node
     leases: RoomLeases
     mail: NodeMail
+    #: The stand-ins here for other nodes' connections to the rooms this node runs.
+    proxies: Proxies
     _players: PlayerStore
     _rooms: RoomStore
 
     @classmethod
-    async def start(cls, storage: Storage, config: Config, secret: bytes, node_id: str | None = None) -> Cluster:
+    async def start(
+        cls, storage: Storage, config: Config, secret: bytes, address: str, node_id: str | None = None
+    ) -> Cluster:
         """Join the service on ``storage``: listen for the other nodes' direct links, write
         the first heartbeat. ``secret`` is the service's (the direct links' key is derived
-        from it); ``node_id`` keeps an id across restarts (None: a new one)."""
+        from it); ``address`` is where clients reach this node (``host:port``, the port
+        already bound); ``node_id`` keeps an id across restarts (None: a new one)."""
         store = NodeStore(storage)
-        node = Node(store, f"{config.host}:{config.port}", config.node_ttl, node_id)
+        node = Node(store, address, config.node_ttl, node_id)
         mail = NodeMail(node, secret)
         port = await listen_for_peers(mail.peers, config)
         host = advertised_host(config)
@@ -76,7 +84,7 @@ class Cluster:
             await mail.close()
             raise
         leases = RoomLeases(store, node.id, config.node_ttl)
-        return cls(node, leases, mail, PlayerStore(storage), RoomStore(storage))
+        return cls(node, leases, mail, Proxies(mail), PlayerStore(storage), RoomStore(storage))
 
     async def stop(self) -> None:
         """Send what waits for other nodes (a second at most), close the links, and leave."""
@@ -91,6 +99,11 @@ class Cluster:
     async def alive(self, nodes: set[str], fresh: float = PEERS_FRESH) -> set[str]:
         """Which of ``nodes`` beat (this one always does), from a view at most ``fresh`` s old."""
         return await self.node.alive(nodes, fresh)
+
+    def proxy(self, origin: str, link_id: int, player: str, name: str, bot: bool) -> ClientLink:
+        """The stand-in here for connection ``link_id`` of node ``origin`` (``player``'s):
+        what is sent to it goes to that connection."""
+        return self.proxies.get(origin, link_id, player, name, bot)
 
     async def seats_of(self, player: str) -> list[str]:
         """The unfinished rooms ``player`` races in, on any node."""

@@ -5,19 +5,37 @@ from __future__ import annotations
 import datetime
 
 from protocol.errors import ErrorCode
-from protocol.messages import AskLeaderboard, AskStats, Leaderboard, LeaderboardEntry, PlayerStats
+from protocol.messages import AskLeaderboard, AskStats, BoardPeriod, Leaderboard, LeaderboardEntry, PlayerStats
+from server.competition.periods import Period, PeriodBoard, parse_period, period_of
 from server.connections.link import ClientLink
 from server.errors import Refused
 from server.features.context import Context, player_of
 from server.features.daily import today
 
+#: What a period of each period board is called in a refusal.
+_KIND: dict[PeriodBoard, str] = {"weekly": "week", "season": "season"}
+
 
 async def leaderboard(ctx: Context, link: ClientLink, message: AskLeaderboard) -> None:
     player, variant, boards = player_of(link), message.variant, ctx.boards
     span = message.limit // 2
-    date = None
+    date = shown = None
     entries: list[LeaderboardEntry]
-    if message.board == "daily":
+    if message.board == "weekly" or message.board == "season":
+        period = _period(message.board, message.period)
+        standings = (
+            await boards.periods.around(variant, period, player, span)
+            if message.around
+            else await boards.periods.top(variant, period, message.limit)
+        )
+        entries = [
+            LeaderboardEntry(
+                rank=e.rank, player=e.player, name=await _name(ctx, e.player), value=e.wins, total_time_ms=e.total_ms
+            )
+            for e in standings
+        ]
+        shown = _shown(period)
+    elif message.board == "daily":
         date = message.date or today()
         try:
             datetime.date.fromisoformat(date)
@@ -61,7 +79,33 @@ async def leaderboard(ctx: Context, link: ClientLink, message: AskLeaderboard) -
             for e in ranked
         ]
     me = next((entry for entry in entries if entry.player == player), None)
-    link.send(Leaderboard(id=message.id, variant=variant, board=message.board, entries=entries, date=date, me=me))
+    link.send(
+        Leaderboard(
+            id=message.id, variant=variant, board=message.board, entries=entries, date=date, me=me, period=shown
+        )
+    )
+
+
+def _period(board: PeriodBoard, name: str | None) -> Period:
+    """The period ``name`` of ``board`` (the current one when None); ``invalid-message`` for a
+    name that is no period of that board, as for a daily board's date that is no day."""
+    if name is None:
+        return period_of(board, today())
+    try:
+        return parse_period(board, name)
+    except ValueError:
+        raise Refused(ErrorCode.INVALID_MESSAGE, f"{name} is not a {_KIND[board]}") from None
+
+
+def _shown(period: Period) -> BoardPeriod:
+    before, after = period.previous(), period.next()
+    return BoardPeriod(
+        name=period.name,
+        first_day=period.first_day.isoformat(),
+        last_day=period.last_day.isoformat(),
+        previous=None if before is None else before.name,
+        next=None if after is None else after.name,
+    )
 
 
 async def _name(ctx: Context, player: str) -> str:

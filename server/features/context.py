@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from protocol.errors import ErrorCode
-from protocol.messages import ClientMessage
 from server.cluster.cluster import Cluster
 from server.config import Config
 from server.connections.link import ClientLink
@@ -15,34 +13,22 @@ from server.live.registry import Registry
 from server.live.runner import RoomRunner
 from server.rooms.errors import RoomError
 from server.storage.accounts import AccountStore
+from server.storage.arenas import ArenaStore
+from server.storage.best_runs import BestRuns
 from server.storage.boards import Leaderboards
+from server.storage.brackets import BracketStore
+from server.storage.challenges import ChallengeStore
 from server.storage.match_line import MatchLineStore
 from server.storage.moderation import ModerationStore
 from server.storage.players import PlayerStore
 from server.supply.certified import DailyDeals, WinnablePool
 
 
-class Forwarder(Protocol):
-    """Sends requests for rooms other nodes run to them (server/net/forwarding.py)."""
-
-    def served_here(self, link: ClientLink, message: ClientMessage) -> bool: ...
-
-    async def forwarded(self, link: ClientLink, message: ClientMessage, frame: bytes | None = None) -> bool: ...
-
-    async def resume_elsewhere(
-        self, link: ClientLink, request_id: int, rooms: list[str] | None = None
-    ) -> list[str]: ...
-
-    def dropped(self, link: ClientLink) -> None: ...
-
-    def remember(self, link: ClientLink) -> None: ...
-
-    def proxy(self, origin: str, link_id: int, player: str, name: str, bot: bool) -> ClientLink: ...
-
-
 @dataclass(eq=False)
 class Context:
-    """The services of one server process, shared by the request handlers."""
+    """The services of one server process, shared by the request handlers, each built before
+    it and passed in. Other nodes are reached only through :attr:`cluster`: a request for a
+    room another node runs is forwarded there by the edge before any feature sees it."""
 
     config: Config
     rooms: Registry
@@ -53,6 +39,14 @@ class Context:
     moderation: ModerationStore
     #: The quick-match lines (in Redis, shared by every node).
     line: MatchLineStore
+    #: Each player's best run on each deal, for ghost races.
+    runs: BestRuns
+    #: The async challenges (in Redis, shared by every node).
+    challenges: ChallengeStore
+    #: The arena tournaments and their standings (in Redis, shared by every node).
+    arenas: ArenaStore
+    #: The bracket tournaments (in Redis, shared by every node).
+    brackets: BracketStore
     #: This process as a node of the service: service-wide questions are asked of it.
     cluster: Cluster
     daily: DailyDeals | None = None
@@ -63,8 +57,6 @@ class Context:
     by_player: dict[str, set[ClientLink]] = field(default_factory=dict)
     #: This node's connections waiting in a quick-match line, with their request.
     queued: dict[tuple[str, str], tuple[ClientLink, int]] = field(default_factory=dict)
-    #: The router to the other nodes (None only for a Context built alone, without one).
-    forwarder: Forwarder | None = None
 
     async def room(self, code: str) -> RoomRunner:
         """The room ``code``; ``no-such-room`` if there is none."""

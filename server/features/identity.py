@@ -85,12 +85,11 @@ async def hello(ctx: Context, link: ClientLink, message: Hello) -> None:
 
 
 async def rejoin(ctx: Context, link: ClientLink, request_id: int) -> None:
-    """Back in every room the link's player races in: their seat, and what they missed (rooms
-    other nodes run first: they tell which rooms nobody runs any more, taken over here)."""
+    """Back in every room that runs here the link's player races in: their seat, and what
+    they missed. (The seats in rooms other nodes run are given back by the edge, which
+    forwards to them: :mod:`server.net.forwarding`.)"""
     player = link.player
     assert player is not None
-    if ctx.forwarder is not None:
-        await ctx.forwarder.resume_elsewhere(link, request_id)
     for runner in sorted(ctx.rooms.rooms_of(player), key=lambda r: r.code):
         await resume_seat(ctx, link, runner, request_id)
 
@@ -136,8 +135,6 @@ async def disconnected(ctx: Context, link: ClientLink) -> None:
     """``link`` closed: stop sending to it; racers whose last connection it was are marked
     disconnected (they keep their seat for the grace period)."""
     ctx.links.discard(link)
-    if ctx.forwarder is not None and link.relay is None:
-        ctx.forwarder.dropped(link)
     if link.player is not None and link.relay is None:
         try:
             await ctx.cluster.connected(link.player, link.id, False)

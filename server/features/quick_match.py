@@ -11,6 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import get_args
 
 from protocol.errors import ErrorCode
 from protocol.messages import Ack, Joined, LeaveQueue, QuickMatch, RoomOptions, Variant
@@ -18,7 +21,6 @@ from server.competition.matchmaking import MatchQueue
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits
-from server.games import VARIANTS
 from server.rooms.commands import Join, Presence, SetReady
 from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
@@ -35,8 +37,6 @@ async def quick_match(ctx: Context, link: ClientLink, message: QuickMatch) -> No
     entry = LineEntry(player, link.name, rating.rating, time.time(), ctx.cluster.id, link.id, message.id, link.bot)
     await ctx.line.join(message.variant, entry)
     ctx.queued[(message.variant, player)] = (link, message.id)
-    if ctx.forwarder is not None:
-        ctx.forwarder.remember(link)
     link.send(Ack(id=message.id))
 
 
@@ -70,52 +70,75 @@ async def match(ctx: Context, now: float | None = None) -> int:
     how many. Run by one node of the service at a time."""
     now = time.time() if now is None else now
     started = 0
-    for variant in VARIANTS:
-        waiting = await ctx.line.waiting(variant)
-        if len(waiting) < 2:
-            continue
-        alive = await ctx.cluster.alive({entry.node for entry in waiting})
-        for entry in [entry for entry in waiting if entry.node not in alive]:
-            await ctx.line.leave(variant, entry.player)  # their server is gone
-        waiting = [entry for entry in waiting if entry.node in alive]
-        entries = {entry.player: entry for entry in waiting}
-        queue = MatchQueue(gather_seconds=ctx.config.quick_match_wait)
-        for entry in waiting:
-            queue.join(entry.player, entry.name, entry.rating, entry.since)
-        for race in queue.form(now):
-            taken = await ctx.line.take(variant, [w.player for w in race])
-            await _start_race(ctx, variant, [entries[w.player] for w in race if w.player in taken])  # type: ignore[arg-type]
-            started += 1
+    variant: Variant
+    for variant in get_args(Variant):
+        started += await form_races(ctx, variant, variant, now)
     return started
 
 
-def _link_of(ctx: Context, variant: str, entry: LineEntry) -> tuple[ClientLink, int] | None:
+async def form_races(ctx: Context, line: str, variant: Variant, now: float, options: RaceOptions | None = None) -> int:
+    """Start the races that can form at ``now`` from the players waiting in ``line`` (a
+    game's quick-match line, or an arena's), as ``options`` say; how many started."""
+    waiting = await ctx.line.waiting(line)
+    if len(waiting) < 2:
+        return 0
+    alive = await ctx.cluster.alive({entry.node for entry in waiting})
+    for entry in [entry for entry in waiting if entry.node not in alive]:
+        await ctx.line.leave(line, entry.player)  # their server is gone
+    waiting = [entry for entry in waiting if entry.node in alive]
+    entries = {entry.player: entry for entry in waiting}
+    queue = MatchQueue(gather_seconds=ctx.config.quick_match_wait)
+    for entry in waiting:
+        queue.join(entry.player, entry.name, entry.rating, entry.since)
+    started = 0
+    for race in queue.form(now):
+        taken = await ctx.line.take(line, [w.player for w in race])
+        chosen = [entries[w.player] for w in race if w.player in taken]
+        await _start_race(ctx, line, variant, chosen, options or RaceOptions())
+        started += 1
+    return started
+
+
+@dataclass(frozen=True, slots=True)
+class RaceOptions:
+    """How a race formed from a line is set up: its deal, spectator delay and arena, and
+    what to call once its room is made (an arena notes who races where)."""
+
+    deal: Callable[[Variant, str], Awaitable[str | None]] | None = None
+    spectator_delay: float | None = None
+    arena: str | None = None
+    started: Callable[[list[tuple[str, str]], str], Awaitable[None]] | None = None
+
+
+def _link_of(ctx: Context, line: str, entry: LineEntry) -> tuple[ClientLink, int] | None:
     """The connection to answer ``entry`` on: its own here, or a proxy of another node's."""
     if entry.node == ctx.cluster.id:
-        return ctx.queued.pop((variant, entry.player), None)
-    if ctx.forwarder is None:
-        return None
-    return ctx.forwarder.proxy(entry.node, entry.link, entry.player, entry.name, entry.bot), entry.request
+        return ctx.queued.pop((line, entry.player), None)
+    return ctx.cluster.proxy(entry.node, entry.link, entry.player, entry.name, entry.bot), entry.request
 
 
-async def _start_race(ctx: Context, variant: Variant, race: list[LineEntry]) -> None:
+async def _start_race(ctx: Context, line: str, variant: Variant, race: list[LineEntry], how: RaceOptions) -> None:
     # A player may have dropped while an earlier race of this round was being set up.
-    entries = [(entry, found) for entry in race if (found := _link_of(ctx, variant, entry)) is not None]
+    entries = [(entry, found) for entry in race if (found := _link_of(ctx, line, entry)) is not None]
     if len(entries) < 2:
-        await ctx.line.put_back(variant, [entry for entry, _ in entries])  # back in their old place
+        await ctx.line.put_back(line, [entry for entry, _ in entries])  # back in their old place
         for entry, (link, request_id) in entries:
             if link.relay is None:
-                ctx.queued[(variant, entry.player)] = (link, request_id)
+                ctx.queued[(line, entry.player)] = (link, request_id)
         return
     first = entries[0][0]
+    options = RoomOptions(max_racers=len(entries), spectator_delay=how.spectator_delay)
+    next_deal = await how.deal(variant, first.player) if how.deal is not None else None
     runner = await ctx.rooms.create(
-        variant, RoomOptions(max_racers=len(entries)), first.player, first.name, bot=first.bot
+        variant, options, first.player, first.name, bot=first.bot, next_deal=next_deal, arena=how.arena
     )
     for entry, _ in entries[1:]:
         await runner.run(Join(entry.player, entry.name, entry.bot))
     # Everyone is ready: a full room of ready racers counts down by itself.
     for entry, _ in entries:
         await runner.run(SetReady(entry.player, True))
+    if how.started is not None:
+        await how.started([(entry.player, entry.name) for entry, _ in entries], runner.code)
     for entry, (link, request_id) in entries:
         seat = runner.room.seat_of(entry.player)
         if seat is None:
@@ -126,4 +149,4 @@ async def _start_race(ctx: Context, variant: Variant, race: list[LineEntry]) -> 
         if link.relay is None and link not in ctx.links:  # gone while the room was set up: the grace period starts
             await runner.run(Presence(entry.player, False))
     names = ", ".join(entry.name for entry, _ in entries)
-    logger.debug("quick match: %s race in room %s for %s", variant, runner.code, names)
+    logger.debug("%s: %s race in room %s for %s", line, variant, runner.code, names)

@@ -16,7 +16,7 @@ from protocol.errors import ErrorCode
 from protocol.messages import AskRaceLog, AskReplay, RaceLog, RacerLog, Replay
 from server.connections.link import ClientLink
 from server.features.context import Context
-from server.features.daily import check_daily_over
+from server.features.run_secrecy import check_run_public
 from server.live.runner import RoomRunner
 from server.rooms.entries import parse_entry
 from server.rooms.errors import RoomError
@@ -50,7 +50,7 @@ class _Answers:
 _answers = _Answers()
 
 
-async def _finished_race(ctx: Context, runner: RoomRunner, race: int | None) -> RoomRecord:
+async def finished_race(ctx: Context, runner: RoomRunner, race: int | None) -> RoomRecord:
     """The record of race ``race`` of the room (its latest finished race by default)."""
     current = runner.room.record
     if race is None:
@@ -67,8 +67,8 @@ async def _finished_race(ctx: Context, runner: RoomRunner, race: int | None) -> 
 
 async def race_log(ctx: Context, link: ClientLink, message: AskRaceLog) -> None:
     runner = await ctx.room(message.room)
-    record = await _finished_race(ctx, runner, message.race)
-    check_daily_over(record.daily)
+    record = await finished_race(ctx, runner, message.race)
+    await check_run_public(ctx, record)
     key = (runner.code, record.race, -1)
     answer = _answers.get(key)
     if not isinstance(answer, RaceLog):
@@ -94,8 +94,8 @@ async def race_log(ctx: Context, link: ClientLink, message: AskRaceLog) -> None:
 
 async def replay(ctx: Context, link: ClientLink, message: AskReplay) -> None:
     runner = await ctx.room(message.room)
-    record = await _finished_race(ctx, runner, message.race)
-    check_daily_over(record.daily)
+    record = await finished_race(ctx, runner, message.race)
+    await check_run_public(ctx, record)
     key = (runner.code, record.race, message.seat)
     answer = _answers.get(key)
     if not isinstance(answer, Replay):

@@ -46,6 +46,7 @@ from server.features.room_limits import (
     count_public_room,
     uncount_public_room,
 )
+from server.features.run_secrecy import check_challenge_over, check_round_closed
 from server.rooms import commands
 from server.rooms.errors import RoomError
 from server.rooms.record import wants_winnable
@@ -115,6 +116,8 @@ async def spectate(ctx: Context, link: ClientLink, message: Spectate) -> None:
         raise RoomError(ErrorCode.NOT_ALLOWED, "you race in this room, so you cannot spectate it")
     if not await may_watch_daily(ctx, runner.room, player):
         raise RoomError(ErrorCode.NOT_ALLOWED, "watch today's daily attempts after your own ranked attempt")
+    await check_challenge_over(ctx, runner.room.record.challenge)
+    await check_round_closed(ctx, runner.room.record.bracket)
     runner.audience.follow_as_spectator(link)
     link.send(Joined(id=message.id, room=runner.code, role="spectator"))
     link.send(runner.snapshot_for(link))

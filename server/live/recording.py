@@ -4,10 +4,11 @@ them), statistics and daily boards (after it is stored, retried until Redis take
 Ratings are computed where the race result is made: :meth:`RaceRecorder.rate` completes the
 finishing step with every racer's new rating before the step is stored, atomically and once
 per race (:func:`~server.storage.ratings.rate_race_once`). Bots are never rated, and
-practice rooms with a chosen deal never count toward statistics, best times or ratings.
-Only accounts appear on boards: guests are rated (an account they register keeps the
-rating) but kept off the rating board, and a ranked daily entry is an account's that is no
-bot. Every finished race is remembered in its racers' recent races (for moderators).
+practice rooms with a chosen deal, and the runs of challenges and bracket rounds, never count
+toward statistics, best times or ratings (a challenge rates its two runs itself). Only
+accounts appear on boards: guests are rated (an account they register keeps the rating) but
+kept off the rating board, and a ranked daily entry is an account's that is no bot. Every
+finished race is remembered in its racers' recent races (for moderators).
 
 Before a ranked daily entry goes on the board, its log is judged
 (:mod:`server.competition.studied`: the solver's line, exploration, pace against the
@@ -31,11 +32,16 @@ from server.clock import now_ms
 from server.competition.move_timing import gaps, play_times
 from server.competition.studied import Judgement, Verdict, assess
 from server.games import Autoplay, Options, variant_class
+from server.live.arena_results import ArenaResults
+from server.live.bracket_runs import BracketRuns
+from server.live.challenge_runs import ChallengeRuns
+from server.rooms.ghost import ghost_options, run_of
 from server.rooms.lifecycle import State
-from server.rooms.record import RoomRecord, SeatRecord, decode_record
+from server.rooms.record import RoomRecord, SeatRecord, SeatStatus, decode_record
 from server.rooms.room import Room
 from server.rooms.step import Step
 from server.storage.accounts import AccountStore
+from server.storage.best_runs import BestRun, BestRuns
 from server.storage.boards import Leaderboards
 from server.storage.connection import Storage, StoreUnavailable
 from server.storage.deals import DealStore
@@ -57,8 +63,11 @@ HISTORY_RACES: Final = 8
 
 
 def counts(room: Room) -> bool:
-    """Whether the room's races count toward statistics and ratings (not a chosen-deal practice)."""
-    return room.record.options.deal is None
+    """Whether the room's races count toward statistics and ratings: not a chosen-deal
+    practice, nor a challenge's or a bracket round's run (their results are the challenge's
+    and the bracket's; in a player's statistics they would tell a rival they ended)."""
+    record = room.record
+    return record.options.deal is None and record.challenge is None and record.bracket is None
 
 
 class RaceRecorder:
@@ -72,6 +81,10 @@ class RaceRecorder:
         self._deals = DealStore(storage)
         self._rooms = RoomStore(storage)
         self._held = HeldEntries(storage)
+        self._runs = BestRuns(storage)
+        self._challenges = ChallengeRuns(storage)
+        self._arenas = ArenaResults(storage)
+        self._brackets = BracketRuns(storage)
         self._recording = asyncio.Semaphore(RECORDING_AT_ONCE)
 
     async def rate(self, room: Room, step: Step) -> None:
@@ -127,6 +140,10 @@ class RaceRecorder:
     async def _record(self, room: Room) -> None:
         if counts(room):
             await self._count(room)
+        await self._keep_best_runs(room.record)
+        await self._challenges.record(room)
+        await self._arenas.record(room)
+        await self._brackets.record(room)
         # After the boards, which players wait to see; never retried (a retry would count
         # the race's results twice): moderators' records are worth less than that.
         record = room.record
@@ -172,6 +189,21 @@ class RaceRecorder:
         for result in results:
             won = result.place == 1 and result.finished
             await boards.race_result(variant, players[result.seat], result.finished, won, result.time_ms)
+
+    async def _keep_best_runs(self, record: RoomRecord) -> None:
+        """Keep each winner's run as their best on the deal if it is (for ghost races), the
+        bots' too (a ghost of a bot is a fair rival); a ghost's run is its source's already."""
+        winners = [s for s in record.seats if s.status is SeatStatus.FINISHED and not s.ghost]
+        if not winners or record.deal is None or record.started is None or record.finished is None:
+            return
+        logs = await asyncio.gather(*(self._rooms.seat_log(record.code, record.race, s.seat) for s in winners))
+        options = ghost_options(record.options, record.deal)
+        for seat, (entries, times) in zip(winners, logs, strict=True):
+            if len(times) != len(entries):
+                continue  # a log stored without its times has no timing to replay
+            source = f"{record.code}/{record.race}/{seat.seat}"
+            run = run_of(seat.name, entries, list(times), record.started, record.finished, seat.finished_ms, source)
+            await self._runs.save(record.variant, record.deal, BestRun(seat.player, run, options))
 
     async def _on_boards(self, room: Room, seat: int) -> bool:
         """Whether the racer in ``seat`` may appear on boards: an account, and no bot."""

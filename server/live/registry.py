@@ -29,6 +29,7 @@ from server.live.loading import load_room
 from server.live.recording import RaceRecorder
 from server.live.runner import RoomRunner
 from server.rooms.draft import DealPicker
+from server.rooms.ghost import GhostRun
 from server.rooms.lifecycle import State
 from server.rooms.record import RoomRecord
 from server.rooms.room import Room
@@ -140,9 +141,14 @@ class Registry:
         daily: str | None = None,
         ranked: bool = False,
         code: str | None = None,
+        ghost: GhostRun | None = None,
+        challenge: str | None = None,
+        arena: str | None = None,
+        bracket: str | None = None,
     ) -> RoomRunner:
         """A new room with ``player`` in seat 0, stored (and listed as in progress) before it
-        is returned; under ``code`` if given (from :meth:`reserve_code`), else a new code.
+        is returned; under ``code`` if given (from :meth:`reserve_code`), else a new code;
+        racing ``ghost`` if given (:meth:`Room.create <server.rooms.room.Room.create>`).
         Raises :class:`~server.rooms.errors.RoomError` on bad options and
         :class:`~server.storage.connection.StoreUnavailable` if it could not be stored."""
         if code is None:
@@ -161,6 +167,10 @@ class Registry:
             next_salt=next_salt,
             daily=daily,
             ranked=ranked,
+            ghost=ghost,
+            challenge=challenge,
+            arena=arena,
+            bracket=bracket,
         )
         runner = self._runner(room)
         try:

@@ -1,8 +1,10 @@
 """The websocket edge: each connection's frames, checked and rate-limited, to the dispatcher.
 
 This glue only moves bytes one way: a frame is checked (type, size, rate), decoded, and
-handed to :func:`~server.net.dispatch.dispatch`; what comes back goes out through the
-connection's :class:`~server.connections.link.ClientLink`. Nothing here knows a rule of the game.
+served where its room runs: on the room's owner when another node runs it (the client's
+bytes, by the :class:`~server.net.forwarding.Router`), else here by
+:func:`~server.net.dispatch.dispatch`; what comes back goes out through the connection's
+:class:`~server.connections.link.ClientLink`. Nothing here knows a rule of the game.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import MalformedFrame, decode_client, request_id_of
 from protocol.errors import CloseCode, ErrorCode
-from protocol.messages import AskRaceLog, AskReplay, ClientMessage
+from protocol.messages import AskRaceLog, AskReplay, ClientMessage, Hello, JoinArena, QuickMatch, RaceGhost
 from server.config import Config
 from server.connections.compact import CompactConnection
 from server.connections.limits import Offences, TokenBucket
@@ -26,7 +28,8 @@ from server.connections.link import ClientLink
 from server.connections.origin import direct
 from server.features import identity, quick_match
 from server.features.context import Context
-from server.net.dispatch import dispatch
+from server.net.dispatch import FAILURES, answer_failure, dispatch
+from server.net.forwarding import Router
 from server.net.request_metrics import refused, served
 from server.ops.log_limits import LogLimiter
 from server.ops.metrics import CLOSES, CONNECTIONS, CONNECTIONS_OPENED, RATE_LIMITED
@@ -40,7 +43,7 @@ HARD_FRAME_LIMIT: Final = 256 * 1024
 #: ``max_queue``): requests are served one at a time, so a few are plenty.
 RECEIVE_QUEUE: Final = 4
 #: What a request costs in rate-limit tokens before its answer is charged (replays more).
-_COSTS: Final[dict[type, float]] = {AskReplay: 2.0, AskRaceLog: 2.0}
+_COSTS: Final[dict[type, float]] = {AskReplay: 2.0, AskRaceLog: 2.0, RaceGhost: 2.0}
 #: New connections whose first request (their hello) is served at once. A burst of thousands
 #: of connections would otherwise put thousands of hellos ahead of every live room's moves in
 #: the event loop's queue; the rest wait their turn, costing a parked future each.
@@ -51,10 +54,12 @@ ACCEPT_BATCH: Final = 8
 
 
 class Edge:
-    """Serves every websocket connection of the process against ``ctx``."""
+    """Serves every websocket connection of the process against ``ctx``, and through
+    ``router`` on the other nodes."""
 
-    def __init__(self, ctx: Context, config: Config, max_connections: int) -> None:
+    def __init__(self, ctx: Context, router: Router, config: Config, max_connections: int) -> None:
         self.ctx = ctx
+        self.router = router
         self.config = config
         self.max_connections = max_connections
         self._log = LogLimiter(logger)
@@ -120,6 +125,7 @@ class Edge:
             pass
         finally:
             CONNECTIONS.dec()
+            self.router.dropped(link)
             quick_match.dropped(ctx, link)
             await identity.disconnected(ctx, link)
 
@@ -167,8 +173,22 @@ class Edge:
         return True
 
     async def _handle(self, link: ClientLink, message: ClientMessage, frame: bytes) -> None:
+        """Serve ``message`` on its room's owner when another node runs the room, else here;
+        a player back (a hello that resumes, a login) is also given their seats on the other
+        nodes."""
+        router, player = self.router, link.player
         try:
-            await dispatch(self.ctx, link, message, frame)
+            if player is not None and not router.served_here(link, message):
+                await router.serve(link, message, frame)
+                return
+            if isinstance(message, (QuickMatch, JoinArena)):
+                router.remember(link)  # its race may form on another node, which answers it here
+            await dispatch(self.ctx, link, message)
+            # A new guest (a hello without a resume token) has no seat anywhere yet.
+            if link.player not in (None, player) and not (isinstance(message, Hello) and message.resume is None):
+                await router.seats_back(link, message.id)
+        except FAILURES as error:  # of giving the seats back (serving answers its own)
+            answer_failure(link, message.id, error)
         except Exception:
             # A bug: logged with its traceback, but rate-limited, so no client can make the
             # server fill its disk.

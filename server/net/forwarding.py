@@ -1,11 +1,12 @@
 """Any node serves any client: a request for a room another node runs is forwarded there.
 
-:func:`server.net.dispatch.dispatch` asks :meth:`Router.forwarded` first: a room that runs
-here costs one dictionary look-up. For any other room the router finds its owner (the node
-holding its lease; a room nobody holds is claimed and loaded here, as a dead owner's rooms
-are taken over), posts the request to it (:mod:`server.cluster.node_mail`) and waits until
-it is done. The owner runs it through the same dispatcher for a *proxy*
-(:mod:`server.net.proxies`); what the room sends a proxy goes back to the client's node.
+The edge (:mod:`server.net.edge`) asks :meth:`Router.served_here` before the dispatcher
+sees a request: a room that runs here costs one dictionary look-up. For any other room
+:meth:`Router.serve` finds its owner (the node holding its lease; a room nobody holds is
+claimed and loaded here, as a dead owner's rooms are taken over), posts the request to it
+(:mod:`server.cluster.node_mail`) and waits until it is done. The owner runs it through the
+dispatcher for a *proxy* (:mod:`server.cluster.proxies`), whose frames go back to the
+client's node. A player back (a hello, a login) gets their seats on other nodes here too.
 
 Faults: every node watches the nodes it depends on. When a room's owner dies, the clients
 on other nodes stay connected: their node follows the room again on its new owner (taken
@@ -36,9 +37,8 @@ from server.features import identity
 from server.features.context import Context
 from server.live.runner import RoomRunner
 from server.net.answers import Answers
-from server.net.dispatch import dispatch
+from server.net.dispatch import FAILURES, answer_failure, dispatch
 from server.net.following import Following, Role
-from server.net.proxies import Proxies
 from server.ops.log_limits import LogLimiter
 from server.ops.metrics import FORWARD_SECONDS, FORWARDED_RECEIVED, FORWARDED_SENT
 from server.ops.stopping import stop_requested, stop_tasks
@@ -68,11 +68,10 @@ class Router:
         self.ctx = ctx
         self.node = cluster.node
         self.leases = cluster.leases
-        self.timeout = timeout
         self._local: dict[int, ClientLink] = {}
         self._peers_of: dict[int, set[str]] = {}  # local link id -> nodes holding its proxy
         #: Stand-ins for other nodes' connections to the rooms that run here.
-        self.proxies = Proxies(self)
+        self.proxies = cluster.proxies
         self._owners: dict[str, str] = {}  # room code -> the node last seen owning it
         #: The answers awaited from other nodes.
         self.answers = Answers(cluster, timeout)
@@ -104,16 +103,24 @@ class Router:
     def served_here(self, link: ClientLink, message: ClientMessage) -> bool:
         """True when ``message`` is surely served on this node: a proxy's request (it runs
         where it was sent), one for no room, or for a room live here. (A plain call: it
-        answers most requests without the cost of :meth:`forwarded`'s coroutine.)"""
+        answers most requests without the cost of :meth:`serve`'s coroutine.)"""
         if link.relay is not None:
             return True
         code = room_of(message)
         return code is None or self.ctx.rooms.live(code)
 
-    async def forwarded(self, link: ClientLink, message: ClientMessage, frame: bytes | None = None) -> bool:
-        """Run ``message`` on its room's owner if that is another node; False: serve it here.
-        For a message :meth:`served_here` did not vouch for (dispatch asks it first).
-        ``frame``: the request as the client sent it, passed on unchanged (else encoded)."""
+    async def serve(self, link: ClientLink, message: ClientMessage, frame: bytes | None = None) -> None:
+        """Run ``message`` from this node's ``link`` where its room runs: on its owner, or here
+        (its failures answered). ``frame``: the request as the client sent it, passed on
+        unchanged (None: encoded)."""
+        try:
+            if self.served_here(link, message) or not await self._forwarded(link, message, frame):
+                await dispatch(self.ctx, link, message)
+        except FAILURES as error:
+            answer_failure(link, message.id, error)
+
+    async def _forwarded(self, link: ClientLink, message: ClientMessage, frame: bytes | None) -> bool:
+        """Run ``message`` on its room's owner if that is another node; False: serve it here."""
         code = room_of(message)
         if code is None:
             return False
@@ -138,15 +145,16 @@ class Router:
             self._owners.pop(code, None)
         raise StoreUnavailable(f"storage unavailable: room {code} keeps moving between servers")
 
-    async def resume_elsewhere(self, link: ClientLink, request_id: int, rooms: list[str] | None = None) -> list[str]:
+    async def seats_back(self, link: ClientLink, request_id: int, rooms: list[str] | None = None) -> list[str]:
         """Give ``link``'s player back their seats in ``rooms`` (None: every seat the seat
-        index holds, as for a hello) where other nodes run them; rooms nobody runs are taken
-        over here, where the caller's own resume finds them. Returns the rooms whose seat
-        could not be given back."""
+        index holds, for a player back with a hello or a login) on the nodes that run them;
+        rooms nobody runs any more are taken over here. Those that run here are given back
+        here unless ``link`` follows them already. The rooms whose seat was not given back."""
         player = link.player
         assert player is not None
         missed = []
-        for code in await self.node.store.seats(player) if rooms is None else rooms:
+        rooms = await self.node.store.seats(player) if rooms is None else rooms
+        for code in rooms:
             given = False
             # Giving a seat back is safe to repeat: an owner that does not answer (it died
             # and its heartbeat has not expired yet) is asked again, or its room taken over.
@@ -182,6 +190,9 @@ class Router:
                     self._log.log(logging.WARNING, "seat-not-given-back-yet", line, code, link.name, attempt + 1, error)
             if not given:
                 missed.append(code)
+        for code in sorted(rooms):
+            if code not in link.rooms and self.ctx.rooms.live(code):
+                await identity.resume_seat(self.ctx, link, self.ctx.rooms[code], request_id)
         return missed
 
     async def locate(self, code: str) -> str | None:
@@ -248,25 +259,11 @@ class Router:
 
     # -- the owner's side -----------------------------------------------------------------
 
-    def proxy(self, origin: str, link_id: int, player: str, name: str, bot: bool) -> ClientLink:
-        """The stand-in here for connection ``link_id`` of node ``origin``."""
-        return self.proxies.get(origin, link_id, player, name, bot)
-
     def _proxy_of(self, asking: Request | Resume) -> ClientLink:
         """The stand-in for the connection that sent ``asking``, with its client's address."""
-        proxy = self.proxy(asking.origin, asking.link, asking.player, asking.name, asking.bot)
+        proxy = self.proxies.get(asking.origin, asking.link, asking.player, asking.name, asking.bot)
         proxy.address = asking.address or "unknown"
         return proxy
-
-    def relay(self, links: list[ClientLink], frame: bytes) -> None:
-        """:class:`~server.connections.link.Relay`: one publish per client node, naming its links."""
-        by_node: dict[str, list[int]] = {}
-        for link in links:
-            origin = self.proxies.origin_of(link)
-            if origin is not None:
-                by_node.setdefault(origin, []).append(link.id)
-        for origin, ids in by_node.items():
-            self.mail.post(origin, Frames(self.node.id, ids, frame))
 
     def _rerouted_dropped(self, origin: str, link: int, seq: int) -> bool:
         """True, and the client sent to reconnect, if its proxy here was dropped when its node
@@ -482,12 +479,9 @@ class Router:
         """Follow ``rooms`` again in their roles, on their owners now (here, or another
         node), each with a snapshot; the rooms whose seat could not be given back."""
         racing = {code for code, role in rooms.items() if role == "racer"}
-        missed = await self.resume_elsewhere(link, 0, sorted(racing)) if racing else []
-        for code in racing:
-            if self.ctx.rooms.live(code):  # it runs here now
-                await identity.resume_seat(self.ctx, link, self.ctx.rooms[code], 0)
+        missed = await self.seats_back(link, 0, sorted(racing)) if racing else []
         for code in sorted(set(rooms) - racing):
-            await dispatch(self.ctx, link, Spectate(id=0, room=code))
+            await self.serve(link, Spectate(id=0, room=code))
         return missed
 
     def _background(self, coroutine: Coroutine[Any, Any, None]) -> None:

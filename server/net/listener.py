@@ -81,6 +81,29 @@ FIRST_BYTES_SECONDS: Final = 1.0
 Factory = Callable[[], asyncio.Protocol]
 
 
+async def bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host`` and ``port`` (0: a free one), not listening yet: the port is
+    known before the server is built, and clients are refused until it serves on the socket.
+    ``host`` is one address (a name: the first it resolves to; empty: the system's first
+    wildcard address, 0.0.0.0 on Linux).
+    A port in use fails as asyncio's own listeners do."""
+    found = await asyncio.get_running_loop().getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )
+    family, kind, proto, _, address = found[0]
+    listening = socket.socket(family, kind, proto)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart need not wait
+        if family == socket.AF_INET6:
+            listening.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        listening.bind(address)
+    except OSError as error:
+        listening.close()
+        text = f"error while attempting to bind on address {address!r}: {(error.strerror or '').lower()}"
+        raise OSError(error.errno, text) from None
+    return listening
+
+
 def is_plain_request(first_bytes: bytes) -> bool:
     """True when ``first_bytes`` hold a whole HTTP request head with no ``Upgrade`` header.
     Anything else (nothing sent yet, a head cut short, any upgrade, however spelt) waits in

@@ -48,6 +48,7 @@ from server.rooms.commands import (
 from server.rooms.commands import Move as PlayMove
 from server.rooms.entries import Played, Resigned, Undone
 from server.rooms.errors import RoomError
+from server.rooms.ghost import due, time_of
 from server.rooms.lifecycle import STATE_OF, Act, State, Trigger, check_command, next_state
 from server.rooms.record import RoomRecord, SeatRecord, SeatStatus, certified_of
 from server.rooms.step import Emission, EngineOp, Outcome
@@ -59,6 +60,9 @@ from server.rooms.views import Seat, clock_of, progress_of, racer_view, results_
 MAX_LOG_ENTRIES: Final = 2000
 
 DealPicker = Callable[[str], str]
+
+#: Later than any entry of a run: "the rest of it".
+_ALL: Final = 2**62
 
 
 class Draft:
@@ -78,7 +82,9 @@ class Draft:
         self.record = record
         self.variant = variant
         records = {s.seat: s for s in record.seats}
-        self.seats = {n: Seat(records[n], s.game, s.plays, s.connected, s.dropped_until) for n, s in seats.items()}
+        self.seats = {
+            n: Seat(records[n], s.game, s.plays, s.connected, s.dropped_until, s.entries) for n, s in seats.items()
+        }
         self.spectators = spectators
         self.engine: list[EngineOp] = []
         self._pick_deal = pick_deal
@@ -168,7 +174,7 @@ class Draft:
                 outcome.save = True
             return
         self._check(Act.JOIN)
-        if len(self.seats) >= self.record.options.max_racers:
+        if len(racers_of(self.seats)) >= self.record.options.max_racers:
             raise RoomError(
                 ErrorCode.ROOM_FULL, f"room {self.record.code} is full ({self.record.options.max_racers} racers)"
             )
@@ -195,9 +201,14 @@ class Draft:
         racer = self.seats.pop(number)
         self.record.seats.remove(racer.record)
         creator = None
-        if racer.record.player == self.record.creator and self.seats:
-            creator = self.record.creator = self.seats[min(self.seats)].record.player
+        racers = racers_of(self.seats)
+        if racer.record.player == self.record.creator and racers:
+            creator = self.record.creator = self.seats[min(racers)].record.player
         self._emit(outcome, RacerLeft(seat=number, creator=creator))
+        if not racers:  # a ghost stays only with someone to race it
+            for ghost in sorted(self.seats):
+                self.record.seats.remove(self.seats.pop(ghost).record)
+                self._emit(outcome, RacerLeft(seat=ghost, creator=None))
         if self.state is State.COUNTDOWN:
             self._cancel_countdown(now, outcome)
         if self.state is State.WAITING:
@@ -226,8 +237,9 @@ class Draft:
     def _start_if_all_ready(self, now: int, outcome: Outcome) -> None:
         # A room starts by itself once it is full and everyone is ready; the creator can
         # start a room that is not full.
-        full = len(self.seats) == self.record.options.max_racers
-        if full and all(seat.record.status is SeatStatus.READY for seat in self.seats.values()):
+        racers = racers_of(self.seats)
+        full = len(racers) == self.record.options.max_racers
+        if full and all(seat.record.status is SeatStatus.READY for seat in racers.values()):
             self._begin_countdown(Trigger.ALL_READY, now, outcome)
 
     def _set_state(self, trigger: Trigger) -> State:
@@ -271,7 +283,7 @@ class Draft:
         for number in sorted(self.seats):
             racer = self.seats[number]
             racer.game = self._new_game()
-            racer.plays = 0
+            racer.plays = racer.entries = 0
             patches = [Patch(i, 0, list(pile)) for i, pile in enumerate(racer.game.public_piles())]
             progress = progress_of(racer)
             self._emit(outcome, BoardChanged(number, patches, progress), ProgressChanged(number, progress), number)
@@ -297,6 +309,10 @@ class Draft:
     def _move(self, player: str, text: str, now: int, outcome: Outcome) -> None:
         number, racer, game = self._racing_seat(player, Act.MOVE)
         self._check_log_room(number)
+        self._play(number, racer, game, text, now - (self.record.started or now), now, outcome)
+
+    def _play(self, number: int, racer: Seat, game: Game, text: str, at: int, now: int, outcome: Outcome) -> None:
+        """Play ``text`` for the racer in ``number``, ``at`` ms into the race (their time if it wins)."""
         try:
             move = game.parse_move(text)
             canonical = game.move_text(move)
@@ -312,8 +328,8 @@ class Draft:
         self._emit_board(number, racer, [Patch(p.pile, p.keep, list(p.add)) for p in patches], outcome)
         if game.is_won():
             racer.record.status = SeatStatus.FINISHED
-            racer.record.finished_ms = now - (self.record.started or now)
-            self._emit(outcome, RacerFinished(seat=number, time_ms=racer.record.finished_ms, moves=racer.plays))
+            racer.record.finished_ms = at
+            self._emit(outcome, RacerFinished(seat=number, time_ms=at, moves=racer.plays))
             outcome.refresh.add(number)
             self._finish_if_all_done(now, outcome)
 
@@ -329,6 +345,9 @@ class Draft:
         if not self.record.options.undo:
             raise RoomError(ErrorCode.UNDO_DISABLED, "undo is turned off in this room")
         self._check_log_room(number)
+        self._take_back(number, racer, game, outcome)
+
+    def _take_back(self, number: int, racer: Seat, game: Game, outcome: Outcome) -> None:
         taken_back = game.moves[-1:]
         try:
             patches = game.undo()
@@ -348,17 +367,48 @@ class Draft:
         self._finish_if_all_done(now, outcome)
 
     def _finish_if_all_done(self, now: int, outcome: Outcome) -> None:
-        if all(seat.done for seat in self.seats.values()):
+        """Finish the race once every racer is done; a ghost then plays the rest of its run
+        at once (its recorded times stand), so nobody waits for it."""
+        if self.state is not State.RACING or not all(seat.done for seat in racers_of(self.seats).values()):
+            return
+        self._play_ghost(now, outcome, rest=True)
+        # The ghost's last entry may have finished the race already.
+        if self.state is State.RACING and all(seat.done for seat in self.seats.values()):
             self._finish_race(Trigger.ALL_DONE, now, outcome)
+
+    def _play_ghost(self, now: int, outcome: Outcome, rest: bool = False) -> None:
+        """Play the ghost's entries whose time has come (every one left, with ``rest``); a
+        run that ends unfinished stops the ghost at its end."""
+        run = self.record.ghost
+        if run is None or self.state is not State.RACING:
+            return
+        elapsed = now - (self.record.started or now)
+        for number, racer in sorted(self.seats.items()):
+            if not racer.record.ghost or racer.done:
+                continue
+            game = racer.game
+            assert game is not None
+            for entry in due(run, racer.entries, _ALL if rest else elapsed):
+                at = time_of(run, racer.entries)
+                racer.entries += 1
+                match entry:
+                    case Played(move):
+                        self._play(number, racer, game, move, at, now, outcome)
+                    case Undone():
+                        self._take_back(number, racer, game, outcome)
+                    case Resigned(reason):
+                        self._resign(number, racer, reason, now, outcome)
+                if racer.done:
+                    break
+            if not racer.done and racer.entries == len(run.entries) and (rest or elapsed >= run.ends):
+                self._resign(number, racer, "stopped", now, outcome)
 
     def _rematch(self, player: str, next_deal: str | None, now: int, outcome: Outcome) -> None:
         """A new race in the same room with a new deal; racers ready up again."""
         self._racer(player)
         self._check(Act.REMATCH)
-        if self.record.daily is not None:
-            raise RoomError(
-                ErrorCode.NOT_ALLOWED, "a daily challenge is one attempt: start another from the daily menu"
-            )
+        if self.record.daily is not None or self.record.challenge is not None or self.record.bracket is not None:
+            raise RoomError(ErrorCode.NOT_ALLOWED, "a daily or a challenge is one attempt: start another from the menu")
         self._set_state(Trigger.REMATCH)
         r = self.record
         r.race += 1
@@ -369,16 +419,20 @@ class Draft:
         r.countdown_ends = r.started = r.ends = r.finished = None
         gone = [n for n, seat in self.seats.items() if seat.record.left]
         for seat in self.seats.values():
-            seat.record.status = SeatStatus.NOT_READY
+            # A ghost is ready for every race: it races its run again.
+            seat.record.status = SeatStatus.READY if seat.record.ghost else SeatStatus.NOT_READY
             seat.record.finished_ms = None
             seat.record.resigned = None
             seat.game = None
-            seat.plays = 0
+            seat.plays = seat.entries = 0
             if not seat.connected:
                 # Away since the last race: the grace period starts again, then they leave.
                 seat.dropped_until = now + self._timing.grace_ms
         self._emit(outcome, Rematched(race=r.race))
         self._emit(outcome, self._state_event(now))
+        for number, seat in sorted(self.seats.items()):
+            if seat.record.ghost:  # every copy marks all not ready at a rematch: the ghost is
+                self._emit(outcome, RacerReady(seat=number, ready=True))
         for number in gone:  # racers who left during the race do not stay for the next
             self._remove(number, now, outcome)
 
@@ -405,8 +459,16 @@ class Draft:
                     self._remove(number, now, outcome)
         if self.state is State.COUNTDOWN and r.countdown_ends is not None and r.countdown_ends <= now:
             self._begin_race(now, outcome)
+        if r.ghost is not None:
+            self._play_ghost(now, outcome)
+            self._finish_if_all_done(now, outcome)
         if self.state is State.RACING and r.ends is not None and r.ends <= now:
             self._finish_race(Trigger.TIME_UP, now, outcome)
+
+
+def racers_of(seats: dict[int, Seat]) -> dict[int, Seat]:
+    """The seats of people and bots: every seat but a ghost's."""
+    return {number: seat for number, seat in seats.items() if not seat.record.ghost}
 
 
 def seat_of_racer(seats: dict[int, Seat], code: str, player: str) -> tuple[int, Seat]:

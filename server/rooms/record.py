@@ -7,6 +7,7 @@ import enum
 import msgspec
 
 from protocol.messages import RoomOptions, RoomState, Variant
+from server.rooms.ghost import GhostRun
 
 
 def wants_winnable(variant: Variant, options: RoomOptions) -> bool:
@@ -54,6 +55,8 @@ class SeatRecord(msgspec.Struct, omit_defaults=True):
     left: bool = False
     #: A bot said so in its hello: never rated, marked in results.
     bot: bool = False
+    #: The room's ghost (:mod:`server.rooms.ghost`): it plays ``RoomRecord.ghost``.
+    ghost: bool = False
 
 
 class RoomRecord(msgspec.Struct, omit_defaults=True):
@@ -88,6 +91,16 @@ class RoomRecord(msgspec.Struct, omit_defaults=True):
     started: int | None = None
     ends: int | None = None
     finished: int | None = None
+    #: A challenge's run (:mod:`server.competition.challenges`): the challenge's id. Its deal
+    #: stays secret, and its race one attempt, like a daily's.
+    challenge: str | None = None
+    #: A race of an arena tournament (:mod:`server.competition.arena`): the arena's id.
+    arena: str | None = None
+    #: A run of a bracket's round (:mod:`server.competition.bracket`): ``<bracket id>/<round>``.
+    #: Its deal stays secret until the round closes; one attempt.
+    bracket: str | None = None
+    #: A ghost race's recorded run, played in the ghost seat (:mod:`server.rooms.ghost`).
+    ghost: GhostRun | None = None
 
     def seats_by(self, seat: int) -> SeatRecord:
         """The record of seat number ``seat`` (:class:`KeyError` if nobody holds it)."""

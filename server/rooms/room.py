@@ -22,12 +22,13 @@ from protocol.messages import HintItem, RaceOver, Result, RoomOptions, RoomSumma
 from server.games import Autoplay, Deal, Game, GameError, Move, Options, variant_class
 from server.rooms.commands import Command, Join
 from server.rooms.draft import DealPicker as DealPicker
-from server.rooms.draft import Draft, racing_seat
+from server.rooms.draft import Draft, racers_of, racing_seat
 from server.rooms.entries import LogEntry, Played, Resigned, Undone
 from server.rooms.errors import RoomError as RoomError
+from server.rooms.ghost import GHOST_PLAYER, GhostRun, check_run, next_due
 from server.rooms.hints import hints_for
 from server.rooms.lifecycle import STATE_OF, Act, State, check_command
-from server.rooms.record import RoomRecord, copy_record
+from server.rooms.record import RoomRecord, SeatRecord, SeatStatus, copy_record
 from server.rooms.step import Emission, Outcome, Step
 from server.rooms.timing import DEFAULT_TIMING, RoomTiming
 from server.rooms.views import Seat, results_of, room_view, summary_of
@@ -74,10 +75,18 @@ class Room:
         next_salt: str | None = None,
         daily: str | None = None,
         ranked: bool = False,
+        ghost: GhostRun | None = None,
+        challenge: str | None = None,
+        arena: str | None = None,
+        bracket: str | None = None,
     ) -> tuple[Room, Step]:
         """An empty room and the step that seats its creator in seat 0 (store it, then
         apply it). ``next_deal``/``next_salt`` prepare the first race's deal (a certified
-        one, or the daily deal and its published salt). :class:`RoomError` on bad options."""
+        one, the daily deal and its published salt, or a challenge's, ``challenge`` its id);
+        ``arena``: a race of that arena tournament; ``bracket``: a run of that bracket round.
+        ``ghost``: a practice room on a chosen deal races that run in seat 1
+        (:mod:`server.rooms.ghost`). :class:`RoomError` on bad options, or a ghost whose run
+        does not replay on the room's deal."""
         variant_class(variant)
         if options.deal is not None:
             if options.max_racers != 1:
@@ -100,7 +109,18 @@ class Room:
             next_salt=next_salt,
             daily=daily,
             ranked=ranked,
+            challenge=challenge,
+            arena=arena,
+            bracket=bracket,
         )
+        if ghost is not None:
+            if options.deal is None:
+                raise RoomError(ErrorCode.NOT_ALLOWED, "a ghost races on the deal of its run: choose it")
+            check_run(variant, options.deal, options.autoplay, ghost)
+            record.ghost = ghost
+            record.seats.append(
+                SeatRecord(seat=1, player=GHOST_PLAYER, name=ghost.name, status=SeatStatus.READY, ghost=True)
+            )
         room = cls(record, deal_picker, timing)
         step = room.decide(Join(creator, name, bot), now)
         step.outcome.save = True
@@ -135,8 +155,9 @@ class Room:
                             seat.game.pop()
                         case Resigned():
                             pass  # the seat record says so
+                seat.entries = len(logs.get(number, []))
         for number, seat in room._seats.items():
-            if number not in present:
+            if number not in present and not seat.record.ghost:
                 seat.connected = False
                 seat.dropped_until = now + timing.grace_ms
         return room
@@ -174,13 +195,13 @@ class Room:
         return None
 
     def racers(self) -> dict[int, str]:
-        """Seat number -> player id."""
-        return {number: seat.record.player for number, seat in self._seats.items()}
+        """Seat number -> player id (a ghost's seat is nobody's)."""
+        return {number: seat.record.player for number, seat in racers_of(self._seats).items()}
 
     def members(self) -> dict[int, str]:
         """Seat number -> player id of the racers who have not left the room (a racer who
         left keeps the seat for the race's results, until the rematch)."""
-        return {number: seat.record.player for number, seat in self._seats.items() if not seat.record.left}
+        return {number: seat.record.player for number, seat in racers_of(self._seats).items() if not seat.record.left}
 
     def is_racing(self, seat: int) -> bool:
         """Whether the racer in ``seat`` is in a race and not done: they see only their board."""
@@ -214,6 +235,9 @@ class Room:
             times.append(self.record.countdown_ends)
         if self.state is State.RACING and self.record.ends is not None:
             times.append(self.record.ends)
+        run, started = self.record.ghost, self.record.started
+        if self.state is State.RACING and run is not None and started is not None:
+            times += [started + next_due(run, s.entries) for s in self._seats.values() if s.record.ghost and not s.done]
         return min(times, default=None)
 
     def is_empty(self) -> bool:

@@ -23,9 +23,9 @@ from protocol.messages import (
     RoomSummary,
     RoomView,
 )
+from server.competition.results import Standing, rank
 from server.games import Game
 from server.rooms.record import RoomRecord, SeatRecord, SeatStatus, certified_of
-from server.rooms.results import Standing, rank
 
 
 @dataclass(slots=True)
@@ -38,6 +38,8 @@ class Seat:
     plays: int = 0  # moves played this race, undone ones included
     connected: bool = True
     dropped_until: int | None = None
+    #: Log entries of this race so far: a ghost's place in its run (kept for ghosts only).
+    entries: int = 0
 
     @property
     def done(self) -> bool:
@@ -64,6 +66,7 @@ def racer_view(seat: Seat, board: list[list[int | None]] | None) -> Racer:
         resigned=record.resigned if record.status is SeatStatus.RESIGNED else None,
         board=board,
         bot=record.bot,
+        ghost=record.ghost,
     )
 
 
@@ -74,8 +77,11 @@ def clock_of(record: RoomRecord, now: int) -> Clock:
 
 def reveal_of(record: RoomRecord) -> Reveal | None:
     """The deal and salt, once the race is over; a daily challenge keeps its deal secret
-    until the day ends (the day's reveal then comes with the daily information)."""
-    if record.deal is None or record.salt is None or record.daily is not None:
+    until the day ends (the day's reveal then comes with the daily information), a
+    challenge's run until the challenge is over (its reveal comes in the inbox), a bracket
+    round's run until the round closes (in the bracket's view)."""
+    secret = record.daily is not None or record.challenge is not None or record.bracket is not None
+    if record.deal is None or record.salt is None or secret:
         return None
     return Reveal(deal=record.deal, salt=record.salt)
 
@@ -90,11 +96,13 @@ def results_of(record: RoomRecord, seats: dict[int, Seat]) -> list[Result]:
     ratings = record.ratings
     results = []
     for result in rank(standings):
-        bot = seats[result.seat].record.bot
+        racer = seats[result.seat].record
         if result.seat in ratings:
             rating, change = ratings[result.seat]
             result = msgspec.structs.replace(result, rating=rating, rating_change=change)
-        results.append(msgspec.structs.replace(result, bot=True) if bot else result)
+        if racer.bot or racer.ghost:
+            result = msgspec.structs.replace(result, bot=racer.bot, ghost=racer.ghost)
+        results.append(result)
     return results
 
 
@@ -136,6 +144,9 @@ def room_view(
         results=results_of(record, seats) if finished else None,
         daily=None if record.daily is None else DailyTag(record.daily, record.ranked),
         certified=certified_of(record),
+        challenge=record.challenge,
+        arena=record.arena,
+        bracket=record.bracket.partition("/")[0] if record.bracket else None,
     )
 
 

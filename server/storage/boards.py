@@ -40,7 +40,7 @@ with equal scores are ordered by player id (bytes).
 Ratings are Glicko-2 (:mod:`server.ratings`): the hash keeps each player's exact rating, RD
 and volatility (float reprs, which read back bit for bit); the board only orders them.
 
-Key layout, shown with the default prefix ``sr:``; nothing expires:
+Key layout, shown with the default prefix ``sr:``; nothing expires but the weekly and season boards:
 
 ===========================================  ======  ====================================================
 key                                          type    holds
@@ -53,6 +53,8 @@ key                                          type    holds
 ``sr:lb:{<game>}:best-time``                   zset    player -> best finished daily time, ms
 ``sr:lb:{<game>}:wins``                        zset    player -> minus the number of daily wins
 ``sr:lb:{<game>}:streak``                      zset    player -> minus the longest daily streak, days
+``sr:lb:{<game>}:weekly:<week>``               zset    a weekly board (storage/period_boards.py; expires)
+``sr:lb:{<game>}:season:<season>``             zset    a season board (storage/period_boards.py; expires)
 ``sr:stats:{<game>}:player:<player>``          hash    counters (``races_started``, ``races_won``,
                                                      ``races_finished``, ``daily_attempts``,
                                                      ``daily_wins``) and the streak (``current_streak``,
@@ -83,7 +85,8 @@ from redis import exceptions as redis_errors
 
 from server.competition.daily import check_date
 from server.competition.ratings import Rating
-from server.storage.connection import Storage
+from server.storage.connection import Storage, as_bytes, as_text
+from server.storage.period_boards import PeriodBoards
 from server.storage.ranking import Windows, integer_reply, number_reply
 from server.storage.ratings import RatedEntry, RatingStore
 
@@ -178,6 +181,7 @@ class Leaderboards:
         self._record_daily = self._redis.register_script(_RECORD_DAILY)
         self._windows = Windows(store)
         self._ratings = RatingStore(store)
+        self.periods = PeriodBoards(store)
 
     # -- daily boards ------------------------------------------------------------------
 
@@ -224,7 +228,7 @@ class Leaderboards:
             return []
         with self._unavailable(f"read the daily {game} board of {date}"):
             members = await self._redis.zrange(board, 0, n - 1)
-            return await self._entries(shown, 1, [_text(m) for m in members])
+            return await self._entries(shown, 1, [as_text(m) for m in members])
 
     async def rank(self, game: str, date: str, player: str) -> int | None:
         """``player``'s 1-based rank on the daily board, or None if they are not on it."""
@@ -250,12 +254,12 @@ class Leaderboards:
             # in one transaction around the player's member: a consistent window.
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.zrank(board, member)
-                pipe.zrevrangebylex(board, b"(" + _raw(member), b"-", start=0, num=span)
-                pipe.zrangebylex(board, b"[" + _raw(member), b"+", start=0, num=span + 1)
+                pipe.zrevrangebylex(board, b"(" + as_bytes(member), b"-", start=0, num=span)
+                pipe.zrangebylex(board, b"[" + as_bytes(member), b"+", start=0, num=span + 1)
                 position, above, below = await pipe.execute()
             if position is None:
                 return []
-            members = [_text(m) for m in [*reversed(above), *below]]
+            members = [as_text(m) for m in [*reversed(above), *below]]
             return await self._entries(shown, integer_reply(position) + 1 - len(above), members)
 
     async def _entries(self, shown: str, first_rank: int, members: list[str]) -> list[Entry]:
@@ -299,7 +303,8 @@ class Leaderboards:
 
     async def daily_result(self, game: str, player: str, date: str, finished: bool, time_ms: int | None) -> bool:
         """Count ``player``'s ranked daily attempt of ``date``: attempts, wins (a finished
-        attempt), best time, streaks, and the all-time boards (best daily time, wins, streak).
+        attempt), best time, streaks, the all-time boards (best daily time, wins, streak) and,
+        for a win, the weekly and season boards of ``date``'s week and quarter.
 
         One result per player, game and day: False, and nothing changed, if ``date`` already
         has one (a retried or repeated call).
@@ -318,9 +323,9 @@ class Leaderboards:
                         # days) and the one-result-per-day check exact under concurrent calls.
                         await pipe.watch(days)
                         recorded = await pipe.hgetall(days)
-                        if day in {_text(k) for k in recorded}:
+                        if day in {as_text(k) for k in recorded}:
                             return False
-                        wins = [_day(_text(k)) for k, v in recorded.items() if _text(v) == "1"]
+                        wins = [_day(as_text(k)) for k, v in recorded.items() if as_text(v) == "1"]
                         if finished:
                             wins.append(datetime.date.fromisoformat(day))
                         last, current, longest = _streaks(wins)
@@ -342,6 +347,7 @@ class Leaderboards:
                             pipe.zadd(self._board_key(game, "best-time"), {player: time}, lt=True)
                             pipe.zincrby(self._board_key(game, "wins"), -1, player)
                             pipe.zadd(self._board_key(game, "streak"), {player: -longest}, lt=True)
+                            self.periods.add_win(pipe, game, player, _day(day), time)
                         await pipe.execute()
                         return True
                     except redis_errors.WatchError:
@@ -357,7 +363,7 @@ class Leaderboards:
                 pipe.hgetall(stats)
                 pipe.zscore(self._key("stats", game, "best-time"), player)
                 fields, best = await pipe.execute()
-        values = {_text(k): _text(v) for k, v in fields.items()}
+        values = {as_text(k): as_text(v) for k, v in fields.items()}
         counters = {name: int(values.get(name, 0)) for name in _COUNTERS}
         last = values.get("last_daily_win") or None
         current = int(values.get("current_streak", 0))
@@ -381,7 +387,7 @@ class Leaderboards:
             return []
         with self._unavailable(f"read the all-time {board} board of {game}"):
             scored = await self._redis.zrange(key, 0, n - 1, withscores=True)
-        return _ranked(board, 1, [(_text(member), number_reply(score)) for member, score in _pairs(scored)])
+        return _ranked(board, 1, [(as_text(member), number_reply(score)) for member, score in _pairs(scored)])
 
     async def around_all_time(self, game: str, board: AllTimeBoard, player: str, span: int) -> list[Ranked]:
         """The lines of an all-time board from ``span`` above ``player`` to ``span`` below
@@ -473,20 +479,6 @@ def _check_part(what: str, text: str) -> str:
     if not text or ":" in text:
         raise ValueError(f"a {what} must be non-empty and contain no ':', not {text!r}")
     return text
-
-
-# The client does not decode replies, so texts are bytes; redis-py's types allow more shapes
-# than a given command returns, so replies are checked here rather than cast.
-def _raw(reply: object) -> bytes:
-    if isinstance(reply, str):
-        return reply.encode()
-    if isinstance(reply, bytes):
-        return reply
-    raise TypeError(f"unexpected reply from Redis: {reply!r}")
-
-
-def _text(reply: object) -> str:
-    return _raw(reply).decode()
 
 
 def _pairs(reply: object) -> list[tuple[object, object]]:

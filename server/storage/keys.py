@@ -37,6 +37,11 @@ key                                            type    holds
 ``sr:pool:<game>``                             list    deal numbers certified winnable
 ``sr:pool-draws:<game>:<id>:<hour>``           string  deals the player took from the pool that UTC hour
 ``sr:lb:...``, ``sr:stats:...``, ``sr:rating:...``     boards, statistics, ratings (storage/boards.py)
+``sr:runs:{<game>:<deal>}``, ``...:run``        zset, hash each player's best winning run on the deal (30 days;
+                                                       storage/best_runs.py): what ghost races replay
+``sr:challenge:{<id>}``                        string  an async challenge (msgpack; storage/challenges.py)
+``sr:my-challenges:{<id>}``                    zset    the player's challenges -> created: their inbox
+``sr:async-pool:{<game>}``                     zset    async matches waiting for a rival -> rating
 ``sr:account:<id>``                            hash    ``name``, ``hash`` (argon2), ``generation``, ``created``
 ``sr:account-name:<hex>``                       string  the account holding the name whose skeleton this is
 ``sr:banned``                                  hash    banned account id -> the reason

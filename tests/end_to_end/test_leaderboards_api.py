@@ -1,4 +1,5 @@
-"""Leaderboards over the protocol: today's daily board, the all-time boards and the rating board."""
+"""Leaderboards over the protocol: today's daily board, this week's and season's boards, the
+all-time boards and the rating board."""
 
 from __future__ import annotations
 
@@ -148,6 +149,15 @@ async def test_the_daily_board_ranks_finishers_by_time_then_the_others_by_progre
         stats = await ann.request(lambda i: AskStats(id=i, variant="antares"))
         assert isinstance(stats, PlayerStats)
         assert (stats.daily_attempts, stats.daily_wins, stats.best_time_ms) == (1, 1, ann_time)
+        # This week's and this season's boards: the day's wins, one each, by time.
+        period_boards: tuple[LeaderboardName, ...] = ("weekly", "season")
+        for name in period_boards:
+            period = await board(dee, name)
+            assert lines(period.entries) == [(1, "Ann", 1), (2, "Cid", 1)]
+            assert [e.total_time_ms for e in period.entries] == [ann_time, cid_time]
+            assert period.period is not None
+            assert daily.date is not None
+            assert period.period.first_day <= daily.date <= period.period.last_day
 
 
 async def test_the_rating_board_ranks_racers_by_their_new_rating(start_server: ServerFactory) -> None:

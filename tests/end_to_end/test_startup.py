@@ -18,6 +18,7 @@ from bench.lib.spawn import spawn_server
 from client.lib.connection import RaceClient
 from protocol.messages import CreateRoom, Joined, RoomOptions
 from server.config import Config, SettingError, parse_args
+from tests.end_to_end.conftest import RunningServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -200,3 +201,15 @@ async def test_the_server_runs_on_uvloop_when_asked(tmp_path: Path) -> None:
             assert isinstance(created, Joined)
         finally:
             await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_node_on_any_free_port_names_that_port_from_its_first_heartbeat(server: RunningServer) -> None:
+    """The other nodes (and an operator reading Redis) see where the node listens as soon as
+    it is up: its port is bound before the node joins the service."""
+    cluster = server.server.cluster
+    assert cluster is not None
+    beat = await cluster.node.store.beat_of(cluster.id)
+    assert beat is not None
+    assert beat["address"] == f"127.0.0.1:{server.server.port}"
+    assert server.server.port != 0

@@ -43,7 +43,9 @@ async def registry_on(store: Storage) -> AsyncIterator[RegistryMaker]:
     registries: list[Registry] = []
 
     async def make() -> Registry:
-        cluster = await Cluster.start(store, Config(port=0, peer_port=0), b"a test secret", node_id="embedded")
+        cluster = await Cluster.start(
+            store, Config(port=0, peer_port=0), b"a test secret", "127.0.0.1:0", node_id="embedded"
+        )
         clusters.append(cluster)
         made = Registry(RoomStore(store), RaceRecorder(store, Leaderboards(store)), TIMING, 3600, random_deal, cluster)
         registries.append(made)

@@ -30,8 +30,8 @@ async def outage(*args: object) -> None:
 
 
 def forwarding_router(server: RunningServer) -> forwarding.Router:
-    router = server.hub.forwarder
-    assert isinstance(router, forwarding.Router)
+    router = server.server.router
+    assert router is not None
     return router
 
 
@@ -50,7 +50,7 @@ async def test_a_flood_of_unserved_requests_writes_a_few_lines(
 
     # 1,000 requests on proxies dropped when their node went silent: each is sent to reconnect.
     for link in range(1000):
-        router.proxy(GONE, link, f"p{link}", f"Player {link}", False)
+        router.proxies.get(GONE, link, f"p{link}", f"Player {link}", False)
     assert len(router.proxies.silenced({GONE}, time.monotonic())) == 1000
     for link in range(1000):
         await router._serve(request(link))
@@ -61,7 +61,7 @@ async def test_a_flood_of_unserved_requests_writes_a_few_lines(
     # 1,000 clients whose rooms' server went away, and whose seats cannot be read.
     monkeypatch.setattr(router.node.store, "seats", outage)
     for link in range(2000, 3000):
-        await router._follow_again(router.proxy(GONE, link, f"p{link}", f"Player {link}", False), {GONE})
+        await router._follow_again(router.proxies.get(GONE, link, f"p{link}", f"Player {link}", False), {GONE})
 
     lines = [r for r in caplog.records if r.name == "server.nodes"]
     dropped = [r for r in lines if "a request on a dropped proxy of node gone-node" in r.getMessage()]

@@ -1,11 +1,14 @@
 """The accept loop: websocket openings wait in line and are let in one per interval, plain
-HTTP requests (health checks) skip the line, and a full line answers 503 at once."""
+HTTP requests (health checks) skip the line, and a full line answers 503 at once. The port is
+bound before the server is built, and refuses connections until it is served on."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
+import socket
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
@@ -13,7 +16,7 @@ import pytest
 import uvloop
 
 from server.config import Network
-from server.net.listener import OpeningLine, is_plain_request
+from server.net.listener import OpeningLine, bind, is_plain_request
 from server.net.proxy_header import header
 from tests.polling import eventually
 
@@ -80,6 +83,33 @@ async def closed(reader: asyncio.StreamReader) -> bool:
         return await reader.read() == b""
     except ConnectionResetError:
         return True
+
+
+@pytest.mark.asyncio
+async def test_a_bound_port_refuses_connections_until_it_is_served_on() -> None:
+    listening = await bind("127.0.0.1", 0)
+    port = listening.getsockname()[1]
+    assert port != 0
+    with pytest.raises(ConnectionRefusedError):
+        await asyncio.open_connection("127.0.0.1", port)
+    Answering.served = []
+    server = await asyncio.get_running_loop().create_server(Answering, sock=listening)
+    try:
+        reader, _ = await ask(port, HEALTH)
+        assert await reader.read() == ANSWER
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.asyncio
+async def test_a_port_another_program_listens_on_fails_as_asyncios_listeners_do() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(OSError, match="address already in use") as failed:
+            await bind("127.0.0.1", taken.getsockname()[1])
+    assert failed.value.errno == errno.EADDRINUSE
 
 
 @pytest.mark.asyncio

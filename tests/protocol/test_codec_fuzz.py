@@ -161,4 +161,4 @@ def test_a_server_frame_too_deep_for_msgspec_is_a_bad_frame() -> None:
 
 
 def test_every_request_type_is_shaped() -> None:
-    assert len(REQUEST_TYPES) == len(ClientMessage.__args__) == 27
+    assert len(REQUEST_TYPES) == len(ClientMessage.__args__) == 41

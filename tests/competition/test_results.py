@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from server.rooms.results import Standing, rank
+from server.competition.results import Standing, rank
 
 
 def finisher(seat: int, ms: int, moves: int) -> Standing:

@@ -1,19 +1,22 @@
 """The owner's stand-ins for other nodes' connections, and the ones it dropped.
 
 A *proxy* is a :class:`~server.connections.link.ClientLink` with no socket that stands on a
-room's owner for connection ``link`` of node ``origin``; what is sent to it goes through its
-relay to that node. A proxy is dropped when its connection closes, or when its node goes
-silent past its TTL; the latter are remembered for a while (:data:`DROPPED_KEEP`), so that a
-request arriving on one later is answered with a reroute instead of a new proxy that would
-follow none of its rooms.
+room's owner for connection ``link`` of node ``origin``: the router makes one for a
+forwarded request, the quick-match former for a player waiting on another node. What is
+sent to it goes back to that node in the post (:class:`Proxies` is its relay). A proxy is
+dropped when its connection closes, or when its node goes silent past its TTL; the latter
+are remembered for a while (:data:`DROPPED_KEEP`), so that a request arriving on one later
+is answered with a reroute instead of a new proxy that would follow none of its rooms.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from server.cluster.inbox import Frames
+from server.cluster.node_mail import NodeMail
 from server.connections.limits import Offences, TokenBucket
-from server.connections.link import ClientLink, Relay
+from server.connections.link import ClientLink
 
 #: Seconds a proxy dropped for its node's silence is remembered. Far past any pause a node
 #: wakes from without knowing it lapsed (its own heartbeat tells it within a TTL, and it then
@@ -22,10 +25,11 @@ DROPPED_KEEP: Final = 300.0
 
 
 class Proxies:
-    """The proxies one owner holds, by (node, link id), with the ones dropped for silence."""
+    """The proxies one owner holds, by (node, link id), with the ones dropped for silence;
+    the relay that sends their frames to their nodes through ``mail``."""
 
-    def __init__(self, relay: Relay) -> None:
-        self._relay = relay
+    def __init__(self, mail: NodeMail) -> None:
+        self._mail = mail
         self._by_key: dict[tuple[str, int], ClientLink] = {}
         self._origin: dict[ClientLink, str] = {}  # proxy -> its client's node
         self._dropped: dict[tuple[str, int], float] = {}  # (node, link) -> when (monotonic)
@@ -35,11 +39,21 @@ class Proxies:
         proxy = self._by_key.get((origin, link_id))
         if proxy is None:
             # Rate limits and frame checks happened on the client's node.
-            proxy = ClientLink(None, TokenBucket(1e9, 1e9), Offences(1 << 30, 1.0), relay=self._relay, id=link_id)
+            proxy = ClientLink(None, TokenBucket(1e9, 1e9), Offences(1 << 30, 1.0), relay=self, id=link_id)
             self._by_key[(origin, link_id)] = proxy
             self._origin[proxy] = origin
         proxy.player, proxy.name, proxy.bot = player, name, bot
         return proxy
+
+    def relay(self, links: list[ClientLink], frame: bytes) -> None:
+        """:class:`~server.connections.link.Relay`: one message per client node, naming its links."""
+        by_node: dict[str, list[int]] = {}
+        for link in links:
+            origin = self._origin.get(link)
+            if origin is not None:
+                by_node.setdefault(origin, []).append(link.id)
+        for origin, ids in by_node.items():
+            self._mail.post(origin, Frames(self._mail.node.id, ids, frame))
 
     def origin_of(self, link: ClientLink) -> str | None:
         """The node whose connection ``link`` stands for; None for a link of this node's own

@@ -1,0 +1,142 @@
+"""Arena tournaments: joining and leaving an arena's line, its standings, and pairing its
+players (the rules: :mod:`server.competition.arena`; the stored arenas and standings:
+:mod:`server.storage.arenas`).
+
+An arena's line is a quick-match line of its own (``arena-<id>``, in Redis), so players on
+any node meet; the node holding the matcher lease pairs them (:func:`match`), as quick match
+does, on certified deals, with the public rooms' spectator delay (every racer of a race has
+the same deal). A race's points are added when it ends (:mod:`server.live.arena_results`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Final
+
+from protocol.errors import ErrorCode
+from protocol.messages import (
+    Ack,
+    ArenaInfo,
+    ArenaLine,
+    Arenas,
+    ArenaStandings,
+    AskArena,
+    JoinArena,
+    LeaveArena,
+    ListArenas,
+    RoomOptions,
+    Variant,
+)
+from server.clock import now_ms
+from server.competition.arena import Arena, ArenaState, arena_state, on_streak
+from server.connections.link import ClientLink
+from server.features.context import Context, player_of
+from server.features.quick_match import RaceOptions, form_races
+from server.features.room_limits import check_room_limits
+from server.features.rooms import certified_deal
+from server.rooms.errors import RoomError
+from server.rooms.room import PUBLIC_SPECTATOR_DELAY
+from server.storage.arenas import Standing
+from server.storage.match_line import LineEntry
+
+#: How far back :func:`list_arenas` looks for arenas that ended.
+LISTED_SINCE_MS: Final = 86_400_000
+
+
+def line_of(arena: str) -> str:
+    """The name of an arena's waiting line (beside the games' quick-match lines)."""
+    return f"arena-{arena}"
+
+
+async def list_arenas(ctx: Context, link: ClientLink, message: ListArenas) -> None:
+    now = now_ms()
+    arenas = [a for a in await ctx.arenas.recent(now - LISTED_SINCE_MS) if a.ends > now - LISTED_SINCE_MS]
+    link.send(Arenas(id=message.id, arenas=[await _info(ctx, a, now) for a in arenas]))
+
+
+async def join_arena(ctx: Context, link: ClientLink, message: JoinArena) -> None:
+    player = player_of(link)
+    arena = await _arena(ctx, message.arena)
+    if arena_state(arena, now_ms()) is not ArenaState.LIVE:
+        raise RoomError(ErrorCode.NOT_ALLOWED, f"arena {arena.name!r} is not running now")
+    await check_room_limits(ctx, link)
+    rating = await ctx.boards.rating(arena.variant, player)
+    line = line_of(arena.id)
+    entry = LineEntry(player, link.name, rating.rating, time.time(), ctx.cluster.id, link.id, message.id, link.bot)
+    await ctx.line.join(line, entry)
+    ctx.queued[(line, player)] = (link, message.id)
+    link.send(Ack(id=message.id))
+
+
+async def leave_arena(ctx: Context, link: ClientLink, message: LeaveArena) -> None:
+    player = player_of(link)
+    line = line_of(message.arena.strip().upper())
+    ctx.queued.pop((line, player), None)
+    if not await ctx.line.leave(line, player):
+        raise RoomError(ErrorCode.NOT_IN_QUEUE, "you are not waiting in that arena")
+    link.send(Ack(id=message.id))
+
+
+async def standings(ctx: Context, link: ClientLink, message: AskArena) -> None:
+    player, now = player_of(link), now_ms()
+    arena = await _arena(ctx, message.arena)
+    rank = await ctx.arenas.rank(arena.id, player)
+    first = max(1, rank - message.limit // 2) if message.around and rank is not None else 1
+    lines = [_line(s) for s in await ctx.arenas.top(arena.id, first, message.limit)]
+    mine = next((line for line in lines if line.player == player), None)
+    if mine is None and rank is not None:
+        mine = next(iter(_line(s) for s in await ctx.arenas.top(arena.id, rank, 1)), None)
+    link.send(ArenaStandings(id=message.id, arena=await _info(ctx, arena, now), lines=lines, me=mine))
+
+
+async def match(ctx: Context, now: float | None = None) -> int:
+    """Pair the waiting players of every live arena; how many races started. Run by the
+    node holding the matcher lease, with quick match."""
+    now = time.time() if now is None else now
+    started = 0
+    for arena in await ctx.arenas.recent(int(now * 1000) - LISTED_SINCE_MS):
+        if arena_state(arena, int(now * 1000)) is not ArenaState.LIVE:
+            continue
+
+        async def deal(variant: Variant, player: str) -> str | None:
+            return await certified_deal(ctx, variant, RoomOptions(), player)
+
+        async def racing(players: list[tuple[str, str]], room: str, arena: Arena = arena) -> None:
+            await ctx.arenas.playing(arena, players, room, now_ms())
+
+        how = RaceOptions(deal=deal, spectator_delay=PUBLIC_SPECTATOR_DELAY, arena=arena.id, started=racing)
+        started += await form_races(ctx, line_of(arena.id), arena.variant, now, how)
+    return started
+
+
+async def _arena(ctx: Context, code: str) -> Arena:
+    arena = await ctx.arenas.get(code.strip().upper())
+    if arena is None:
+        raise RoomError(ErrorCode.NO_SUCH_RACE, f"there is no arena {code[:16]!r}")
+    return arena
+
+
+async def _info(ctx: Context, arena: Arena, now: int) -> ArenaInfo:
+    return ArenaInfo(
+        id=arena.id,
+        variant=arena.variant,
+        name=arena.name,
+        starts=arena.starts,
+        ends=arena.ends,
+        state=arena_state(arena, now).value,
+        players=await ctx.arenas.count(arena.id),
+    )
+
+
+def _line(standing: Standing) -> ArenaLine:
+    record = standing.record
+    return ArenaLine(
+        rank=standing.rank,
+        player=standing.player,
+        name=record.name,
+        points=record.points,
+        races=record.races,
+        wins=record.wins,
+        streak=on_streak(record),
+        room=standing.room,
+    )

@@ -1,0 +1,243 @@
+"""Bracket tournaments: registering, playing a round's run, the bracket's view, and moving
+brackets on (the rules: :mod:`server.competition.bracket`; stored: :mod:`server.storage.brackets`).
+
+A round's run is a one-racer room on the round's secret deal, dealt as a challenge's run is,
+no hints, one attempt, its clock stopping when the round's window closes. The node holding
+the matcher lease moves every bracket on (:func:`advance`): it opens the first round at the
+start, closes a round once it is due and opens the next. Each move is one transaction on the
+bracket, so it happens once whichever node tries.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Final
+
+import msgspec
+
+from protocol.errors import ErrorCode
+from protocol.fairness import new_salt
+from protocol.messages import (
+    Ack,
+    AskBracket,
+    BracketInfo,
+    BracketRound,
+    Brackets,
+    BracketView,
+    JoinBracket,
+    Joined,
+    LeaveBracket,
+    ListBrackets,
+    PlayBracket,
+    Reveal,
+    RoomOptions,
+)
+from server.clock import now_ms
+from server.competition.bracket import (
+    MIN_PLAYERS,
+    Bracket,
+    BracketState,
+    Round,
+    Run,
+    bracket_state,
+    close_round,
+    current,
+    final_standings,
+    is_due,
+    may_play,
+    may_register,
+    open_round,
+    round_results,
+)
+from server.connections.link import ClientLink
+from server.features.context import Context, player_of
+from server.features.room_limits import check_room_limits
+from server.features.rooms import certified_deal
+from server.rooms.commands import SetReady
+from server.rooms.errors import RoomError
+from server.rooms.room import random_deal
+
+logger = logging.getLogger("server.brackets")
+
+#: How far back :func:`list_brackets` and :func:`advance` look (a bracket lasts less).
+LISTED_SINCE_MS: Final = 86_400_000
+
+
+async def list_brackets(ctx: Context, link: ClientLink, message: ListBrackets) -> None:
+    player = player_of(link)
+    found = await ctx.brackets.recent(now_ms() - LISTED_SINCE_MS)
+    link.send(Brackets(id=message.id, brackets=[_info(b, player) for b in found]))
+
+
+async def join_bracket(ctx: Context, link: ClientLink, message: JoinBracket) -> None:
+    player, now = player_of(link), now_ms()
+    refusal: list[str] = []
+
+    def register(bracket: Bracket) -> Bracket | None:
+        refusal[:] = [why] if (why := may_register(bracket, player, now)) else []
+        if refusal or bracket.names.get(player) == link.name:
+            return None
+        return msgspec.structs.replace(bracket, names={**bracket.names, player: link.name})
+
+    await _change(ctx, message.bracket, register, refusal)
+    link.send(Ack(id=message.id))
+
+
+async def leave_bracket(ctx: Context, link: ClientLink, message: LeaveBracket) -> None:
+    player, now = player_of(link), now_ms()
+    refusal: list[str] = []
+
+    def unregister(bracket: Bracket) -> Bracket | None:
+        if bracket_state(bracket) is not BracketState.REGISTERING or now >= bracket.starts:
+            refusal[:] = ["the bracket has started: your place is kept"]
+            return None
+        names = {p: n for p, n in bracket.names.items() if p != player}
+        return msgspec.structs.replace(bracket, names=names) if len(names) != len(bracket.names) else None
+
+    await _change(ctx, message.bracket, unregister, refusal)
+    link.send(Ack(id=message.id))
+
+
+async def play_bracket(ctx: Context, link: ClientLink, message: PlayBracket) -> None:
+    player, now = player_of(link), now_ms()
+    await check_room_limits(ctx, link)
+    code = await ctx.rooms.reserve_code()
+    refusal: list[str] = []
+
+    def start(bracket: Bracket) -> Bracket | None:
+        refusal[:] = [why] if (why := may_play(bracket, player, now)) else []
+        round_ = current(bracket)
+        if refusal or round_ is None:
+            return None
+        runs = {**round_.runs, player: Run(room=code)}
+        return msgspec.structs.replace(
+            bracket, rounds=[*bracket.rounds[:-1], msgspec.structs.replace(round_, runs=runs)]
+        )
+
+    try:
+        bracket = await _change(ctx, message.bracket, start, refusal)
+    except BaseException:
+        await ctx.rooms.leases.release(code)
+        raise
+    round_ = current(bracket)
+    assert round_ is not None
+    seconds = max(30, (round_.closes - now) // 1000)
+    runner = await ctx.rooms.create(
+        bracket.variant,
+        RoomOptions(max_racers=1, hints=False, time_limit=int(min(seconds, 86_400))),
+        player,
+        link.name,
+        bot=link.bot,
+        next_deal=round_.deal,
+        next_salt=round_.salt,
+        bracket=f"{bracket.id}/{len(bracket.rounds)}",
+        code=code,
+    )
+    runner.audience.follow_as_racer(link, 0)
+    await runner.run(SetReady(player, True))
+    link.send(Joined(id=message.id, room=runner.code, role="racer", seat=0))
+    link.send(runner.snapshot_for(link))
+
+
+async def view(ctx: Context, link: ClientLink, message: AskBracket) -> None:
+    player, now = player_of(link), now_ms()
+    bracket = await _get(ctx, message.bracket)
+    rounds = [_round(bracket, number, r, player, now) for number, r in enumerate(bracket.rounds, 1)]
+    over = bracket_state(bracket) is BracketState.OVER
+    standings = [bracket.names.get(p, p) for p in final_standings(bracket)] if over else None
+    link.send(BracketView(id=message.id, bracket=_info(bracket, player), rounds=rounds, standings=standings))
+
+
+async def advance(ctx: Context, now: int | None = None) -> int:
+    """Open, close and open again the rounds of every bracket that is due; how many moved.
+    Run by the node holding the matcher lease."""
+    now = now_ms() if now is None else now
+    moved = 0
+    for bracket in await ctx.brackets.recent(now - LISTED_SINCE_MS):
+        state = bracket_state(bracket)
+        open_now = current(bracket)
+        due = (state is BracketState.REGISTERING and now >= bracket.starts) or (
+            open_now is not None and is_due(open_now, now)
+        )
+        if not due:
+            continue
+        deal = await certified_deal(ctx, bracket.variant, RoomOptions(), "bracket") or random_deal(bracket.variant)
+        salt = new_salt()
+
+        def step(current_bracket: Bracket, deal: str = deal, salt: str = salt) -> Bracket | None:
+            return _step(current_bracket, deal, salt, now)
+
+        after = await ctx.brackets.change(bracket.id, step)
+        if after is not None and after != bracket:
+            moved += 1
+            logger.debug("bracket %s: %s, round %d", after.id, bracket_state(after).value, len(after.rounds))
+    return moved
+
+
+def _step(bracket: Bracket, deal: str, salt: str, now: int) -> Bracket | None:
+    """The bracket moved on at ``now`` (a new round on ``deal`` if one opens), or None."""
+    state = bracket_state(bracket)
+    if state is BracketState.REGISTERING and now >= bracket.starts:
+        if len(bracket.names) < MIN_PLAYERS:
+            return msgspec.structs.replace(bracket, cancelled=True)
+        return open_round(bracket, sorted(bracket.names), deal, salt, now)
+    open_now = current(bracket)
+    if open_now is None or not is_due(open_now, now):
+        return None
+    closed, survivors = close_round(bracket)
+    return open_round(closed, survivors, deal, salt, now) if survivors else closed
+
+
+async def _get(ctx: Context, code: str) -> Bracket:
+    bracket = await ctx.brackets.get(code.strip().upper())
+    if bracket is None:
+        raise RoomError(ErrorCode.NO_SUCH_RACE, f"there is no bracket {code[:16]!r}")
+    return bracket
+
+
+async def _change(ctx: Context, code: str, change: Callable[[Bracket], Bracket | None], refusal: list[str]) -> Bracket:
+    """Apply ``change`` to the bracket; ``not-allowed`` with the sentence it left in ``refusal``."""
+    bracket = await ctx.brackets.change(code.strip().upper(), change)
+    if bracket is None:
+        raise RoomError(ErrorCode.NO_SUCH_RACE, f"there is no bracket {code[:16]!r}")
+    if refusal:
+        raise RoomError(ErrorCode.NOT_ALLOWED, refusal[0])
+    return bracket
+
+
+def _info(bracket: Bracket, player: str) -> BracketInfo:
+    winner = bracket.names.get(bracket.winner or "", None) if bracket.winner else None
+    return BracketInfo(
+        id=bracket.id,
+        variant=bracket.variant,
+        name=bracket.name,
+        starts=bracket.starts,
+        size=bracket.size,
+        round_minutes=bracket.round_minutes,
+        state=bracket_state(bracket).value,
+        players=len(bracket.names),
+        registered=player in bracket.names,
+        round=len(bracket.rounds) if current(bracket) is not None else 0,
+        winner=winner,
+    )
+
+
+def _round(bracket: Bracket, number: int, round_: Round, player: str, now: int) -> BracketRound:
+    closed = round_.places is not None
+    you = None
+    if player in round_.players:
+        run = round_.runs.get(player)
+        if run is None:
+            you = "forfeited" if closed or may_play(bracket, player, now) else "to-play"
+        else:
+            you = "played" if run.done else "playing"
+    return BracketRound(
+        number=number,
+        opens=round_.opens,
+        closes=round_.closes,
+        players=[bracket.names.get(p, p) for p in round_.players],
+        you=you,
+        results=round_results(round_, bracket.names) if closed else None,
+        reveal=Reveal(deal=round_.deal, salt=round_.salt) if closed else None,
+    )

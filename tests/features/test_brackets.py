@@ -1,0 +1,105 @@
+"""Bracket tournaments through the real server (server/features/brackets.py): players
+register, the bracket starts by itself, each round is one run a player on the round's secret
+deal, the better half goes on, and the last one left wins; runs stay secret until their
+round closes."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+
+from client.lib.connection import RaceClient, ServerError
+from protocol.messages import (
+    AskBracket,
+    AskReplay,
+    Brackets,
+    BracketView,
+    JoinBracket,
+    Joined,
+    LeaveBracket,
+    ListBrackets,
+    PlayBracket,
+    Resign,
+)
+from server.clock import now_ms
+from server.competition.bracket import Bracket
+from tests.end_to_end.conftest import RunningServer, eventually
+from tests.end_to_end.test_moderation import admin
+from tests.polling import eventually_async
+
+pytestmark = pytest.mark.asyncio
+
+
+async def view(racer: RaceClient, code: str) -> BracketView:
+    reply = await racer.request(lambda i: AskBracket(id=i, bracket=code))
+    assert isinstance(reply, BracketView)
+    return reply
+
+
+async def play(racer: RaceClient, code: str) -> str:
+    """``racer`` plays their run of the open round and resigns it; the run's room."""
+    joined = await racer.request(lambda i: PlayBracket(id=i, bracket=code))
+    assert isinstance(joined, Joined)
+    mirror = racer.rooms[joined.room]
+    await eventually(lambda: mirror.view().state == "racing", what="the run racing")
+    assert mirror.view().bracket == code
+    assert mirror.view().options.deal is None
+    await racer.request(lambda i: Resign(id=i, room=joined.room))
+    return joined.room
+
+
+async def test_a_bracket_plays_its_rounds_down_to_a_winner(server: RunningServer) -> None:
+    code = "FRIDAY"
+    await server.hub.brackets.create(Bracket(code, "antares", "Friday", now_ms() + 1500, 8, 5), now_ms())
+    racers = {name: await server.connect(name) for name in ("Ann", "Bob", "Cat", "Dan")}
+    for racer in racers.values():
+        await racer.request(lambda i: JoinBracket(id=i, bracket=code))
+    listed = await racers["Ann"].request(lambda i: ListBrackets(id=i))
+    assert isinstance(listed, Brackets)
+    assert [(b.id, b.state, b.players, b.registered) for b in listed.brackets] == [(code, "registering", 4, True)]
+
+    first = await eventually_async(partial(view, racers["Ann"], code), lambda v: v.bracket.round == 1)
+    assert sorted(first.rounds[0].players) == ["Ann", "Bob", "Cat", "Dan"]
+    assert first.rounds[0].you == "to-play"
+    rooms = {name: await play(racer, code) for name, racer in list(racers.items())[:3]}
+    # Dan has not played: Ann's run stays secret from him, and from her, while the round is open.
+    for asker in (racers["Dan"], racers["Ann"]):
+        with pytest.raises(ServerError) as secret:
+            await asker.request(lambda i: AskReplay(id=i, room=rooms["Ann"], seat=0))
+        assert secret.value.code == "not-allowed"
+    await play(racers["Dan"], code)
+
+    second = await eventually_async(partial(view, racers["Ann"], code), lambda v: v.bracket.round == 2)
+    closed = second.rounds[0]
+    assert closed.results is not None
+    assert closed.reveal is not None
+    assert len(second.rounds[1].players) == 2  # the better half
+    for name in second.rounds[1].players:
+        await play(racers[name], code)
+    over = await eventually_async(partial(view, racers["Ann"], code), lambda v: v.bracket.state == "over")
+    assert over.standings is not None
+    assert sorted(over.standings) == ["Ann", "Bob", "Cat", "Dan"]
+    assert over.bracket.winner == over.standings[0]
+    assert over.bracket.winner in second.rounds[1].players
+
+
+async def test_registration_closes_and_a_bracket_without_enough_players_is_cancelled(server: RunningServer) -> None:
+    out = await admin(server, "bracket", "scorpion", "--size", "4", "--round-minutes", "5", "--name", "Tiny")
+    code = out.split()[1].rstrip(":")
+    ann = await server.connect("Ann")
+    await ann.request(lambda i: JoinBracket(id=i, bracket=code))
+    await ann.request(lambda i: LeaveBracket(id=i, bracket=code))
+    assert (await view(ann, code)).bracket.players == 0
+    with pytest.raises(ServerError) as early:
+        await ann.request(lambda i: PlayBracket(id=i, bracket=code))
+    assert early.value.code == "not-allowed"
+
+    soon = "SOON"
+    await server.hub.brackets.create(Bracket(soon, "scorpion", "Soon", now_ms() + 300, 4, 5), now_ms())
+    await ann.request(lambda i: JoinBracket(id=i, bracket=soon))
+    cancelled = await eventually_async(partial(view, ann, soon), lambda v: v.bracket.state == "cancelled")
+    assert cancelled.rounds == []
+    with pytest.raises(ServerError) as late:
+        await ann.request(lambda i: JoinBracket(id=i, bracket=soon))
+    assert late.value.code == "not-allowed"
