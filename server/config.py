@@ -124,7 +124,7 @@ def _networks(text: str) -> tuple[Network, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    host: str = _setting("127.0.0.1", "address to listen on")
+    host: str = _setting("127.0.0.1", "the one address to listen on (a name: its first address; empty: 0.0.0.0)")
     port: int = _setting(8765, "port to listen on (0: any free port)", int, minimum=0, maximum=_PORT_MAX)
     peer_port: int = _setting(
         0,

@@ -35,12 +35,15 @@ from server.features.quick_match import RaceOptions, form_races
 from server.features.room_limits import check_room_limits
 from server.features.rooms import certified_deal
 from server.rooms.errors import RoomError
+from server.rooms.record import decode_record
 from server.rooms.room import PUBLIC_SPECTATOR_DELAY
 from server.storage.arenas import Standing
 from server.storage.match_line import LineEntry
 
 #: How far back :func:`list_arenas` looks for arenas that ended.
 LISTED_SINCE_MS: Final = 86_400_000
+#: Ms after an arena's end during which its line is emptied.
+CLEAR_LINE_MS: Final = 60_000
 
 
 def line_of(arena: str) -> str:
@@ -59,6 +62,9 @@ async def join_arena(ctx: Context, link: ClientLink, message: JoinArena) -> None
     arena = await _arena(ctx, message.arena)
     if arena_state(arena, now_ms()) is not ArenaState.LIVE:
         raise RoomError(ErrorCode.NOT_ALLOWED, f"arena {arena.name!r} is not running now")
+    racing = await ctx.arenas.racing_in(arena.id, player)
+    if racing is not None and await _unfinished(ctx, racing):
+        raise RoomError(ErrorCode.NOT_ALLOWED, f"you race in this arena now (room {racing}): finish that race first")
     await check_room_limits(ctx, link)
     rating = await ctx.boards.rating(arena.variant, player)
     line = line_of(arena.id)
@@ -95,7 +101,12 @@ async def match(ctx: Context, now: float | None = None) -> int:
     now = time.time() if now is None else now
     started = 0
     for arena in await ctx.arenas.recent(int(now * 1000) - LISTED_SINCE_MS):
-        if arena_state(arena, int(now * 1000)) is not ArenaState.LIVE:
+        state = arena_state(arena, int(now * 1000))
+        if state is ArenaState.OVER and now * 1000 - arena.ends < CLEAR_LINE_MS:
+            # Nobody is paired once it is over: the line empties (clients see the arena over).
+            for entry in await ctx.line.waiting(line_of(arena.id)):
+                await ctx.line.leave(line_of(arena.id), entry.player)
+        if state is not ArenaState.LIVE:
             continue
 
         async def deal(variant: Variant, player: str) -> str | None:
@@ -107,6 +118,16 @@ async def match(ctx: Context, now: float | None = None) -> int:
         how = RaceOptions(deal=deal, spectator_delay=PUBLIC_SPECTATOR_DELAY, arena=arena.id, started=racing)
         started += await form_races(ctx, line_of(arena.id), arena.variant, now, how)
     return started
+
+
+async def _unfinished(ctx: Context, code: str) -> bool:
+    """Whether room ``code``'s race is still on: asked of the room here if it runs here, else
+    of its stored record (never loading it here: another node may run it)."""
+    if ctx.rooms.live(code):
+        runner = await ctx.rooms.get(code)
+        return runner is not None and not runner.finished
+    stored = await ctx.rooms.store.load(code)
+    return stored is not None and decode_record(stored.record).state != "finished"
 
 
 async def _arena(ctx: Context, code: str) -> Arena:

@@ -407,8 +407,10 @@ class Draft:
         """A new race in the same room with a new deal; racers ready up again."""
         self._racer(player)
         self._check(Act.REMATCH)
-        if self.record.daily is not None or self.record.challenge is not None or self.record.bracket is not None:
-            raise RoomError(ErrorCode.NOT_ALLOWED, "a daily or a challenge is one attempt: start another from the menu")
+        r = self.record
+        if r.daily is not None or r.challenge is not None or r.bracket is not None or r.arena is not None:
+            # One attempt each; an arena's races are paired by the arena, never arranged.
+            raise RoomError(ErrorCode.NOT_ALLOWED, "this race is one of a series: start the next from its menu")
         self._set_state(Trigger.REMATCH)
         r = self.record
         r.race += 1

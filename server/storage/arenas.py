@@ -106,6 +106,12 @@ class ArenaStore:
                     pipe.pexpireat(key, kept)
                 await pipe.execute()
 
+    async def racing_in(self, arena: str, player: str) -> str | None:
+        """The room of ``player``'s race in progress in ``arena``, if any."""
+        with self._storage.guard(f"read {player}'s race in arena {arena[:16]}"):
+            room = await self._storage.redis.hget(self._key(arena, "playing"), player)
+        return None if room is None else as_text(room)
+
     async def score_race(
         self, arena: Arena, room: str, race: int, places: Sequence[tuple[str, str, int]], finished: int
     ) -> bool:

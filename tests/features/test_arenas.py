@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import msgspec
 import pytest
 
 from client.lib.connection import ServerError
@@ -16,10 +17,12 @@ from protocol.messages import (
     JoinArena,
     LeaveArena,
     ListArenas,
+    Rematch,
     Resign,
 )
 from server.clock import now_ms
 from server.competition.arena import Arena
+from server.features.arenas import line_of
 from tests.end_to_end.conftest import PATIENCE, RunningServer, ServerFactory, eventually
 from tests.end_to_end.test_moderation import admin
 from tests.end_to_end.test_quick_match import GATHER, SHORT_WAIT, InLine
@@ -69,6 +72,9 @@ async def test_players_are_paired_score_by_place_and_rejoin_for_the_next_race(st
             assert isinstance(reply, ArenaStandings)
             return reply
 
+        with pytest.raises(ServerError) as twice:  # one race at a time in an arena
+            await ann.client.request(lambda i: JoinArena(id=i, arena=arena.id))
+        assert twice.value.code == "not-allowed"
         live = await eventually_async(partial(standings, ann), lambda s: bool(s.lines))
         assert {line.room for line in live.lines} == {room}  # follow the leaders in their race
         await bob.client.request(lambda i: Resign(id=i, room=room))
@@ -84,6 +90,9 @@ async def test_players_are_paired_score_by_place_and_rejoin_for_the_next_race(st
         assert all(line.room is None for line in board.lines)
         assert board.arena.players == 2
 
+        with pytest.raises(ServerError) as arranged:  # the arena pairs: no rematch of friends
+            await ann.client.request(lambda i: Rematch(id=i, room=room))
+        assert arranged.value.code == "not-allowed"
         again = [await join(ann, arena.id), await join(bob, arena.id)]  # race on
         assert await paired(again) != room
         listed = await ann.client.request(lambda i: ListArenas(id=i))
@@ -117,3 +126,13 @@ async def test_an_operator_schedules_arenas_that_players_then_see(server: Runnin
         ("Hourly", "upcoming", 20 * 60_000),
     ]
     assert "no UTC time" in await admin(server, "arena", "antares", "--start", "tonight")
+
+
+async def test_the_line_empties_when_the_arena_ends(server: RunningServer) -> None:
+    arena = await open_arena(server, starts_in=-1000, minutes=0)
+    soon = msgspec.structs.replace(arena, id="SHORT", ends=now_ms() + 2500)
+    await server.hub.arenas.create(soon, now_ms())
+    await waiting(server, "Ann", soon.id)
+    line = line_of(soon.id)
+    await eventually_async(partial(server.hub.line.waiting, line), lambda entries: len(entries) == 1)
+    await eventually_async(partial(server.hub.line.waiting, line), lambda entries: entries == [])
