@@ -187,13 +187,15 @@ class BracketInfo(msgspec.Struct, omit_defaults=True, frozen=True):
     registered: bool = False
     round: int = 0
     winner: str | None = None
+    #: The open round waits for your run (you may start it now).
+    to_play: bool = False
 
 
 class BracketRound(msgspec.Struct, omit_defaults=True, frozen=True):
     """A round of a bracket: its window (Unix ms) and players (names). ``you``: ``to-play``,
     ``playing``, ``played`` or ``forfeited`` for a player of the round, absent otherwise.
     Once it closed: ``results`` (``seat`` is the player's index in ``players``; the better
-    half went on) and ``reveal`` (its deal and salt)."""
+    half went on), ``rooms`` and ``reveal`` (its deal and salt)."""
 
     number: int
     opens: int
@@ -202,6 +204,11 @@ class BracketRound(msgspec.Struct, omit_defaults=True, frozen=True):
     you: str | None = None
     results: list[Result] | None = None
     reveal: Reveal | None = None
+    #: When a run must have started by (Unix ms), or be forfeited.
+    start_by: int = 0
+    #: Once closed: each player's run's room, by their index in ``players`` (for ``replay``);
+    #: None for a forfeit.
+    rooms: list[str | None] | None = None
 
 
 class ArenaInfo(msgspec.Struct, omit_defaults=True, frozen=True):

@@ -39,8 +39,11 @@ SAYS_BOT = re.compile(r"\bbot\b", re.IGNORECASE)
 
 
 def shown_name(who: Racer | Result) -> str:
-    """A racer's name as shown, marked ``(bot)`` when the server says the racer is a bot
-    and its name does not say so already ("Bot (medium)", not "Bot (medium) (bot)")."""
+    """A racer's name as shown: marked ``(ghost)`` when the seat is a ghost (a recorded run),
+    ``(bot)`` when the server says the racer is a bot and its name does not say so already
+    ("Bot (medium)", not "Bot (medium) (bot)")."""
+    if who.ghost:
+        return f"{who.name} (ghost)"
     return f"{who.name} (bot)" if who.bot and not SAYS_BOT.search(who.name) else who.name
 
 
@@ -96,7 +99,7 @@ def racer_status(racer: Racer) -> str:
         return f"finished in {duration(racer.finished_ms)}"
     if racer.resigned:
         return "resigned" if racer.resigned == "resigned" else f"out ({racer.resigned})"
-    if not racer.connected:
+    if not racer.connected and not racer.ghost:
         return "disconnected"
     return ""
 
@@ -196,8 +199,9 @@ def waiting_text(view: RoomView, me: int | None, creator: bool) -> str:
         "",
     ]
     for racer in view.racers:
-        mark = "[green]✓ ready[/green]" if racer.ready else "[dim]· not ready[/dim]"
-        if not racer.connected:
+        # A ghost is always ready (a copy reset by a rematch may not say so).
+        mark = "[green]✓ ready[/green]" if racer.ready or racer.ghost else "[dim]· not ready[/dim]"
+        if not racer.connected and not racer.ghost:
             mark += " [red](disconnected)[/red]"
         you = " (you)" if racer.seat == me else ""
         lines.append(f"  {shown_name(racer)}{you}  {mark}")
@@ -218,6 +222,8 @@ def out_text(name: str, reason: str) -> str:
         return f"{name} resigned."
     if reason == "left":
         return f"{name} left the race."
+    if reason == "stopped":
+        return f"{name} stopped: its recorded run ends there."
     return f"{name} is out of the race ({reason})."
 
 
@@ -234,7 +240,8 @@ def racer_lines(racers: Sequence[Racer], me: int | None, started: int | None, sh
         text.append(f"{name[:18]:<18}", style)
         text.append(f" {progress.home:>2}/{CARDS}\n")
         text.append(bar(progress.home, width=24), "green" if progress.won else "cyan")
-        status = racer_status(racer) or ("racing" if started is not None else ("ready" if racer.ready else "not ready"))
+        ready = racer.ready or racer.ghost
+        status = racer_status(racer) or ("racing" if started is not None else ("ready" if ready else "not ready"))
         text.append(f"\n{count(progress.moves, 'move')} · {status}\n", "dim" if racer.resigned else "")
     return text
 

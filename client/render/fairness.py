@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Final
 
+from client.render.brackets import BRACKET_WAIT
+from client.render.challenges import CHALLENGE_WAIT
 from client.render.describe import count, time_left
 from protocol.fairness import verify
 from protocol.messages import DailyInfo, DailyReveal, RoomView, Variant
@@ -14,8 +16,14 @@ from protocol.messages import DailyInfo, DailyReveal, RoomView, Variant
 
 def fairness_text(view: RoomView) -> str:
     """Whether the revealed deal and salt hash to the commitment published at the start
-    (a daily challenge's deal stays secret until the day ends)."""
+    (a daily challenge's deal stays secret until the day ends; a challenge's run says that
+    the result comes when the rival has played: its deal comes in the inbox; a bracket round's
+    run, that the round's results come when it closes: its deal comes on the bracket's page)."""
     reveal, commitment = view.reveal, view.commitment
+    if view.challenge is not None and reveal is None:
+        return CHALLENGE_WAIT
+    if view.bracket is not None and reveal is None:
+        return BRACKET_WAIT
     if view.daily is not None and reveal is None:
         return (
             f"Daily challenge of {view.daily.date}: everyone plays this deal all day, so it is revealed "
@@ -37,7 +45,11 @@ def fairness_text(view: RoomView) -> str:
 
 def replay_open(view: RoomView) -> bool:
     """Whether the server shows the race's replays: a daily attempt's only once its day has
-    ended (UTC), since everyone plays that deal all day."""
+    ended (UTC), since everyone plays that deal all day; a challenge's run not from its room
+    (the view never says the challenge is over: the inbox offers its replays then), nor a
+    bracket round's run (secret until its round closes, which its view never says either)."""
+    if view.challenge is not None or view.bracket is not None:
+        return False
     return view.daily is None or view.daily.date < dt.datetime.now(dt.UTC).date().isoformat()
 
 

@@ -48,6 +48,7 @@ KEYS: Final[tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = (
             ("s", "start now, without waiting for every seat (creator only)"),
             ("b", "once you have finished or resigned: the next racer's board"),
             ("o", "results (after the race)"),
+            ("a", "an arena's race: back to the arena's page (there too from the results)"),
             ("q q", "leave the room (twice during a race: leaving resigns)"),
         ),
     ),
@@ -56,11 +57,13 @@ KEYS: Final[tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = (
         (
             ("Enter / p", "replay the selected racer's game"),
             ("m", "rematch"),
+            ("c", "challenge the selected racer (another person) to a deal they play later"),
             ("b", "back to the boards"),
             ("q", "home"),
             ("→ / n  ← / p", "replay: step forward or back"),
             ("Home / End", "replay: jump to the start or the end"),
             ("Space", "replay: play or pause"),
+            ("g", "replay: race this run (its ghost, on its recorded timing)"),
         ),
     ),
     (
@@ -81,10 +84,39 @@ KEYS: Final[tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = (
             ("j", "lobby: join the selected room"),
             ("r", "lobby, boards, daily: refresh"),
             ("g", "daily, boards: the other game; lobby: both games, Scorpion only, Antares only"),
-            ("n / p", "lobby: the next or previous page"),
+            ("n / p", "lobby: the next or previous page; weekly and season boards: the next or previous period"),
             ("b", "boards: the next board"),
             ("a", "boards: the entries around you, or the top"),
             ("s / l", "daily: start an attempt / its leaderboard"),
+            ("f", "daily: race the ghost of yesterday's fastest run"),
+        ),
+    ),
+    (
+        "Challenges (from the home menu)",
+        (
+            ("Enter", "play an invitation; once both runs are in, replay your run"),
+            ("v", "replay your rival's run"),
+            ("c / t / a", "challenge someone / take a challenge by its id / an async match"),
+            ("r", "refresh the inbox"),
+        ),
+    ),
+    (
+        "Arena tournaments (from the home menu)",
+        (
+            ("Enter", "the list: the arena's page; its standings: watch the selected racer's race"),
+            ("j / l", "join (you are paired again after each race) / leave"),
+            ("w", "watch the selected racer's race (15 s late; yours: back to it)"),
+            ("g", "back to your race"),
+            ("r", "refresh"),
+        ),
+    ),
+    (
+        "Bracket tournaments (from the home menu)",
+        (
+            ("Enter", "the list: the bracket's page"),
+            ("j / l", "register / unregister (before the start)"),
+            ("p", "play your run of the open round (start it within 2 minutes of the round's opening)"),
+            ("r", "refresh"),
         ),
     ),
     (

@@ -18,7 +18,12 @@ BOARDS: Final[dict[LeaderboardName, str]] = {
     "wins": "Daily wins",
     "streak": "Longest streak",
     "rating": "Rating",
+    "weekly": "Weekly",
+    "season": "Season",
 }
+
+#: The boards of a period (a week, a season), which the UI browses period by period.
+PERIOD_BOARDS: Final[dict[LeaderboardName, str]] = {"weekly": "week", "season": "season"}
 
 #: The heading of the figure column of each board.
 FIGURES: Final[dict[LeaderboardName, str]] = {
@@ -27,6 +32,8 @@ FIGURES: Final[dict[LeaderboardName, str]] = {
     "wins": "Wins",
     "streak": "Days",
     "rating": "Rating",
+    "weekly": "Wins",
+    "season": "Wins",
 }
 
 
@@ -38,9 +45,13 @@ ORDERS: Final[dict[LeaderboardName, str]] = {
     "wins": "Ranked daily attempts won, most first; equal counts in a fixed order (by player id).",
     "streak": "Longest run of UTC days in a row with a daily win; equal runs in a fixed order (by player id).",
     "rating": "Glicko-2 rating, highest first. Accounts only: guests are rated, shown once they register.",
+    "weekly": "Ranked daily challenges won in the week, most first, then the lower total time of those wins; "
+    "equal in both: by player id. Weeks start on Monday 00:00 UTC.",
+    "season": "Ranked daily challenges won in the season, most first, then the lower total time of those wins; "
+    "equal in both: by player id. Seasons are calendar quarters (UTC).",
 }
 
-#: How a race ranks its racers (the server's rule: server/rooms/results.py, PROTOCOL.md).
+#: How a race ranks its racers (the server's rule: server/competition/results.py, PROTOCOL.md).
 RACE_RANKING: Final = (
     "Ranking: finishers by time, then fewer moves; the others by cards home, then cards in order, "
     "then fewer moves; an exact tie goes to the earlier seat."
@@ -66,6 +77,8 @@ def results_notes(view: RoomView) -> list[str]:
     if any(result.rating is not None for result in results):
         if len(people) < len(results):
             notes.append("Bots are never rated (-).")
+    elif any(result.ghost for result in results):
+        notes.append("No rating: a race against a ghost (a recorded run) is never rated.")
     elif len(results) < 2:
         notes.append("No rating: a race alone is not rated (a rated race has two racers or more).")
     elif view.options.deal is not None:
@@ -89,19 +102,27 @@ def figure(board: LeaderboardName, entry: LeaderboardEntry) -> str:
         return str(int(entry.value))
     if board == "streak":
         return count(int(entry.value), "day")
+    if board in PERIOD_BOARDS:
+        return count(int(entry.value), "win")
     return rating_text(entry.value)
 
 
 def detail(board: LeaderboardName, entry: LeaderboardEntry) -> str:
-    """What else a daily entry tells (moves), empty for other boards."""
+    """What else an entry tells: a daily entry's moves, a weekly or season entry's total
+    time; empty for other boards."""
     if board == "daily" and entry.moves is not None:
         return count(entry.moves, "move")
+    if board in PERIOD_BOARDS and entry.total_time_ms is not None:
+        return f"in {precise_duration(entry.total_time_ms)}"
     return ""
 
 
 def board_title(reply: Leaderboard, around: bool) -> str:
-    """``Antares · Today's daily (2025-06-01) · top 10`` or ``… · around you``."""
+    """``Antares · Today's daily (2025-06-01) · top 10``, ``Antares · Weekly (2025-W22,
+    2025-05-26 to 2025-06-01) · top 10`` or ``… · around you``."""
     day = f" ({reply.date})" if reply.date else ""
+    if reply.period is not None:
+        day = f" ({reply.period.name}, {reply.period.first_day} to {reply.period.last_day})"
     scope = "around you" if around else f"top {len(reply.entries)}" if reply.entries else "top"
     return f"{reply.variant.capitalize()} · {BOARDS[reply.board]}{day} · {scope}"
 

@@ -32,15 +32,18 @@ from client.lib.settings import Settings
 from client.lib.settings import config_dir as settings_dir
 from client.tui import navigation as to
 from client.tui.account import LoginScreen, LogoutScreen, PasswordScreen, RegisterScreen
+from client.tui.arenas import ArenaScreen, ArenasScreen
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
 from client.tui.botrace import BotRaceScreen
+from client.tui.brackets import BracketScreen, BracketsScreen
+from client.tui.challenges import ChallengeFormScreen, ChallengesScreen
 from client.tui.daily import DailyScreen
 from client.tui.game import GameScreen
 from client.tui.help import HelpScreen, RulesScreen
 from client.tui.home import CreateScreen, HomeScreen, JoinScreen, NameScreen
 from client.tui.lobby import LobbyScreen
 from client.tui.quick import QuickScreen
-from client.tui.results import ResultsScreen
+from client.tui.results import ReplayScreen, ResultsScreen
 from client.tui.spectate import SpectateScreen
 from client.tui.standings import LeaderboardScreen, StatsScreen
 from protocol.messages import AccountInfo, Goodbye, ServerMessage, Variant
@@ -84,6 +87,8 @@ class RaceApp(App[int]):
         #: Whether the player was an account when last seen (to notice a session that ended).
         self._account = False
         self._bots: dict[str, asyncio.Task[None]] = {}
+        #: The names of the arenas seen, by id (a race's view names only its arena's id).
+        self.arena_names: dict[str, str] = {}
 
     def on_mount(self) -> None:
         self.push_screen(HomeScreen())
@@ -99,11 +104,21 @@ class RaceApp(App[int]):
         if isinstance(route, to.Home):
             self.run_worker(self._pop_to_home(), exit_on_error=False)
             return
+        if isinstance(route, to.Arena):
+            # Back to the arena's page under the race, which races on from there.
+            page = next((s for s in self.screen_stack if isinstance(s, ArenaScreen) and s.arena == route.arena), None)
+            if page is not None:
+                self.run_worker(self._pop_to(page), exit_on_error=False)
+                return
         screen = self.screen_for(route)
         if message.replace:
             self.switch_screen(screen)
         else:
             self.push_screen(screen)
+
+    async def _pop_to(self, screen: ClientScreen) -> None:
+        while screen in self.screen_stack and self.screen is not screen:
+            await self.pop_screen()
 
     async def _pop_to_home(self) -> None:
         while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
@@ -149,6 +164,20 @@ class RaceApp(App[int]):
                         return PasswordScreen()
                     case "logout":
                         return LogoutScreen()
+            case to.Challenges():
+                return ChallengesScreen()
+            case to.ChallengeForm(kind=kind, player=player, name=name):
+                return ChallengeFormScreen(kind, player, name)
+            case to.Arenas():
+                return ArenasScreen()
+            case to.Arena(arena=arena):
+                return ArenaScreen(arena)
+            case to.Brackets():
+                return BracketsScreen()
+            case to.Bracket(bracket=bracket):
+                return BracketScreen(bracket)
+            case to.ReplayRun(replay=replay, piles=piles):
+                return ReplayScreen(replay, piles)
             case to.Help():
                 return HelpScreen()
             case to.Rules(variant=variant):

@@ -1,6 +1,7 @@
 """The daily challenge of one game: today's date, par and commitment, whether the ranked
 attempt is used, the time left in the day; yesterday's deal, revealed, with the solver's
-solution and the fairness check; and the start of an attempt (today's, ranked, once; or yesterday's, as practice).
+solution and the fairness check; and the start of an attempt (today's, ranked, once; or yesterday's, as practice),
+or a race against the ghost of yesterday's fastest kept run.
 
 Commitments are remembered in the settings when first seen, so that yesterday's reveal is
 checked against the commitment this client saw before the deal was known, not only against
@@ -22,7 +23,7 @@ from client.render.fairness import today_text, yesterday_text
 from client.render.standings import GAMES
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged
-from protocol.messages import AskDaily, DailyInfo, Joined, ServerMessage, StartDaily, Variant
+from protocol.messages import AskDaily, DailyInfo, Joined, RaceGhost, ServerMessage, StartDaily, Variant
 
 #: Seconds to wait for today's deal: a server that did not prepare it ahead picks it now.
 DAILY_TIMEOUT = 60.0
@@ -54,6 +55,8 @@ class DailyScreen(ClientScreen):
         # When there is nothing to start, "s Start" leaves the footer and s says why.
         Binding("s", "why_not_start", show=False),
         Binding("g", "other_game", "Other game"),
+        # Said under yesterday's deal, where it applies: the footer keeps to 80 columns.
+        Binding("f", "race_fastest", "Fastest ghost", show=False),
         Binding("l", "leaderboard", "Leaderboard"),
         Binding("r", "refresh", "Refresh"),
         Binding("q", "app.pop_screen", "Back"),
@@ -104,6 +107,8 @@ class DailyScreen(ClientScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "start":
             return nothing_to_start(self.info) is None
+        if action == "race_fastest":
+            return self.info is not None and self.info.yesterday is not None
         return True
 
     def action_why_not_start(self) -> None:
@@ -149,7 +154,8 @@ class DailyScreen(ClientScreen):
         reveal = info.yesterday
         key = None if reveal is None else commitment_key(app.url, info.variant, reveal.date)
         seen = None if key is None else app.settings.commitments.get(key)
-        self.query_one("#daily-yesterday", Static).update(yesterday_text(info.variant, reveal, seen))
+        ghost = "" if reveal is None else "\n\nf: race the ghost of the fastest run kept on that deal."
+        self.query_one("#daily-yesterday", Static).update(yesterday_text(info.variant, reveal, seen) + ghost)
         start = self.query_one("#daily-start", Button)
         start.label = "Start your ranked attempt (s)" if info.access == "ranked" else "Practise yesterday's deal (s)"
         why_not = nothing_to_start(info)
@@ -180,6 +186,19 @@ class DailyScreen(ClientScreen):
                 self.navigate(to.Game(reply.room, seat=reply.seat), replace=True)
 
         self.request(lambda i: StartDaily(id=i, variant=variant, date=date), opened, "start the daily challenge")
+
+    def action_race_fastest(self) -> None:
+        """Race the fastest run kept on yesterday's deal: its ghost, in a room of your own."""
+        info = self.info
+        if info is None or info.yesterday is None:
+            return
+        variant, date = self.variant, info.yesterday.date
+
+        def opened(reply: ServerMessage) -> None:
+            if isinstance(reply, Joined):
+                self.navigate(to.Game(reply.room, seat=reply.seat), replace=True)
+
+        self.request(lambda i: RaceGhost(id=i, variant=variant, date=date, rank=1), opened, "race the fastest run")
 
     def action_other_game(self) -> None:
         self.variant = GAMES[(GAMES.index(self.variant) + 1) % len(GAMES)]

@@ -21,18 +21,16 @@ from client.render.cursor import hint_marks
 from client.render.describe import (
     clock_text,
     count,
-    daily_label,
     duration,
     elapsed_ms,
     out_text,
     racer_lines,
     shown_name,
-    variant_title,
 )
 from client.render.keys import notation_prompt, race_legend
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
-from client.tui.roomtext import ready_at_once, waiting_words
+from client.tui.roomtext import ready_at_once, topbar_text, waiting_words
 from client.tui.widgets import BoardView
 from protocol.messages import (
     Ack,
@@ -78,6 +76,7 @@ class GameScreen(ClientScreen):
         Binding("R", "resign", "Resign"),
         Binding("b", "next_board", "Next board"),
         Binding("o", "results", "Results"),
+        Binding("a", "arena", "Arena", show=False),  # an arena's race: its top bar says so
         Binding("f2", "rules", "Rules", show=False),  # in the legend: the footer keeps to 80 columns
         Binding("escape", "cancel", "Cancel", show=False, priority=True),
         Binding("q", "leave", "Leave"),
@@ -219,20 +218,11 @@ class GameScreen(ClientScreen):
             self.query_one("#notation", Input).display = racing
             if racing and self.focused is None:  # the board was hidden until now (a rematch): keys play at once
                 self.query_one("#board", BoardView).focus()
-        label = {"waiting": "waiting for racers", "countdown": "get ready", "racing": "racing", "finished": "finished"}
-        deal = f" · deal {view.options.deal}" if view.options.deal else ""
-        race = f" · race {view.race}"
-        if view.daily is not None:
-            deal, race = f" · {daily_label(view.daily)}", ""  # one attempt: no race number
-        if view.certified is False:
-            deal += " · [yellow]random deal, not certified winnable[/yellow]"
         whose = ""
         if state in ("racing", "finished") and self.shown_seat is not None and self.shown_seat != self.seat:
             whose = " · " + next(r.name for r in view.racers if r.seat == self.shown_seat) + "'s board"
-        topbar.update(
-            f"[b]Room {view.code}[/b] · {variant_title(view)}{deal}{race} · {label[state]}"
-            f" · {view.spectators} watching{whose}"
-        )
+        arena = None if view.arena is None else self.race_app.arena_names.get(view.arena, "")
+        topbar.update(topbar_text(view, arena) + whose)
 
         waiting = self.query_one("#waiting", Static)
         countdown = self.query_one("#countdown", Digits)
@@ -478,6 +468,12 @@ class GameScreen(ClientScreen):
 
     def action_results(self) -> None:
         self.navigate(to.Results(self.code))
+
+    def action_arena(self) -> None:
+        """An arena's race: back to the arena's page (under this screen if it opened the race)."""
+        arena = None if self.mirror is None else self.mirror.view().arena
+        if arena is not None:
+            self.navigate(to.Arena(arena))
 
     def action_leave(self) -> None:
         if self.racing() and not self._confirmed("leave", "Leaving now resigns the race: press q again to leave."):

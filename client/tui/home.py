@@ -1,6 +1,7 @@
-"""The first screens: the name prompt, the home menu, the room and practice forms,
-and joining by code. Quick races, daily challenges, leaderboards, statistics and the
-account screens have modules of their own (quick.py, daily.py, standings.py, account.py)."""
+"""The first screens: the name prompt, the home menu (which says how many challenges wait for
+the player), the room and practice forms, and joining by code. Quick races, async challenges,
+arena tournaments, daily challenges, leaderboards, statistics and the account screens have
+modules of their own (quick.py, challenges.py, arenas.py, daily.py, standings.py, account.py)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,22 @@ from textual.widgets import Button, Footer, Input, Label, OptionList, Select, St
 from textual.widgets.option_list import Option
 
 from client.lib.connection import ServerError
-from client.render.standings import GAMES
+from client.render.challenges import waiting_words
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent, explain
 from client.tui.widgets import Tick
-from protocol.messages import AccountInfo, CreateRoom, Joined, JoinRoom, Ready, RoomOptions, ServerMessage, Variant
+from protocol.messages import (
+    AccountInfo,
+    AskInbox,
+    CreateRoom,
+    Inbox,
+    Joined,
+    JoinRoom,
+    Ready,
+    RoomOptions,
+    ServerMessage,
+    Variant,
+)
 
 
 class NameScreen(ClientScreen):
@@ -74,6 +86,9 @@ class NameScreen(ClientScreen):
 MENU: dict[str, to.Route] = {
     "bot": to.BotRace(),
     "quick": to.Quick(),
+    "challenges": to.Challenges(),
+    "arenas": to.Arenas(),
+    "brackets": to.Brackets(),
     # The daily challenge opens on Antares, as the web client's daily page does (g: Scorpion).
     "daily": to.Daily("antares"),
     "leaderboards": to.Leaderboards(),
@@ -87,8 +102,12 @@ MENU: dict[str, to.Route] = {
     "login": to.Account("login"),
     "password": to.Account("password"),
     "logout": to.Account("logout"),
-    "help": to.Help(),
 }
+
+
+def challenges_entry(waiting: str) -> str:
+    """The home menu's Challenges entry, saying how many wait for the player (``waiting``)."""
+    return "Challenges and async matches" + (f" · {waiting}" if waiting else ": race someone later")
 
 
 class HomeScreen(ClientScreen):
@@ -96,6 +115,8 @@ class HomeScreen(ClientScreen):
     80x24 a guest's whole menu shows, "Quit" included; a longer one scrolls)."""
 
     _was_ready = False
+    #: What the inbox last said is waiting for the player ("2 challenges waiting for you", or "").
+    waiting = ""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "app.quit", "Quit")]
 
@@ -117,17 +138,41 @@ class HomeScreen(ClientScreen):
         super().on_mount()
         self.refresh_menu()
         self.query_one("#menu", OptionList).focus()
+        self.ask_inbox()
 
     def on_screen_resume(self) -> None:
         super().on_screen_resume()
         self.refresh_menu()
+        self.ask_inbox()  # back from a challenge's run or the inbox: what waits may have changed
 
     def on_connection_changed(self, event: ConnectionChanged) -> None:
         self.refresh_menu()
+        if event.up:
+            self.ask_inbox()  # connected, or signed in as a new guest: results may have come meanwhile
 
     def on_server_event(self, event: ServerEvent) -> None:
         if isinstance(event.message, Joined | AccountInfo):
             self.refresh_menu()  # a seat restored (at reconnection or login), or now an account
+        if isinstance(event.message, AccountInfo):
+            self.ask_inbox()  # logged in: another player's inbox
+
+    def ask_inbox(self) -> None:
+        """Ask for the inbox, to say on the menu how many challenges wait for the player (quietly:
+        the menu works without it)."""
+        client = self.client
+        if client is None or client.ended is not None:
+            return
+
+        async def ask() -> None:
+            try:
+                reply = await client.request(lambda i: AskInbox(id=i))
+            except (ServerError, ConnectionError, TimeoutError):
+                return
+            if isinstance(reply, Inbox) and client is self.client:
+                self.waiting = waiting_words(reply.challenges)
+                self.refresh_menu()
+
+        self.run_worker(ask(), group="inbox", exclusive=True, exit_on_error=False)
 
     def refresh_menu(self) -> None:
         app = self.race_app
@@ -142,6 +187,9 @@ class HomeScreen(ClientScreen):
         options = [
             Option("Race a bot: start a race now", id="bot", disabled=not ready),
             Option("Quick race: race whoever is waiting", id="quick", disabled=not ready),
+            Option(challenges_entry(self.waiting), id="challenges", disabled=not ready),
+            Option("Arena tournaments: race on for points, live standings", id="arenas", disabled=not ready),
+            Option("Bracket tournaments: knockout rounds on one deal", id="brackets", disabled=not ready),
         ]
         if client is not None:
             for code, mirror in sorted(client.rooms.items()):
@@ -155,8 +203,9 @@ class HomeScreen(ClientScreen):
             Option("Practice a deal", id="practice", disabled=not ready),
             Option("Leaderboards", id="leaderboards", disabled=not ready),
             Option("Your statistics", id="stats", disabled=not ready),
-            *(Option(f"How to play {variant.capitalize()}", id=f"rules:{variant}") for variant in GAMES),
-            Option("Keys (? or F1 on any screen)", id="help"),
+            # One entry for both games' rules (g there: the other game), and none for the keys (the
+            # hint under the menu says "? keys"), to keep the menu in 24 rows.
+            Option("How to play Scorpion and Antares (g there: the other)", id="rules:scorpion"),
         ]
         if client is not None and client.account:
             # An account's name is its own (the server keeps it): no renaming here.

@@ -11,7 +11,7 @@ from typing import Literal
 from textual.message import Message
 
 from client.lib.bot import Level
-from protocol.messages import LeaderboardName, Variant
+from protocol.messages import LeaderboardName, PileInfo, Replay, Variant
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,57 @@ class Account:
 
 
 @dataclass(frozen=True)
+class Challenges:
+    """Your challenges (the inbox), and the ways to start one."""
+
+
+#: The challenge forms: challenge someone, take a challenge by its id, an async match.
+ChallengeKind = Literal["challenge", "take", "async"]
+
+
+@dataclass(frozen=True)
+class ChallengeForm:
+    """A challenge form (``kind``); ``player`` (and their ``name``): the rival to challenge."""
+
+    kind: ChallengeKind = "challenge"
+    player: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class ReplayRun:
+    """A run's replay, already fetched (``piles``: its game's board layout)."""
+
+    replay: Replay
+    piles: list[PileInfo]
+
+
+@dataclass(frozen=True)
+class Arenas:
+    """The arena tournaments: live, upcoming and recently over."""
+
+
+@dataclass(frozen=True)
+class Arena:
+    """Arena ``arena``'s page: joining, leaving and its standings (shown again, not opened
+    twice, when it is already open under the race)."""
+
+    arena: str
+
+
+@dataclass(frozen=True)
+class Brackets:
+    """The bracket tournaments: being played, open to registration, and recently over."""
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Bracket ``bracket``'s page: registering, playing your round, its rounds and standings."""
+
+    bracket: str
+
+
+@dataclass(frozen=True)
 class Help:
     pass
 
@@ -127,6 +178,13 @@ Route = (
     | Join
     | BotRace
     | Account
+    | Challenges
+    | ChallengeForm
+    | ReplayRun
+    | Arenas
+    | Arena
+    | Brackets
+    | Bracket
     | Help
     | Rules
 )

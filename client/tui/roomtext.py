@@ -1,11 +1,41 @@
-"""Words of the race screens that depend on the kind of room: what a room that starts at
-once (practice alone, or a race against this client's own bot) says while it waits, instead
-of asking for racers to invite."""
+"""Words of the race screens that depend on the kind of room: the top bar (a deal, a daily
+attempt, a challenge's run or an arena's race), and what a room that starts at once (practice
+alone, or a race against this client's own bot) says while it waits, instead of asking for
+racers to invite."""
 
 from __future__ import annotations
 
-from client.render.describe import waiting_text
+from rich.markup import escape
+
+from client.render.describe import daily_label, variant_title, waiting_text
 from protocol.messages import Racer, RoomView
+
+#: The race screen's word for each state of a room.
+STATES = {"waiting": "waiting for racers", "countdown": "get ready", "racing": "racing", "finished": "finished"}
+
+
+def topbar_text(view: RoomView, arena: str | None = None) -> str:
+    """The race screen's top bar (Rich markup): the room, its game, what kind of race it is,
+    its state and how many watch. ``arena``: the arena's name in an arena's race ("" unknown)."""
+    deal = f" · deal {view.options.deal}" if view.options.deal else ""
+    race = f" · race {view.race}"
+    if view.daily is not None:
+        deal, race = f" · {daily_label(view.daily)}", ""  # one attempt: no race number
+    if view.challenge is not None:
+        # One attempt too; the id is what the rival needs to play the same deal.
+        deal, race = f" · [b]Challenge {view.challenge}[/b]: give this id to your rival", ""
+    if view.bracket is not None:
+        # The round's one attempt, alone: its places come on the bracket's page when it closes.
+        deal, race = f" · [b]Bracket {view.bracket}[/b]: your round's run, one attempt", ""
+    if view.arena is not None:
+        # Each arena race is a room of its own; the arena's page is one key away.
+        deal, race = f" · [b]{escape(arena or 'Arena race')}[/b] (a: the arena)", ""
+    if view.certified is False:
+        deal += " · [yellow]random deal, not certified winnable[/yellow]"
+    return (
+        f"[b]Room {view.code}[/b] · {variant_title(view)}{deal}{race} · {STATES[view.state]}"
+        f" · {view.spectators} watching"
+    )
 
 
 def starts_at_once(view: RoomView, with_bot: bool) -> bool:

@@ -16,6 +16,7 @@ from client.render.standings import (
     GAMES,
     GUEST_NOT_ON_BOARDS,
     ORDERS,
+    PERIOD_BOARDS,
     board_title,
     detail,
     figure,
@@ -38,16 +39,29 @@ LIMIT = 20
 #: How the player's own line stands out.
 YOU_STYLE = "bold reverse"
 
+#: The keys under the table: every board's, then a period board's.
+HINT = "b or the tabs: board · g: other game · a: around you / top · q: back"
+PERIOD_HINT = "p / n: previous / next {period} · a: around you / top · b: board · q: back"
+
+#: The tabs' labels: the boards' titles, shortened where needed to keep every tab in 80 columns.
+TABS: dict[LeaderboardName, str] = {**BOARDS, "best-time": "Best time"}
+
+#: The extra column of the boards that have one.
+DETAILS: dict[LeaderboardName, str] = {"daily": "Moves", "weekly": "Total time", "season": "Total time"}
+
 
 class LeaderboardScreen(ClientScreen):
     """A leaderboard: tabs for the boards, ``g`` for the other game, ``a`` for the entries
-    around the player instead of the top."""
+    around the player instead of the top; on a weekly or season board, ``p`` and ``n`` for
+    the previous and next period (the current one first)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # Short labels: the footer keeps to 80 columns.
         Binding("b", "next_board", "Board"),
         Binding("g", "other_game", "Game"),
         Binding("a", "around", "Around you/top"),
+        Binding("p", "previous_period", "Previous", show=False),
+        Binding("n", "next_period", "Next", show=False),
         Binding("r", "refresh", "Refresh"),
         Binding("q", "app.pop_screen", "Back"),
         Binding("escape", "app.pop_screen", "Back", show=False, priority=True),
@@ -65,16 +79,20 @@ class LeaderboardScreen(ClientScreen):
         self.variant: Variant = variant
         self.board: LeaderboardName = board
         self.around = False
+        #: The week or season of a period board asked for (None: the current one).
+        self.period: str | None = None
+        #: Each period board's current period, as the server last named it (none later to browse).
+        self.current: dict[LeaderboardName, str] = {}
         self.reply: Leaderboard | None = None
 
     def body(self) -> ComposeResult:
         yield Label("Leaderboards", classes="title")
-        yield Tabs(*(Tab(title, id=name) for name, title in BOARDS.items()), active=self.board, id="boards")
+        yield Tabs(*(Tab(title, id=name) for name, title in TABS.items()), active=self.board, id="boards")
         yield Static(id="board-title")
         yield Static(id="board-order")
         yield DataTable(id="board", cursor_type="row", zebra_stripes=True)
         yield Static(id="board-me")
-        yield Static("b or the tabs: board · g: other game · a: around you / top · q: back", classes="hint")
+        yield Static(HINT, id="board-keys", classes="hint")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -92,14 +110,31 @@ class LeaderboardScreen(ClientScreen):
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         name = event.tab.id
         if name in BOARDS and name != self.board:
-            self.board = name
+            self.board, self.period = name, None
             self.action_refresh()
 
     def action_next_board(self) -> None:
         names = list(BOARDS)
-        self.board = names[(names.index(self.board) + 1) % len(names)]
+        self.board, self.period = names[(names.index(self.board) + 1) % len(names)], None
         self.query_one("#boards", Tabs).active = self.board  # already shown: no second request
         self.action_refresh()
+
+    def action_previous_period(self) -> None:
+        self._browse(-1)
+
+    def action_next_period(self) -> None:
+        self._browse(1)
+
+    def _browse(self, step: int) -> None:
+        """Show the period before (``-1``) or after (``1``) the one shown, as the server names
+        it; nothing after the current one."""
+        shown = self.reply.period if self.reply is not None and self.reply.board == self.board else None
+        if shown is None or (step > 0 and shown.name == self.current.get(self.board)):
+            return
+        target = shown.previous if step < 0 else shown.next
+        if target is not None:
+            self.period = target
+            self.action_refresh()
 
     def action_other_game(self) -> None:
         self.variant = GAMES[(GAMES.index(self.variant) + 1) % len(GAMES)]
@@ -110,39 +145,45 @@ class LeaderboardScreen(ClientScreen):
         self.action_refresh()
 
     def action_refresh(self) -> None:
-        variant, board, around = self.variant, self.board, self.around
+        variant, board, around, period = self.variant, self.board, self.around, self.period
         scope = "around you" if around else "top"
         self.query_one("#board-title", Static).update(f"{variant.capitalize()} · {BOARDS[board]} · {scope} · loading…")
+        kind = PERIOD_BOARDS.get(board)
+        self.query_one("#board-keys", Static).update(HINT if kind is None else PERIOD_HINT.format(period=kind))
 
         def answered(reply: ServerMessage) -> None:
-            if isinstance(reply, Leaderboard) and (reply.variant, reply.board, around) == (
+            if isinstance(reply, Leaderboard) and (reply.variant, reply.board, around, period) == (
                 self.variant,
                 self.board,
                 self.around,
+                self.period,
             ):
                 self.show(reply)
 
         self.request(
-            lambda i: AskLeaderboard(id=i, variant=variant, board=board, limit=LIMIT, around=around),
+            lambda i: AskLeaderboard(id=i, variant=variant, board=board, limit=LIMIT, around=around, period=period),
             answered,
             "leaderboard",
         )
 
     def show(self, reply: Leaderboard) -> None:
         self.reply = reply
+        if self.period is None and reply.period is not None:
+            self.current[reply.board] = reply.period.name
         board = reply.board
         self.query_one("#board-title", Static).update(f"[b]{board_title(reply, self.around)}[/b]")
         self.query_one("#board-order", Static).update(ORDERS[board])
         table = self.query_one("#board", DataTable)
         table.clear(columns=True)
-        table.add_columns("Rank", "Player", FIGURES[board], *(["Moves"] if board == "daily" else []))
+        extra = DETAILS.get(board)
+        table.add_columns("Rank", "Player", FIGURES[board], *([extra] if extra else []))
         mine = reply.me.player if reply.me is not None else None
         my_row = None
         for entry in reply.entries:
             you = entry.player == mine
             style = YOU_STYLE if you else ""
             cells = [str(entry.rank), entry.name + (" (you)" if you else ""), figure(board, entry)]
-            if board == "daily":
+            if extra:
                 cells.append(detail(board, entry))
             if you:
                 my_row = table.row_count

@@ -36,6 +36,7 @@ from protocol.messages import (
 from server.clock import now_ms
 from server.competition.bracket import (
     MIN_PLAYERS,
+    SHOW_UP_MS,
     Bracket,
     BracketState,
     Round,
@@ -67,7 +68,8 @@ LISTED_SINCE_MS: Final = 86_400_000
 async def list_brackets(ctx: Context, link: ClientLink, message: ListBrackets) -> None:
     player = player_of(link)
     found = await ctx.brackets.recent(now_ms() - LISTED_SINCE_MS)
-    link.send(Brackets(id=message.id, brackets=[_info(b, player) for b in found]))
+    now = now_ms()
+    link.send(Brackets(id=message.id, brackets=[_info(b, player, now) for b in found]))
 
 
 async def join_bracket(ctx: Context, link: ClientLink, message: JoinBracket) -> None:
@@ -146,7 +148,7 @@ async def view(ctx: Context, link: ClientLink, message: AskBracket) -> None:
     rounds = [_round(bracket, number, r, player, now) for number, r in enumerate(bracket.rounds, 1)]
     over = bracket_state(bracket) is BracketState.OVER
     standings = [bracket.names.get(p, p) for p in final_standings(bracket)] if over else None
-    link.send(BracketView(id=message.id, bracket=_info(bracket, player), rounds=rounds, standings=standings))
+    link.send(BracketView(id=message.id, bracket=_info(bracket, player, now), rounds=rounds, standings=standings))
 
 
 async def advance(ctx: Context, now: int | None = None) -> int:
@@ -206,7 +208,7 @@ async def _change(ctx: Context, code: str, change: Callable[[Bracket], Bracket |
     return bracket
 
 
-def _info(bracket: Bracket, player: str) -> BracketInfo:
+def _info(bracket: Bracket, player: str, now: int) -> BracketInfo:
     winner = bracket.names.get(bracket.winner or "", None) if bracket.winner else None
     return BracketInfo(
         id=bracket.id,
@@ -220,6 +222,7 @@ def _info(bracket: Bracket, player: str) -> BracketInfo:
         registered=player in bracket.names,
         round=len(bracket.rounds) if current(bracket) is not None else 0,
         winner=winner,
+        to_play=player in bracket.names and may_play(bracket, player, now) is None,
     )
 
 
@@ -240,4 +243,6 @@ def _round(bracket: Bracket, number: int, round_: Round, player: str, now: int) 
         you=you,
         results=round_results(round_, bracket.names) if closed else None,
         reveal=Reveal(deal=round_.deal, salt=round_.salt) if closed else None,
+        start_by=min(round_.opens + SHOW_UP_MS, round_.closes),
+        rooms=[run.room if (run := round_.runs.get(p)) else None for p in round_.players] if closed else None,
     )

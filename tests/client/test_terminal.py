@@ -92,8 +92,9 @@ async def test_a_practice_race_in_a_real_terminal(serve: Serve, tmp_path: Path) 
             await terminal.type("Ann")
             await terminal.keys("Enter")
             await terminal.shows("Playing as Ann")
-            # Race a bot, quick race, the daily challenge, Create, Join, Spectate: then Practice.
-            await terminal.keys(*["Down"] * 6, "Enter")
+            # Race a bot, quick race, challenges, arenas, brackets, the daily challenge, Create, Join,
+            # Spectate: then Practice.
+            await terminal.keys(*["Down"] * 9, "Enter")
             await terminal.shows("Deal number")  # the practice form
             await terminal.keys("Enter")  # open the game list
             await terminal.shows("Scorpion              ▲")

@@ -62,6 +62,8 @@ async def test_a_bracket_plays_its_rounds_down_to_a_winner(server: RunningServer
     first = await eventually_async(partial(view, racers["Ann"], code), lambda v: v.bracket.round == 1)
     assert sorted(first.rounds[0].players) == ["Ann", "Bob", "Cat", "Dan"]
     assert first.rounds[0].you == "to-play"
+    assert first.bracket.to_play
+    assert first.rounds[0].start_by > first.rounds[0].opens
     rooms = {name: await play(racer, code) for name, racer in list(racers.items())[:3]}
     # Dan has not played: Ann's run stays secret from him, and from her, while the round is open.
     for asker in (racers["Dan"], racers["Ann"]):
@@ -74,6 +76,9 @@ async def test_a_bracket_plays_its_rounds_down_to_a_winner(server: RunningServer
     closed = second.rounds[0]
     assert closed.results is not None
     assert closed.reveal is not None
+    assert closed.rooms is not None
+    assert set(rooms.values()) < set(closed.rooms)  # nobody forfeited: every run's room
+    assert None not in closed.rooms
     assert len(second.rounds[1].players) == 2  # the better half
     for name in second.rounds[1].players:
         await play(racers[name], code)

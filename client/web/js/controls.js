@@ -44,8 +44,13 @@ export class RaceControls {
       h("button", { id: "undo", disabled: !playing || options.undo === false, onclick: () => this.actions.undo() }, "Undo"),
       h("button", { id: "hint", disabled: !playing || options.hints === false, onclick: () => this.actions.hint() }, "Hint"),
       h("button", { id: "resign", disabled: !playing, onclick: () => this.askResign(true) }, "Resign"),
-      view.state === "finished" && !view.daily ? act("Rematch", { type: "rematch", room: view.code }, { id: "rematch" }) : null,
-      h("button", { onclick: () => this.actions.copyLink() }, "Copy link"),
+      // A daily attempt, a challenge's run and a bracket round's run are one attempt each: no
+      // rematch. An arena pairs its next race itself (arenas.js).
+      view.state === "finished" && !view.daily && !view.challenge && !view.arena && !view.bracket
+        ? act("Rematch", { type: "rematch", room: view.code }, { id: "rematch" })
+        : null,
+      // A challenge's or a bracket's run is nobody else's room: what to share is the challenge's id (room.js).
+      view.challenge || view.bracket ? null : h("button", { onclick: () => this.actions.copyLink() }, "Copy link"),
     );
   }
 

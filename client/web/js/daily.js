@@ -1,8 +1,10 @@
 // Daily challenges: today's deal of each game (commitment, par, whether the ranked attempt is
-// used), a button to play it, today's board with the part around the player, the all-time
-// boards and the rating board.
+// used), a button to play it, today's board with the part around the player, the weekly and
+// season boards (periods.js), the all-time boards and the rating board.
 
 import { count, fill, formatMs, h, statusLine, variantName } from "./dom.js";
+import { ghostButton } from "./ghost.js";
+import { PeriodBoards } from "./periods.js";
 
 /** How each board orders its players (PROTOCOL.md, "Leaderboards and statistics"). */
 const ORDER = {
@@ -49,6 +51,7 @@ export class DailyScreen {
     this.status = statusLine();
     this.today = h("div", { className: "panel", id: "daily-today" }, "Asking for today's deal…");
     this.boards = h("div", { className: "grid-2" });
+    this.periods = new PeriodBoards(this.conn, this.variant);
     fill(
       main,
       h(
@@ -65,10 +68,12 @@ export class DailyScreen {
         this.status,
         this.today,
         this.guestNote = h("div"),
+        this.periods.node,
         this.boards,
       ),
     );
     this.load().catch((error) => this.status.show(error.message, true));
+    this.periods.show(); // not after today's deal: these boards are there without a solver too
   }
 
   unmount() {}
@@ -100,6 +105,18 @@ export class DailyScreen {
       info.yesterday
         ? h("p", { className: "muted" }, `Yesterday (${info.yesterday.date}): deal ${info.yesterday.deal}, solved in ${info.yesterday.solution.length} moves.`)
         : null,
+      info.yesterday ? this.fastestGhost(info.yesterday.date) : null,
+    );
+  }
+
+  /** A past day's fastest kept run, to race as a ghost (today's stays secret: the server refuses it). */
+  fastestGhost(date) {
+    const fields = () => ({ variant: this.variant, date, rank: 1 });
+    return h(
+      "p",
+      { className: "toolbar" },
+      ghostButton(this.conn, "race-fastest", `Race the fastest run of ${date}`, fields, this.status),
+      h("span", { className: "muted" }, "its ghost, on its recorded timing. Not rated."),
     );
   }
 

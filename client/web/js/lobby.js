@@ -1,10 +1,12 @@
-// The lobby: ways to race now (a bot, or a quick race with whoever is waiting, as in the
-// terminal client's home menu), public rooms that are not finished, newest first, a page at a
-// time as the server pages them (of both games or one), asked for again every two seconds (the
-// protocol has no lobby subscription), and a form to open a room.
+// The lobby: ways to race now (a bot, a quick race with whoever is waiting, as in the
+// terminal client's home menu, or the ghost of your best run on a deal), the way to the bracket
+// tournaments, public rooms that are not finished, newest first, a page at a time as the server
+// pages them (of both games or one), asked for again every two seconds (the protocol has no lobby
+// subscription), and a form to open a room.
 
 import { LEVELS, openBotRace } from "./bot.js";
 import { fill, h, roomCode, statusLine, variantName } from "./dom.js";
+import { bestRunForm } from "./ghost.js";
 
 const REFRESH_MS = 2000;
 
@@ -47,7 +49,7 @@ export class LobbyScreen {
     clearInterval(this.timer);
   }
 
-  /** Race now: a bot (a private room, the race starting at once) or a quick race. */
+  /** Race now: a bot (a private room, the race starting at once), a quick race, or your best run's ghost. */
   playNow() {
     const game = (id) =>
       h("select", { id }, h("option", { value: "scorpion" }, "Scorpion"), h("option", { value: "antares" }, "Antares"));
@@ -99,6 +101,15 @@ export class LobbyScreen {
         h("h2", {}, "Quick race"),
         h("p", { className: "muted" }, "Race whoever is waiting: 2 to 4 players near you in rating, the race starting at once. Races between people are rated."),
         h("div", { className: "toolbar" }, quickGame, h("button", { type: "submit", className: "primary" }, "Quick race")),
+      ),
+      bestRunForm(this.conn),
+      // On a phone the header has no room for the Brackets link: the lobby has the way there.
+      h(
+        "div",
+        { className: "panel", id: "lobby-brackets" },
+        h("h2", {}, "Bracket tournaments"),
+        h("p", { className: "muted" }, "Knockout rounds for 4 to 16 players on a schedule: register, then play each round's deal once; the better half goes on."),
+        h("a", { href: "#/brackets", id: "lobby-brackets-link" }, "The brackets"),
       ),
     );
   }

@@ -1,13 +1,19 @@
 // The web client's entry point: one connection for the page, and a screen per route.
 //   /r/CODE          race in room CODE (join with a name; a reload resumes the seat)
-//   #/lobby          race a bot, quick race, live public rooms (the default)
+//   #/lobby          race a bot, quick race, your best run's ghost, live public rooms (the default)
 //   #/quick/GAME     waiting in the quick-match line of GAME
 //   #/watch/CODE     watch a room
 //   #/daily[/GAME]   the daily challenge and the leaderboards
-//   #/replay/CODE[/SEAT]  a finished race, step by step
+//   #/replay/CODE[/SEAT]  a finished race, step by step, and racing its run as a ghost
 //   #/account        register, log in, log out, change the password
+//   #/challenges[/take/ID | /rival/PLAYER[/NAME]]  your challenges, and starting one
+//   #/arenas         the arena tournaments; #/arena/ID: one, to join, with its live standings
+//   #/brackets       the bracket tournaments; #/bracket/ID: one, to register and play your rounds
 
+import { ArenaScreen, ArenasScreen } from "./arenas.js";
+import { BracketScreen, BracketsScreen } from "./brackets.js";
 import { resumeBot } from "./bot.js";
+import { ChallengesScreen, showWaiting } from "./challenges.js";
 import { Connection, serverUrl } from "./connection.js";
 import { DailyScreen } from "./daily.js";
 import { fill, h } from "./dom.js";
@@ -26,8 +32,18 @@ let screen = null;
 function screenFor() {
   const room = location.pathname.match(/^\/r\/([A-Za-z0-9]{1,16})\/?$/);
   if (room) return new RoomScreen(conn, room[1], "race");
-  const [, page, arg, extra] = (location.hash || "#/lobby").split("/");
+  const [, page, arg, extra, more] = (location.hash || "#/lobby").split("/");
   switch (page) {
+    case "challenges":
+      return new ChallengesScreen(conn, arg, extra, more);
+    case "arenas":
+      return new ArenasScreen(conn);
+    case "brackets":
+      return new BracketsScreen(conn);
+    case "bracket":
+      return arg ? new BracketScreen(conn, arg) : new BracketsScreen(conn);
+    case "arena":
+      return arg ? new ArenaScreen(conn, arg) : new ArenasScreen(conn);
     case "watch":
       return arg ? new RoomScreen(conn, arg, "watch") : new LobbyScreen(conn);
     case "daily":
@@ -91,6 +107,8 @@ async function rename() {
 
 conn.on((kind) => {
   if (kind === "connected" || kind === "disconnected" || kind === "account") showWho();
+  // Challenges may have come while the player was away (or another player's, once signed in).
+  if (kind === "connected" || kind === "account") showWaiting(conn);
 });
 conn.start().catch((error) => {
   main.prepend(h("p", { className: "status error" }, `Cannot reach the server: ${error.message}`));

@@ -1,8 +1,10 @@
 // Replay of a finished race: the race log names the racers; the replay request gives one
-// racer's starting board and the patches of every step, shown with a step slider.
+// racer's starting board and the patches of every step, shown with a step slider. "Race this
+// run" races that racer's run as a ghost (ghost.js).
 
 import { BoardView } from "./board.js";
 import { count, fill, h, roomCode, statusLine, variantName } from "./dom.js";
+import { ghostButton } from "./ghost.js";
 import { applyPatch, copyBoard } from "./mirror.js";
 
 const PILES = {
@@ -51,11 +53,21 @@ export class ReplayScreen {
       h("span", { className: "muted" }, "Keys: ← → step, Space plays or pauses, Home and End."),
     );
     this.stepText = h("div", { className: "status", id: "replay-entry" });
+    // The run this page shows, once the race log names its race (null until then).
+    this.run = null;
+    this.raceButton = ghostButton(this.conn, "race-ghost", "Race this run", () => this.run, this.status);
+    this.raceButton.disabled = true;
+    const ghost = h(
+      "div",
+      { className: "toolbar" },
+      this.raceButton,
+      h("span", { className: "muted" }, "Its ghost plays these moves on their recorded timing, beside you. Not rated."),
+    );
     this.host = h("div", { className: "racer-panel" });
     this.board = new BoardView(this.host);
     fill(
       main,
-      h("section", { id: "replay" }, this.title, this.seats, this.status, this.buttons, this.slider, this.stepText, this.host),
+      h("section", { id: "replay" }, this.title, this.seats, ghost, this.status, this.buttons, this.slider, this.stepText, this.host),
     );
     // The arrow keys step wherever the focus is (the slider takes them itself when it has it).
     this.keyHandler = (event) => this.onKey(event);
@@ -79,6 +91,8 @@ export class ReplayScreen {
       ...log.racers.map((r) => h("a", { href: `#/replay/${this.code}/${r.seat}`, className: r.seat === this.seat ? "pill racing" : "pill" }, r.name)),
     );
     const replay = await this.conn.request({ type: "replay", room: this.code, seat: this.seat });
+    this.run = { room: replay.room, seat: replay.seat, race: replay.race };
+    this.raceButton.disabled = false;
     // Every board after each step, computed once: the slider only picks one.
     this.frames = [copyBoard(replay.board)];
     this.entries = ["start"];

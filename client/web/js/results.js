@@ -1,9 +1,12 @@
 // A finished race's results, under the boards of its room: the ranking (with each racer's new
 // rating after a rated race), how a race ranks, why there is no rating column when there is
-// none, a word to a rated guest, the fairness check of the revealed deal, and the replay link.
+// none, a word to a rated guest, the fairness check of the revealed deal, and the replay link
+// (a challenge's run: that the result comes when the rival has played, in their place; a
+// bracket round's run: that the round's results come when it closes).
 
 import { fill, formatMs, h } from "./dom.js";
 import { checkCommitment } from "./fairness.js";
+import { shownName } from "./ghost.js";
 
 /** How the results are ordered (PROTOCOL.md, Room lifecycle, "Ranking"). */
 const RANKING_RULE =
@@ -17,7 +20,10 @@ function ratingNote(view, rated) {
   const bots = results.filter((r) => r.bot).length;
   const people = results.length - bots;
   if (view.daily) return "Daily attempts are not rated: a ranked attempt goes on the day's board instead.";
+  if (view.challenge) return "A rated challenge's rating change comes with the result, when both runs are in.";
+  if (view.bracket) return "A bracket round ranks its runs this way; the better half goes on. Brackets are not rated.";
   if (rated) return bots ? "Bots are never rated: the ratings are the people's, against each other." : null;
+  if (results.some((r) => r.ghost)) return "Not rated: a race against a ghost (a recorded run) never is.";
   if (view.options.deal) return "Not rated: practice on a chosen deal never counts toward ratings or statistics.";
   if (bots && people < 2) {
     return "No rating column: bots are never rated, and a race is rated only between two or more people.";
@@ -60,7 +66,7 @@ export class ResultsPanel {
         "tr",
         { className: r.seat === seat ? "me" : "" },
         h("td", {}, String(r.place)),
-        h("td", {}, r.name, r.seat === seat ? " (you)" : "", r.bot ? [" ", h("span", { className: "pill" }, "bot")] : null),
+        h("td", {}, shownName(r), r.seat === seat ? " (you)" : "", r.bot ? [" ", h("span", { className: "pill" }, "bot")] : null),
         h("td", {}, r.finished ? "won" : "did not finish"),
         h("td", {}, formatMs(r.time_ms)),
         h("td", {}, String(r.moves)),
@@ -73,7 +79,7 @@ export class ResultsPanel {
     // A guest's rating counts, but the boards list accounts only (PROTOCOL.md, "What counts").
     const guest = rated && seat !== null && !this.conn.account;
     const fairness = h("p", { className: "fairness", id: "fairness" }, "Checking the deal against its commitment…");
-    const replays = view.daily
+    const replays = view.daily || view.challenge || view.bracket
       ? null
       : h("p", {}, h("a", { href: `/#/replay/${view.code}`, id: "replay-link" }, "Replay this race move by move"));
     fill(
@@ -109,6 +115,16 @@ export class ResultsPanel {
 
 /** The fairness check, in the browser: the revealed deal and salt hash to the commitment. */
 async function showFairness(view, node) {
+  if (view.bracket && !view.reveal) {
+    // The round's deal and runs stay secret until it closes: the bracket's page has them then.
+    fill(node, "Your run is in: the round's results come when it closes (see ", h("a", { href: `/#/bracket/${view.bracket}`, id: "bracket-back" }, "the bracket"), ").");
+    return;
+  }
+  if (view.challenge && !view.reveal) {
+    // Its deal and the rival's run stay secret until both runs are in: the inbox has them then.
+    fill(node, "Your run is in: the result comes when your rival has played (see ", h("a", { href: "/#/challenges" }, "Challenges"), ").");
+    return;
+  }
   if (!view.reveal) {
     node.textContent = view.daily
       ? `The daily deal stays secret until the day ends. Commitment: ${view.commitment ?? "—"}`

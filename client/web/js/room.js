@@ -4,7 +4,10 @@
 import { BoardView } from "./board.js";
 import { ServerError } from "./connection.js";
 import { RaceControls } from "./controls.js";
+import { ArenaRaceNote } from "./arenas.js";
+import { copyId } from "./challenges.js";
 import { fill, formatMs, h, roomCode, statusLine, variantName } from "./dom.js";
+import { shownName } from "./ghost.js";
 import { HintBar } from "./hints.js";
 import { PlayInput } from "./play.js";
 import { ResultsPanel } from "./results.js";
@@ -56,7 +59,8 @@ export function moveExamples(piles) {
 function racerState(racer, view) {
   if (racer.finished_ms !== null) return `won in ${formatMs(racer.finished_ms)}`;
   if (racer.resigned) return racer.resigned === "resigned" ? "resigned" : racer.resigned;
-  if (view.state === "waiting") return racer.ready ? "ready" : "not ready";
+  // A ghost is always ready: its readiness is no news.
+  if (view.state === "waiting" && !racer.ghost) return racer.ready ? "ready" : "not ready";
   return "";
 }
 
@@ -139,6 +143,7 @@ export class RoomScreen {
     if (this.off) this.off();
     document.removeEventListener("keydown", this.keyHandler);
     clearInterval(this.ticker);
+    if (this.arenaNote) this.arenaNote.stop();
     if (this.mode === "watch" && this.conn.roles.get(this.code) === "spectator") this.conn.leave(this.code);
   }
 
@@ -238,7 +243,9 @@ export class RoomScreen {
       this.info,
       h("span", { className: `pill ${view.state}`, id: "room-state" }, view.state),
       this.clock,
-      h("span", { className: "muted" }, `${view.racers.length}/${view.options.max_racers ?? 2} racers`),
+      // A ghost takes no seat of the room's (a ghost race is a practice room for one and its ghost).
+      h("span", { className: "muted" }, `${view.racers.filter((r) => !r.ghost).length}/${view.options.max_racers ?? 2} racers`),
+      view.racers.some((r) => r.ghost) ? h("span", { className: "pill", id: "ghost-race" }, "ghost race · not rated") : null,
       h("span", { className: "muted", id: "spectators" }, `${view.spectators} watching`),
       // A delay is worth a word only when there is one.
       delay > 0
@@ -249,10 +256,34 @@ export class RoomScreen {
           )
         : null,
       view.daily ? h("span", { className: "pill" }, `daily ${view.daily.date}${view.daily.ranked ? " · ranked" : " · practice"}`) : null,
+      view.challenge ? this.challengeNote(view.challenge) : null,
+      view.arena ? this.arenaPart(view) : null,
+      view.bracket
+        ? h("a", { href: `/#/bracket/${view.bracket}`, className: "pill", id: "bracket-note" }, `bracket ${view.bracket} · your round's run, one attempt`)
+        : null,
       view.options.deal ? h("span", { className: "muted" }, `deal ${view.options.deal}`) : null,
       view.certified === false
         ? h("span", { className: "pill", id: "uncertified" }, "random deal, not certified winnable")
         : null,
+    );
+  }
+
+  /** An arena's race: its name, the way back to the arena, and (racing on) the next race (arenas.js). */
+  arenaPart(view) {
+    if (!this.arenaNote) this.arenaNote = new ArenaRaceNote(this.conn, this.code, view.arena, this.mode === "race" && Boolean(this.me));
+    this.arenaNote.update(view);
+    return this.arenaNote.node;
+  }
+
+  /** A challenge's run: the id the rival needs to play the same deal, with a copy button. */
+  challengeNote(id) {
+    return h(
+      "span",
+      { id: "challenge-note" },
+      "Challenge ",
+      h("code", { id: "challenge-id" }, id),
+      ": give this id to your rival ",
+      h("button", { type: "button", className: "small", id: "copy-challenge", onclick: () => copyId(id, this.status) }, "Copy"),
     );
   }
 
@@ -311,11 +342,12 @@ export class RoomScreen {
       const state = racerState(racer, view);
       fill(
         entry.head,
-        h("span", { className: "name" }, isMe ? `${racer.name} (you)` : racer.name),
+        h("span", { className: "name" }, isMe ? `${racer.name} (you)` : shownName(racer)),
         state ? h("span", { className: "badge" }, state) : null,
         h("span", {}, `${racer.progress.home}/52 home · ${racer.progress.ordered} in order · ${racer.progress.moves} moves`),
         racer.bot ? h("span", { className: "badge" }, "bot") : null,
-        racer.connected ? null : h("span", { className: "badge" }, "disconnected"),
+        racer.connected || racer.ghost ? null : h("span", { className: "badge" }, "disconnected"),
+        this.challengeLink(racer, view),
       );
       entry.bar.value = racer.progress.home;
       if (racer.board) {
@@ -336,6 +368,13 @@ export class RoomScreen {
       panels.push(entry.panel);
     }
     fill(this.panels, ...panels);
+  }
+
+  /** After the race, a link to challenge another person of the room (not a bot, not a ghost). */
+  challengeLink(racer, view) {
+    if (view.state !== "finished" || racer.bot || racer.ghost || !racer.player || racer.player === this.conn.player) return null;
+    const href = `/#/challenges/rival/${encodeURIComponent(racer.player)}/${encodeURIComponent(racer.name)}`;
+    return h("a", { href, className: "challenge-racer" }, "Challenge");
   }
 
   attachInput(entry) {

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from client.render.describe import rating_text
 from client.render.fairness import yesterday_text
-from client.render.standings import figure
+from client.render.standings import board_title, detail, figure, leaderboard_lines
 from protocol.fairness import commitment
-from protocol.messages import DailyReveal, LeaderboardEntry
+from protocol.messages import BoardPeriod, DailyReveal, Leaderboard, LeaderboardEntry
 
 
 def entry(
@@ -22,6 +22,20 @@ def test_boards_show_times_to_the_hundredth_and_non_finishers_by_cards_home() ->
     assert figure("wins", entry(3)) == "3"
     assert figure("streak", entry(1)) == "1 day"
     assert figure("rating", entry(1523.4)) == "1523"
+
+
+def test_a_weekly_or_season_board_shows_the_wins_their_total_time_and_the_period() -> None:
+    ann = LeaderboardEntry(rank=1, player="p1", name="Ann", value=3, total_time_ms=184_560)
+    bob = LeaderboardEntry(rank=2, player="p2", name="Bob", value=1, total_time_ms=59_990)
+    assert (figure("weekly", ann), detail("weekly", ann)) == ("3 wins", "in 3:04.56")
+    assert (figure("season", bob), detail("season", bob)) == ("1 win", "in 0:59.99")
+    week = BoardPeriod(name="2026-W49", first_day="2026-11-30", last_day="2026-12-06", previous="2026-W48", next=None)
+    reply = Leaderboard(id=1, variant="antares", board="weekly", entries=[ann, bob], me=bob, period=week)
+    assert board_title(reply, around=False) == "Antares · Weekly (2026-W49, 2026-11-30 to 2026-12-06) · top 2"
+    assert leaderboard_lines(reply, around=False)[1:] == [
+        "  1. Ann  3 wins  in 3:04.56",
+        "  2. Bob  1 win  in 0:59.99  (you)",
+    ]
 
 
 def test_a_rating_shows_with_its_change() -> None:

@@ -1,0 +1,181 @@
+"""Bracket tournaments as text for people (PROTOCOL.md, "Bracket tournaments", ``brackets``,
+``bracket``): the list of brackets with where each stands, a bracket's rounds (who plays each,
+and once closed its places with who went on), what the player can do now, and the final
+standings. Both clients say the same words: the terminal client uses these, the web client
+(client/web/js/brackets.js) repeats them.
+
+The client knows one rule of the brackets, to say how long a player has left to start a run:
+a run must start within :data:`SHOW_UP_MS` of its round's opening. Who plays, who went on, the
+places and the standings are the server's :class:`~protocol.messages.BracketView`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from client.render.arenas import ordinal, utc_clock
+from client.render.describe import CARDS, count, duration, time_left
+from client.render.standings import RACE_RANKING
+from protocol.messages import BracketInfo, BracketRound, BracketView, Result
+
+#: What a bracket is, in two sentences (both clients' bracket pages say it).
+BRACKET_GUIDE: Final = (
+    "A knockout for 4 to 16 players on a schedule. Each round is one deal, the same for everyone "
+    "left: play it once, alone, starting within 2 minutes of the round's opening (or forfeit). "
+    "The better half goes on to the next round on a new deal; the last one left wins."
+)
+
+#: The results of a bracket round's run: the others' runs, the places and the deal come later.
+BRACKET_WAIT: Final = "Your run is in: the round's results come when it closes (see Brackets)."
+
+#: Ms after a round opens within which a player must start their run (PROTOCOL.md).
+SHOW_UP_MS: Final = 120_000
+
+#: The mark of a player who went on from a closed round (or won the bracket).
+WENT_ON: Final = "✓ went on"
+WON: Final = "🏆 won the bracket"
+
+#: The order of the list: brackets being played, then open to registration, then the others.
+_STATE_ORDER: Final = {"playing": 0, "registering": 1, "over": 2, "cancelled": 2}
+
+
+def listed(brackets: Sequence[BracketInfo]) -> list[BracketInfo]:
+    """``brackets`` in the order the list shows them: those being played, then those open to
+    registration starting soonest first, then those over or cancelled, the latest first."""
+
+    def key(info: BracketInfo) -> tuple[int, int]:
+        return _STATE_ORDER[info.state], -info.starts if _STATE_ORDER[info.state] == 2 else info.starts
+
+    return sorted(brackets, key=key)
+
+
+def places_left(info: BracketInfo) -> int:
+    return max(0, info.size - info.players)
+
+
+def state_text(info: BracketInfo, now_ms: float) -> str:
+    """Where ``info`` stands, in a few words (a table cell): ``starts 21:00 UTC (in 5 min
+    00 s) · 3 places left``, ``round 2 being played``, ``over · Ann won`` or ``cancelled``."""
+    if info.state == "registering":
+        if info.starts <= now_ms:
+            return "starting…"
+        left = places_left(info)
+        places = f"{count(left, 'place')} left" if left else "full"
+        return f"starts {utc_clock(info.starts, now_ms)} (in {time_left(info.starts - now_ms)}) · {places}"
+    if info.state == "playing":
+        return f"round {info.round} being played" if info.round else "between rounds"
+    if info.state == "over":
+        return f"over · {info.winner} won" if info.winner else "over · nobody played the last round"
+    return "cancelled: fewer than 4 registered"
+
+
+def heading(info: BracketInfo) -> str:
+    """``Friday bracket · Antares · 9 of 16 players · 10-minute rounds``."""
+    return (
+        f"{info.name} · {info.variant.capitalize()} · {info.players} of {info.size} players"
+        f" · {info.round_minutes}-minute rounds"
+    )
+
+
+def start_deadline(round_: BracketRound) -> int:
+    """When the time to start a run of ``round_`` ends (Unix ms)."""
+    return min(round_.opens + SHOW_UP_MS, round_.closes)
+
+
+def open_round(view: BracketView) -> BracketRound | None:
+    """The round being played, if one is open (the last one, with no results yet)."""
+    if view.bracket.round and view.rounds and view.rounds[-1].results is None:
+        return view.rounds[-1]
+    return None
+
+
+def went_on(view: BracketView, index: int) -> set[str]:
+    """The names of those who went on from closed round ``index`` (0-based): the next round's
+    players, or the winner after the last round."""
+    if index + 1 < len(view.rounds):
+        return set(view.rounds[index + 1].players)
+    return {view.bracket.winner} if view.bracket.winner else set()
+
+
+def you_text(view: BracketView, now_ms: float) -> str:
+    """What the player can do in the bracket now, or where they stand in it (without the keys
+    or buttons, which each client adds)."""
+    info = view.bracket
+    if info.state == "cancelled":
+        return "Cancelled: fewer than 4 players had registered by the start."
+    if info.state == "registering":
+        starts = f"{utc_clock(info.starts, now_ms)} (in {time_left(info.starts - now_ms)})"
+        if info.registered:
+            return f"You are registered. Round 1 opens at {starts}: be there to play it."
+        if not places_left(info):
+            return "The bracket is full."
+        return f"Register to play: round 1 opens at {starts}."
+    open_now = open_round(view)
+    if open_now is not None and open_now.you is not None:
+        number = open_now.number
+        if open_now.you == "to-play":
+            return f"Play your round {number} now: start within {time_left(start_deadline(open_now) - now_ms)}."
+        if open_now.you == "playing":
+            return f"Your run of round {number} is on: finish it."
+        if open_now.you == "played":
+            return f"Your run of round {number} is in: waiting for the round to close."
+        return f"You did not start round {number} in time: you forfeited it."
+    mine = [n for n, r in enumerate(view.rounds) if r.you is not None]
+    if info.state == "over":
+        return "Over: " + (f"{info.winner} won." if info.winner else "nobody played the last round.")
+    if not mine:
+        return "You are not in this bracket." if not info.registered else "Waiting for the next round."
+    last = view.rounds[mine[-1]]
+    if last.results is None:
+        return "Waiting for the round to close."
+    return f"You are out: round {last.number} was your last."
+
+
+def result_line(result: Result, on: set[str], me: str | None) -> str:
+    """A place of a closed round: ``1. Ann (you): finished in 4:10.01, 101 moves · ✓ went on``."""
+    how = f"finished in {duration(result.time_ms)}" if result.finished else f"{result.home}/{CARDS} home"
+    you = " (you)" if result.name == me else ""
+    mark = f" · {WENT_ON}" if result.name in on else ""
+    return f"{result.place}. {result.name}{you}: {how}, {count(result.moves, 'move')}{mark}"
+
+
+def round_title(round_: BracketRound, now_ms: float) -> str:
+    """``Round 2 · open until 21:20 UTC · 4 players`` or ``Round 1 · closed · 8 players``."""
+    players = count(len(round_.players), "player")
+    if round_.results is None:
+        return f"Round {round_.number} · open until {utc_clock(round_.closes, now_ms)} · {players}"
+    return f"Round {round_.number} · closed · {players}"
+
+
+def round_lines(view: BracketView, index: int, me: str | None, now_ms: float) -> list[str]:
+    """Round ``index`` (0-based) of ``view``: its title, then its players while it is open, or
+    its places, those who went on marked, and its revealed deal once closed."""
+    round_ = view.rounds[index]
+    lines = [round_title(round_, now_ms)]
+    if round_.results is None:
+        names = [f"{name} (you)" if name == me else name for name in round_.players]
+        lines.append("  " + ", ".join(names))
+        return lines
+    on = went_on(view, index)
+    lines += [f"  {result_line(result, on, me)}" for result in round_.results]
+    if round_.reveal is not None:
+        lines.append(f"  Deal {round_.reveal.deal} (revealed).")
+    return lines
+
+
+def standings_lines(view: BracketView, me: str | None) -> list[str]:
+    """The final standings once the bracket is over (``1st Ann 🏆``), else none."""
+    if view.standings is None:
+        return []
+    winner = view.bracket.winner
+    lines = []
+    for n, name in enumerate(view.standings, 1):
+        mark = f" {WON}" if name == winner and n == 1 else ""
+        lines.append(f"{ordinal(n)} {name}{' (you)' if name == me else ''}{mark}")
+    return lines
+
+
+def bracket_notes() -> list[str]:
+    """What the results of a bracket round's run say under the table (in place of the rating note)."""
+    return [RACE_RANKING, "A bracket round ranks its runs this way; the better half goes on. Brackets are not rated."]

@@ -1,0 +1,111 @@
+"""Async challenges and the inbox as text for people (PROTOCOL.md, ``challenge``, ``inbox``):
+where each challenge stands for you, its results once both runs are in, and what a challenge's
+run says in place of the fairness check and the replays that stay closed until then.
+
+The client knows no rule of the challenges: everything here reads the server's
+:class:`~protocol.messages.ChallengeLine` (``state``, ``side``, ``played``, ``results``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from client.render.describe import rating_text, results_lines, time_left
+from client.render.standings import RACE_RANKING
+from protocol.messages import ChallengeLine
+
+#: The results of a challenge's run: the rival's run, the winner and the deal come later.
+CHALLENGE_WAIT: Final = "Your run is in: the result comes when your rival has played (see Challenges)."
+
+#: What a challenge is, in two sentences (both clients' Challenges screens say it).
+CHALLENGE_GUIDE: Final = (
+    "Race someone who is not online: you play a deal now, your rival plays the same deal later "
+    "(within 24 h). Neither sees the other's run until both are in; then the better run wins."
+)
+
+
+def may_play(line: ChallengeLine) -> bool:
+    """Whether ``line`` is an invitation you can take now (``accept_challenge``)."""
+    return line.side is None and line.state == "open"
+
+
+def invitations(lines: Sequence[ChallengeLine]) -> list[ChallengeLine]:
+    """The challenges waiting for you: invitations you have not taken."""
+    return [line for line in lines if may_play(line)]
+
+
+def waiting_words(lines: Sequence[ChallengeLine]) -> str:
+    """``2 challenges waiting for you`` ("" when none is)."""
+    waiting = len(invitations(lines))
+    if not waiting:
+        return ""
+    return f"{waiting} challenge{'' if waiting == 1 else 's'} waiting for you"
+
+
+def rival_of(line: ChallengeLine) -> str | None:
+    """The other player's name, from your side (None: nobody has taken your challenge yet)."""
+    return line.opponent if line.side == 0 else line.challenger
+
+
+def _my_rating(line: ChallengeLine) -> str:
+    mine = next((r for r in line.results or [] if r.seat == line.side), None)
+    if mine is None or mine.rating is None:
+        return ""
+    return f" · your rating {rating_text(mine.rating, mine.rating_change)}"
+
+
+def status_text(line: ChallengeLine, now_ms: float) -> str:
+    """Where ``line`` stands for you, in a few words (a table cell)."""
+    rival = rival_of(line) or "a rival"
+    left = time_left(line.expires - now_ms)
+    if line.state == "open":
+        if line.side is None:
+            return f"for you: play it ({left} left)"
+        return "your run is not over yet" if not line.played else f"waiting for a rival ({left} left)"
+    if line.state == "playing":
+        return f"waiting for {rival}'s run ({left} left)" if line.played else "your run is not over yet"
+    if line.state == "expired":
+        return "expired: void"
+    winner = next((r for r in line.results or [] if r.place == 1), None)
+    if winner is None:
+        return "over"
+    return ("you won" if winner.seat == line.side else f"{rival} won") + _my_rating(line)
+
+
+def detail_lines(line: ChallengeLine, now_ms: float) -> list[str]:
+    """Everything the inbox says of ``line``: who challenged whom, where it stands (with the
+    id to share while it waits for a rival), the results once over, and the revealed deal."""
+    kind = "rated" if line.rated else "casual"
+    against = line.opponent or "anyone given the id"
+    lines = [f"Challenge {line.id} · {line.variant.capitalize()} · {kind} · {line.challenger} against {against}"]
+    left = time_left(line.expires - now_ms)
+    if line.state == "open" and line.side is None:
+        lines.append(f"{line.challenger} challenges you: play the same deal within {left}.")
+    elif line.state == "open":
+        lines.append(f"Waiting for a rival for {left}: give them the id {line.id}.")
+    elif line.state == "playing":
+        if line.played:
+            lines.append(f"Your run is in; {rival_of(line)} has {left} to play the same deal.")
+        else:
+            lines.append("Your run is not over yet: finish it (home menu, back to your race).")
+    elif line.state == "expired":
+        lines.append("The window closed before both runs were in: void, no winner, no rating change.")
+    else:
+        lines.extend(results_lines(line.results or []))
+    if line.reveal is not None:
+        lines.append(f"Deal {line.reveal.deal} (revealed).")
+    return lines
+
+
+def replay_rooms(line: ChallengeLine) -> list[tuple[str, str]]:
+    """Each run's (player's name, room) once the challenge is over, yours first; [] before."""
+    if line.state != "over" or line.rooms is None or line.opponent is None or len(line.rooms) != 2:
+        return []
+    runs = [(line.challenger, line.rooms[0]), (line.opponent, line.rooms[1])]
+    return runs[::-1] if line.side == 1 else runs
+
+
+def run_notes() -> list[str]:
+    """What the results of a challenge's run say under the table (in place of the rating note)."""
+    return [RACE_RANKING, "A rated challenge's rating change comes with the result, when both runs are in."]

@@ -1,0 +1,132 @@
+"""Brackets in words: the list in its order with where each stands, what the player can do
+now (with the time left to start a run), a closed round's places with who went on, the final
+standings, and what a bracket run's results say in place of the fairness check."""
+
+from __future__ import annotations
+
+import msgspec
+
+from client.render.brackets import (
+    BRACKET_WAIT,
+    SHOW_UP_MS,
+    WENT_ON,
+    listed,
+    round_lines,
+    standings_lines,
+    state_text,
+    you_text,
+)
+from client.render.fairness import fairness_text, replay_open
+from protocol.messages import (
+    BracketInfo,
+    BracketRound,
+    BracketView,
+    Clock,
+    Result,
+    Reveal,
+    RoomOptions,
+    RoomView,
+)
+
+NOW = 1_764_892_800_000  # 2025-12-05 00:00 UTC
+MINUTE = 60_000
+
+INFO = BracketInfo(
+    id="W8K2QZ7M",
+    variant="antares",
+    name="Friday bracket",
+    starts=NOW + 5 * MINUTE,
+    size=8,
+    round_minutes=10,
+    state="registering",
+    players=5,
+)
+
+
+def result(place: int, seat: int, name: str) -> Result:
+    return Result(place=place, seat=seat, name=name, finished=False, time_ms=None, moves=3 * place, home=10 - place)
+
+
+FIRST = BracketRound(
+    number=1,
+    opens=NOW - 20 * MINUTE,
+    closes=NOW - 10 * MINUTE,
+    players=["Ann", "Bob", "Cat", "Dan"],
+    you="played",
+    results=[result(1, 2, "Cat"), result(2, 0, "Ann"), result(3, 1, "Bob"), result(4, 3, "Dan")],
+    reveal=Reveal(deal="73920011843650271", salt="51ad"),
+)
+SECOND = BracketRound(number=2, opens=NOW - MINUTE, closes=NOW + 9 * MINUTE, players=["Cat", "Ann"], you="to-play")
+PLAYING = msgspec.structs.replace(INFO, state="playing", players=4, registered=True, round=2)
+
+
+def test_the_list_puts_brackets_being_played_first_then_the_soonest_to_start() -> None:
+    later = msgspec.structs.replace(INFO, id="LATER", starts=NOW + 60 * MINUTE)
+    over = msgspec.structs.replace(INFO, id="OVER", state="over", winner="Cat")
+    playing = msgspec.structs.replace(PLAYING, id="PLAYING")
+    assert [b.id for b in listed([over, later, INFO, playing])] == ["PLAYING", INFO.id, "LATER", "OVER"]
+    assert state_text(INFO, NOW) == "starts 00:05 UTC (in 5 min 00 s) · 3 places left"
+    assert state_text(msgspec.structs.replace(INFO, players=8), NOW).endswith("· full")
+    assert state_text(PLAYING, NOW) == "round 2 being played"
+    assert state_text(over, NOW) == "over · Cat won"
+
+
+def test_the_player_is_told_what_to_do_now() -> None:
+    registering = BracketView(id=1, bracket=INFO, rounds=[])
+    assert you_text(registering, NOW).startswith("Register to play: round 1 opens at 00:05 UTC")
+    mine = msgspec.structs.replace(INFO, registered=True)
+    assert you_text(BracketView(id=1, bracket=mine, rounds=[]), NOW).startswith("You are registered.")
+
+    to_play = BracketView(id=1, bracket=PLAYING, rounds=[FIRST, SECOND])
+    # Two minutes to start from the round's opening, one of them gone.
+    assert SHOW_UP_MS == 2 * MINUTE
+    assert you_text(to_play, NOW) == "Play your round 2 now: start within 1 min 00 s."
+    played = BracketView(id=1, bracket=PLAYING, rounds=[FIRST, msgspec.structs.replace(SECOND, you="played")])
+    assert you_text(played, NOW) == "Your run of round 2 is in: waiting for the round to close."
+    forfeited = BracketView(id=1, bracket=PLAYING, rounds=[FIRST, msgspec.structs.replace(SECOND, you="forfeited")])
+    assert "forfeited" in you_text(forfeited, NOW)
+    out = BracketView(id=1, bracket=PLAYING, rounds=[FIRST, msgspec.structs.replace(SECOND, you=None)])
+    assert you_text(out, NOW) == "You are out: round 1 was your last."
+
+
+def test_a_closed_round_marks_who_went_on_and_the_final_standings_the_winner() -> None:
+    view = BracketView(id=1, bracket=PLAYING, rounds=[FIRST, SECOND])
+    lines = round_lines(view, 0, "Ann", NOW)
+    assert lines[0] == "Round 1 · closed · 4 players"
+    assert lines[1] == f"  1. Cat: 9/52 home, 3 moves · {WENT_ON}"
+    assert lines[2] == f"  2. Ann (you): 8/52 home, 6 moves · {WENT_ON}"
+    assert WENT_ON not in lines[3] + lines[4]
+    assert lines[-1] == "  Deal 73920011843650271 (revealed)."
+    assert round_lines(view, 1, "Ann", NOW) == ["Round 2 · open until 00:09 UTC · 2 players", "  Cat, Ann (you)"]
+
+    over = BracketView(
+        id=1,
+        bracket=msgspec.structs.replace(PLAYING, state="over", round=0, winner="Cat"),
+        rounds=[
+            FIRST,
+            msgspec.structs.replace(SECOND, you="played", results=[result(1, 0, "Cat"), result(2, 1, "Ann")]),
+        ],
+        standings=["Cat", "Ann", "Bob", "Dan"],
+    )
+    assert you_text(over, NOW) == "Over: Cat won."
+    assert f"1. Cat: 9/52 home, 3 moves · {WENT_ON}" in round_lines(over, 1, "Ann", NOW)[1]
+    assert standings_lines(over, "Ann")[:2] == ["1st Cat 🏆 won the bracket", "2nd Ann (you)"]
+
+
+def test_a_bracket_run_says_its_results_come_when_the_round_closes() -> None:
+    clock = Clock(now=NOW, countdown_ends=None, started=NOW - MINUTE, ends=None, finished=NOW)
+    view = RoomView(
+        code="K7Q2M9XD",
+        variant="antares",
+        options=RoomOptions(max_racers=1, hints=False),
+        state="finished",
+        creator="p",
+        piles=[],
+        racers=[],
+        spectators=0,
+        clock=clock,
+        commitment="be49",
+        bracket="W8K2QZ7M",
+    )
+    assert fairness_text(view) == BRACKET_WAIT
+    assert not replay_open(view)

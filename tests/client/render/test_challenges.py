@@ -1,0 +1,119 @@
+"""The inbox in words: what waits for you, where each challenge stands from your side, the
+results once both runs are in (yours first for the replays), and the piles a run is replayed
+on without its room."""
+
+from __future__ import annotations
+
+import msgspec
+
+from client.render.challenges import detail_lines, replay_rooms, status_text, waiting_words
+from client.render.fairness import fairness_text, replay_open
+from client.render.replay import game_piles
+from client.render.standings import GAMES
+from protocol.messages import ChallengeLine, Clock, PileInfo, Result, Reveal, RoomOptions, RoomView
+from server.games import variant_class
+
+NOW = 1_764_892_800_000
+HOUR = 3_600_000
+
+OPEN = ChallengeLine(
+    id="QX7M2KDA",
+    variant="antares",
+    rated=True,
+    state="open",
+    created=NOW - HOUR,
+    expires=NOW + 23 * HOUR,
+    challenger="Ann",
+)
+
+
+def over(side: int) -> ChallengeLine:
+    results = [
+        Result(
+            place=1,
+            seat=0,
+            name="Ann",
+            finished=True,
+            time_ms=212_034,
+            moves=97,
+            home=52,
+            rating=1662.2,
+            rating_change=162.2,
+        ),
+        Result(
+            place=2,
+            seat=1,
+            name="Bob",
+            finished=False,
+            time_ms=None,
+            moves=40,
+            home=9,
+            rating=1337.8,
+            rating_change=-162.2,
+        ),
+    ]
+    return msgspec.structs.replace(
+        OPEN,
+        state="over",
+        opponent="Bob",
+        side=side,
+        played=True,
+        results=results,
+        rooms=["K7Q2M9XD", "M3ZP8WQE"],
+        reveal=Reveal(deal="4821", salt="9b1c"),
+    )
+
+
+def test_an_invitation_waits_for_you_and_your_own_challenge_does_not() -> None:
+    yours = msgspec.structs.replace(OPEN, side=0, played=True)
+    assert waiting_words([OPEN]) == "1 challenge waiting for you"
+    assert waiting_words([OPEN, OPEN, yours]) == "2 challenges waiting for you"
+    assert waiting_words([yours, over(1)]) == ""
+    assert status_text(OPEN, NOW) == "for you: play it (23 h 00 min left)"
+    assert status_text(yours, NOW) == "waiting for a rival (23 h 00 min left)"
+    # Your challenge waiting for a rival says the id to give.
+    assert "give them the id QX7M2KDA" in "\n".join(detail_lines(yours, NOW))
+
+
+def test_the_results_come_once_both_runs_are_in_with_your_rating_change() -> None:
+    playing = msgspec.structs.replace(OPEN, state="playing", opponent="Bob", side=0, played=True)
+    assert status_text(playing, NOW) == "waiting for Bob's run (23 h 00 min left)"
+    assert status_text(over(0), NOW) == "you won · your rating 1662 (+162)"
+    assert status_text(over(1), NOW) == "Ann won · your rating 1338 (-162)"
+    detail = detail_lines(over(1), NOW)
+    assert detail[0] == "Challenge QX7M2KDA · Antares · rated · Ann against Bob"
+    assert "1. Ann: finished in 3:32.03" in detail[1]
+    assert detail[-1] == "Deal 4821 (revealed)."
+    expired = msgspec.structs.replace(
+        OPEN, state="expired", side=0, played=True, reveal=Reveal(deal="4821", salt="9b1c")
+    )
+    assert status_text(expired, NOW) == "expired: void"
+
+
+def test_each_run_is_replayed_yours_first_once_over() -> None:
+    assert replay_rooms(OPEN) == []
+    assert replay_rooms(over(0)) == [("Ann", "K7Q2M9XD"), ("Bob", "M3ZP8WQE")]
+    assert replay_rooms(over(1)) == [("Bob", "M3ZP8WQE"), ("Ann", "K7Q2M9XD")]
+
+
+def test_a_run_replayed_from_the_inbox_has_its_games_piles() -> None:
+    for variant in GAMES:
+        assert game_piles(variant) == [PileInfo(spec.name, spec.kind.value) for spec in variant_class(variant).PILES]
+
+
+def test_a_challenges_run_says_the_result_comes_later_and_opens_no_replay() -> None:
+    view = RoomView(
+        code="K7Q2M9XD",
+        variant="antares",
+        options=RoomOptions(max_racers=1, hints=False),
+        state="finished",
+        creator="p",
+        piles=game_piles("antares"),
+        racers=[],
+        spectators=0,
+        clock=Clock(now=NOW),
+        commitment="be49",
+        challenge="QX7M2KDA",
+    )
+    assert "the result comes when your rival has played" in fairness_text(view)
+    assert not replay_open(view)

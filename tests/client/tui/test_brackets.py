@@ -1,0 +1,90 @@
+"""Bracket tournaments in the terminal UI, driven by Textual's test pilot against a real server:
+Ann finds a bracket on the Brackets screen, registers on its page, and when round 1 opens plays
+her run from there; its results say the round's results come when it closes, with no replay
+nor rematch. Once the three other players' runs are in, the round closes: the page shows its
+places with the two who went on marked, and the list shows round 2 being played."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+from textual.widgets import DataTable
+
+from client.render.brackets import BRACKET_WAIT, WENT_ON
+from client.tui.app import RaceApp
+from client.tui.brackets import BracketScreen, BracketsScreen
+from client.tui.game import GameScreen
+from client.tui.results import ResultsScreen
+from protocol.messages import JoinBracket
+from server.clock import now_ms
+from server.competition.bracket import Bracket
+from server.storage.brackets import BracketStore
+from tests.client.conftest import Serve, eventually
+from tests.client.tui.test_roomtext import footer_cut
+from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
+from tests.features.test_brackets import play
+
+pytestmark = pytest.mark.asyncio
+
+CODE = "FRIDAY"
+
+
+def row_text(table: DataTable[object], row: int = 0) -> str:
+    return " ".join(str(cell) for cell in table.get_row_at(row)) if table.row_count > row else ""
+
+
+async def test_a_bracket_round_is_played_from_its_page_and_closes_with_its_places(serve: Serve, tmp_path: Path) -> None:
+    async with serve() as srv:
+        assert srv.server.storage is not None
+        store = BracketStore(srv.server.storage)
+        # It starts when the test says (below), once everyone has registered.
+        await store.create(Bracket(CODE, "scorpion", "Friday bracket", now_ms() + 600_000, 8, 5), now_ms())
+        others = {name: await srv.connect(name) for name in ("Bob", "Cat", "Dan")}
+        for racer in others.values():
+            await racer.request(lambda i: JoinBracket(id=i, bracket=CODE))
+
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await home(app)
+            await choose(app, pilot, "brackets")
+            listing = await eventually(showing(app, BracketsScreen), what="the Brackets screen")
+            table = listing.query_one("#brackets", DataTable)
+            await eventually(lambda: "5 places left" in row_text(table), what="the bracket listed")
+            await pilot.press("enter")
+            await eventually(showing(app, BracketScreen), what="the bracket's page")
+            await eventually(lambda: "j: register" in text_of(app, "#bracket-status"), what="the page")
+            assert "No round yet" in text_of(app, "#bracket-rounds")
+            assert await footer_cut(app) == []
+            await pilot.press("j")
+            await eventually(lambda: "You are registered" in text_of(app, "#bracket-status"), what="registered")
+
+            await store.change(CODE, lambda bracket: msgspec.structs.replace(bracket, starts=now_ms()))
+            await eventually(lambda: "Play your round 1 now" in text_of(app, "#bracket-status"), what="round 1")
+            assert "Ann (you)" in text_of(app, "#bracket-rounds")
+            await pilot.press("p")
+            run = await eventually(showing(app, GameScreen), what="Ann's run")
+            room = await client_of(app).wait_room(run.code, lambda m: m.view().state == "racing", timeout=15)
+            assert room.view().bracket == CODE
+            await pilot.press("R", "R")
+            await eventually(showing(app, ResultsScreen), what="the run's results")
+            # One attempt, secret until the round closes: no fairness check, replay or rematch yet.
+            assert BRACKET_WAIT in text_of(app, "#fairness")
+            assert "rematch" not in text_of(app, "#results-hint")
+
+            for racer in others.values():
+                await play(racer, CODE)
+            await pilot.press("q")
+            await home(app)
+            await choose(app, pilot, "brackets")
+            listing = await eventually(showing(app, BracketsScreen), what="the Brackets screen")
+            table = listing.query_one("#brackets", DataTable)
+            await eventually(lambda: "round 2 being played" in row_text(table), what="round 2 in the list")
+            await pilot.press("enter")
+            await eventually(lambda: "Round 1 · closed" in text_of(app, "#bracket-rounds"), what="round 1 closed")
+            rounds = text_of(app, "#bracket-rounds")
+            assert rounds.count(WENT_ON) == 2  # the better half of four
+            assert "4. " in rounds
+            assert "Round 2 · open" in rounds
+            assert "Deal " in rounds

@@ -1,0 +1,204 @@
+"""Async challenges in the terminal UI, driven by Textual's test pilot against a real server: Ann
+challenges anyone given the id from the Challenges screen, her run says the id to give and,
+once resigned, that the result comes with the rival's run; Bob takes it by its id, and both
+inboxes then show who won, with the rating change, and replay the runs. An async match gives
+the second player the first one's deal: the same challenge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, OptionList
+
+from client.render.challenges import CHALLENGE_WAIT
+from client.tui import navigation as to
+from client.tui.app import RaceApp
+from client.tui.challenges import ChallengeFormScreen, ChallengesScreen
+from client.tui.game import GameScreen
+from client.tui.results import ReplayScreen, ResultsScreen
+from protocol.messages import (
+    AskInbox,
+    ChallengePlayer,
+    CreateRoom,
+    Inbox,
+    Joined,
+    JoinRoom,
+    Ready,
+    Resign,
+    RoomOptions,
+)
+from tests.client.conftest import Running, Serve, eventually
+from tests.client.tui.test_roomtext import footer_cut
+from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
+from tests.polling import eventually_async
+
+pytestmark = pytest.mark.asyncio
+
+
+async def open_challenges(app: RaceApp, pilot: Pilot[int]) -> ChallengesScreen:
+    await home(app)
+    await choose(app, pilot, "challenges")
+    return await eventually(showing(app, ChallengesScreen), what="the Challenges screen")
+
+
+async def play_and_resign(app: RaceApp, pilot: Pilot[int], kind: str, typed: str = "") -> str:
+    """From the Challenges screen: open the form ``kind`` (a key), type ``typed``, send it, and
+    resign the run that opens; the run's challenge id."""
+    await pilot.press(kind)
+    await eventually(showing(app, ChallengeFormScreen), what="the form")
+    if typed:
+        await pilot.press(*typed)
+    await pilot.click("#send")
+    screen = await eventually(showing(app, GameScreen), what="the run")
+    room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
+    challenge = room.view().challenge
+    assert challenge is not None
+    assert room.view().options.max_racers == 1
+    await pilot.press("R", "R")
+    await eventually(showing(app, ResultsScreen), what="the run's results")
+    return challenge
+
+
+async def inbox_says(app: RaceApp, pilot: Pilot[int], words: str) -> str:
+    """The inbox's first line once it says ``words`` (asked again with r until then)."""
+
+    async def first_row() -> str:
+        await pilot.press("r")
+        await pilot.pause()
+        table = app.screen.query_one("#inbox", DataTable)
+        return " ".join(str(cell) for cell in table.get_row_at(0)) if table.row_count else ""
+
+    return await eventually_async(first_row, lambda row: words in row)
+
+
+async def test_a_challenge_taken_by_its_id_ends_in_both_inboxes(serve: Serve, tmp_path: Path) -> None:
+    async with serve() as srv:
+        ann = RaceApp(srv.url, config_dir=saved(tmp_path / "ann", "Ann"))
+        async with ann.run_test(size=(80, 24)) as pilot:
+            await open_challenges(ann, pilot)
+            assert "No challenge yet" in text_of(ann, "#inbox-detail")
+            assert await footer_cut(ann) == []
+            code = await play_and_resign(ann, pilot, "c")
+            # The run said the id to give; its results say the result comes later, and offer no
+            # replay nor rematch: one attempt, secret until the rival has played.
+            assert CHALLENGE_WAIT in text_of(ann, "#fairness")
+            assert f"Challenge {code}" in text_of(ann, "#results-title")
+            assert "rematch" not in text_of(ann, "#results-hint")
+            await pilot.press("q")
+            await open_challenges(ann, pilot)
+            assert code in await inbox_says(ann, pilot, "waiting for a rival")
+            assert f"give them the id {code}" in text_of(ann, "#inbox-detail")
+
+        bob = RaceApp(srv.url, config_dir=saved(tmp_path / "bob", "Bob"))
+        async with bob.run_test(size=(80, 24)) as pilot:
+            await open_challenges(bob, pilot)
+            assert await play_and_resign(bob, pilot, "t", code.lower()) == code
+            await pilot.press("q")
+            await open_challenges(bob, pilot)
+            # Both resigned with nothing home: an exact tie goes to the challenger.
+            row = await inbox_says(bob, pilot, "Ann won · your rating")
+            assert row.startswith(f"{code} Scorpion Ann")
+            detail = text_of(bob, "#inbox-detail")
+            assert "1. Ann" in detail
+            assert "2. Bob" in detail
+            assert "Deal " in detail
+            await pilot.press("enter")  # his own run, replayed
+            replay = await eventually(showing(bob, ReplayScreen), what="Bob's run")
+            assert replay.replay.name == "Bob"
+
+        ann = RaceApp(srv.url, config_dir=saved(tmp_path / "ann", "Ann"))
+        async with ann.run_test(size=(80, 24)) as pilot:
+            await open_challenges(ann, pilot)
+            assert "you won · your rating" in await inbox_says(ann, pilot, "you won")
+            await pilot.press("v")  # her rival's run
+            replay = await eventually(showing(ann, ReplayScreen), what="Bob's run")
+            assert replay.replay.name == "Bob"
+
+
+async def run_async_match(srv: Running, config: Path, name: str) -> str:
+    """``name`` plays an async match of Scorpion from the Challenges screen and resigns: the
+    challenge of the run."""
+    app = RaceApp(srv.url, config_dir=saved(config, name))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_challenges(app, pilot)
+        return await play_and_resign(app, pilot, "a")
+
+
+async def test_an_async_match_plays_the_waiting_players_deal(serve: Serve, tmp_path: Path) -> None:
+    async with serve() as srv:
+        first = await run_async_match(srv, tmp_path / "cat", "Cat")
+        # Cat's run waits for the next player once recorded (just after its end).
+        stored = await eventually_async(lambda: srv.hub.challenges.get(first), lambda c: c is not None and bool(c.runs))
+        assert stored is not None
+        assert await run_async_match(srv, tmp_path / "dan", "Dan") == first
+
+
+async def test_an_invitation_is_counted_on_the_home_menu_and_played_from_the_inbox(
+    serve: Serve, tmp_path: Path
+) -> None:
+    async with serve() as srv:
+        bob = await srv.connect("Bob")
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await home(app)
+            menu = app.screen.query_one("#menu", OptionList)
+            assert "waiting for you" not in str(menu.get_option("challenges").prompt)
+            # Bob challenges Ann by her player id (as a leaderboard or a room gives it).
+            player = client_of(app).player
+            assert player is not None
+            joined = await bob.request(lambda i: ChallengePlayer(id=i, variant="antares", player=player))
+            assert isinstance(joined, Joined)
+            code = joined.room
+            await bob.wait_room(code, lambda m: m.view().state == "racing", timeout=15)
+            await bob.request(lambda i: Resign(id=i, room=code))
+
+            await open_challenges(app, pilot)
+            await eventually(lambda: "1 challenge waiting for you" in text_of(app, "#challenges-title"), what="count")
+            await pilot.press("escape")
+            await eventually(
+                lambda: "1 challenge waiting for you" in str(menu.get_option("challenges").prompt),
+                what="the count on the home menu",
+            )
+            await choose(app, pilot, "challenges")
+            await eventually(showing(app, ChallengesScreen), what="the Challenges screen")
+            await eventually(lambda: "Enter plays it now" in text_of(app, "#inbox-detail"), what="the invitation")
+            await pilot.press("enter")
+            screen = await eventually(showing(app, GameScreen), what="Ann's run")
+            room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
+            assert room.view().challenge == bob.rooms[code].view().challenge
+            assert "give this id to your rival" in text_of(app, "#topbar")
+
+
+async def test_c_on_the_results_challenges_the_selected_racer(serve: Serve, tmp_path: Path) -> None:
+    async with serve() as srv:
+        bob = await srv.connect("Bob")
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await home(app)
+            client = client_of(app)
+            created = await client.request(lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions()))
+            assert isinstance(created, Joined)
+            code = created.room
+            app.post_message(to.Navigate(to.Game(code, created.seat)))
+            await bob.request(lambda i: JoinRoom(id=i, room=code))
+            for racer in (client, bob):
+                await racer.request(lambda i: Ready(id=i, room=code))
+            await client.wait_room(code, lambda m: m.view().state == "racing", timeout=15)
+            await bob.request(lambda i: Resign(id=i, room=code))
+            await eventually(showing(app, GameScreen), what="the race")
+            await pilot.press("R", "R")
+            results = await eventually(showing(app, ResultsScreen), what="the results")
+            await eventually(lambda: "c: challenge the selected racer" in text_of(app, "#results-hint"), what="c")
+            table = results.query_one("#results", DataTable)
+            bob_row = next(row for row in range(table.row_count) if str(table.get_row_at(row)[1]) == "Bob")
+            table.move_cursor(row=bob_row)
+            await pilot.press("c")
+            form = await eventually(showing(app, ChallengeFormScreen), what="the challenge form")
+            assert form.query_one("#rival", Input).value == bob.player
+            await pilot.click("#send")
+            await eventually(showing(app, GameScreen), what="Ann's run")
+            inbox = await bob.request(lambda i: AskInbox(id=i))
+            assert isinstance(inbox, Inbox)
+            assert [(line.challenger, line.state, line.side) for line in inbox.challenges] == [("Ann", "open", None)]
