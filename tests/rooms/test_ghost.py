@@ -30,30 +30,20 @@ def winning_run(gap: int = GAP, name: str = "Bob") -> GhostRun:
     return GhostRun(name=name, entries=texts, at=at, ends=at[-1], finished_ms=at[-1], source="OLD/1/0")
 
 
-def ghost_room(run: GhostRun | None = None) -> tuple[Driven, int]:
+def ghost_room(run: GhostRun | None = None) -> Driven:
+    """A ghost race on the winnable Antares deal, waiting for its racer."""
+    options = RoomOptions(max_racers=1, deal=WINNABLE_ANTARES, autoplay="safe")
+    return create("GHOST", "antares", options, ANN, "Ann", T0, ghost=run or winning_run())[0]
+
+
+def started_ghost_room(run: GhostRun | None = None) -> tuple[Driven, int]:
     """A ghost race on the winnable Antares deal, started; the room and the start time."""
-    room, _ = create(
-        "GHOST",
-        "antares",
-        RoomOptions(max_racers=1, deal=WINNABLE_ANTARES, autoplay="safe"),
-        ANN,
-        "Ann",
-        T0,
-        ghost=run or winning_run(),
-    )
+    room = ghost_room(run)
     return room, start_race(room)
 
 
 def test_the_ghost_sits_ready_and_the_race_starts_when_its_racer_is_ready() -> None:
-    room, _ = create(
-        "GHOST",
-        "antares",
-        RoomOptions(max_racers=1, deal=WINNABLE_ANTARES, autoplay="safe"),
-        ANN,
-        "Ann",
-        T0,
-        ghost=winning_run(),
-    )
+    room = ghost_room()
     view = room.view(0, T0)
     assert [(r.seat, r.name, r.ghost, r.ready) for r in view.racers] == [
         (0, "Ann", False, False),
@@ -65,7 +55,7 @@ def test_the_ghost_sits_ready_and_the_race_starts_when_its_racer_is_ready() -> N
 
 
 def test_the_ghost_plays_each_entry_at_its_time_and_the_racer_sees_only_its_progress() -> None:
-    room, started = ghost_room()
+    room, started = started_ghost_room()
     assert room.next_deadline() == started + GAP
     assert room.tick(started + GAP - 1).emissions == []
     outcome = room.tick(started + 2 * GAP)  # two entries are due
@@ -82,7 +72,7 @@ def test_the_ghost_plays_each_entry_at_its_time_and_the_racer_sees_only_its_prog
 
 def test_the_ghost_finishes_in_its_recorded_time_and_the_race_waits_for_the_racer() -> None:
     run = winning_run()
-    room, started = ghost_room(run)
+    room, started = started_ghost_room(run)
     outcome = room.tick(started + run.ends + 5_000)  # late: a slow server
     ghost = room.view(None, started).racers[1]
     assert ghost.finished_ms == run.finished_ms
@@ -96,7 +86,7 @@ def test_the_ghost_finishes_in_its_recorded_time_and_the_race_waits_for_the_race
 
 def test_when_the_racer_is_done_the_ghost_plays_the_rest_at_once_with_its_times() -> None:
     run = winning_run()
-    room, started = ghost_room(run)
+    room, started = started_ghost_room(run)
     room.tick(started + GAP)
     game = room.game_of(0)
     assert game is not None
@@ -113,7 +103,7 @@ def test_when_the_racer_is_done_the_ghost_plays_the_rest_at_once_with_its_times(
 def test_a_run_that_stops_unfinished_stops_the_ghost_at_its_end() -> None:
     full = winning_run()
     run = GhostRun(name="Bob", entries=full.entries[:3], at=full.at[:3], ends=10_000)
-    room, started = ghost_room(run)
+    room, started = started_ghost_room(run)
     room.tick(started + 3 * GAP)
     assert room.next_deadline() == started + 10_000
     room.tick(started + 10_000)
@@ -122,7 +112,7 @@ def test_a_run_that_stops_unfinished_stops_the_ghost_at_its_end() -> None:
 
 
 def test_a_ghost_race_restores_from_its_logs_where_it_was() -> None:
-    room, started = ghost_room()
+    room, started = started_ghost_room()
     logs: dict[int, list[str]] = {}
     for outcome in (room.tick(started + GAP), room.tick(started + 3 * GAP)):
         for seat, text in log_texts(outcome):
@@ -134,7 +124,7 @@ def test_a_ghost_race_restores_from_its_logs_where_it_was() -> None:
 
 
 def test_the_ghost_leaves_with_its_racer_and_races_again_after_a_rematch() -> None:
-    room, started = ghost_room()
+    room, started = started_ghost_room()
     room.resign(ANN, started + 1)
     assert room.state is State.FINISHED
     rematched = room.rematch(ANN, started + 2)
