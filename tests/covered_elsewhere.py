@@ -33,6 +33,7 @@ COVERED_ELSEWHERE: Final[dict[str, str]] = {
     "client/tui/quick.py": "tests/client/tui/test_tui.py",
     "client/tui/results.py": "tests/client/tui/test_fit.py",
     "client/tui/spectate.py": "tests/client/tui/test_fit.py",
+    "client/tui/tournaments.py": "tests/client/tui/test_brackets.py",
     "client/tui/widgets.py": "tests/client/tui/test_fit.py",
     # The wire contract: every message is in the schema, sampled and round-tripped.
     "protocol/events.py": "tests/protocol/test_schema.py",

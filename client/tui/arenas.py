@@ -11,7 +11,7 @@ are asked for every few seconds while the page shows, and after each race.
 
 from __future__ import annotations
 
-import time
+from collections.abc import Sequence
 from typing import ClassVar, Final
 
 from rich.markup import escape
@@ -35,23 +35,21 @@ from client.render.arenas import (
     when_text,
 )
 from client.tui import navigation as to
-from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent, explain
+from client.tui.base import ServerEvent, explain
+from client.tui.tournaments import PAGE_KEYS, TournamentList, TournamentScreen, now_ms
 from protocol.messages import (
     ArenaInfo,
     ArenaLine,
     Arenas,
     ArenaStandings,
     AskArena,
+    ClientMessage,
     JoinArena,
     Joined,
     LeaveArena,
     ListArenas,
     ServerMessage,
 )
-
-#: Seconds between two looks at the standings while an arena's page shows (and at the list).
-REFRESH_SECONDS: Final = 3.0
-LIST_REFRESH_SECONDS: Final = 15.0
 
 #: Lines asked for: the top, and around the player when they are below it.
 TOP: Final = 10
@@ -61,86 +59,33 @@ AROUND: Final = 5
 YOU_STYLE: Final = "bold reverse"
 
 
-def now_ms() -> float:
-    return time.time() * 1000
-
-
-class ArenasScreen(ClientScreen):
+class ArenasScreen(TournamentList[ArenaInfo]):
     """The arenas live, upcoming and over in the last day; Enter opens one."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "refresh", "Refresh"),
-        Binding("q", "app.pop_screen", "Back"),
-        Binding("escape", "app.pop_screen", "Back", show=False, priority=True),
-    ]
+    REFRESH_SECONDS = 15.0  # between two looks at the list
+    KIND = "arenas"
+    MESSAGE = "arenas-message"
+    FOCUS = "#arenas"
+    HEADING = "Arena tournaments"
+    GUIDE = ARENA_GUIDE
+    HINT = "Enter: the arena's page, to join it and follow its standings · r: refresh"
+    EMPTY = "No arena is scheduled today: an operator schedules them."
+    COLUMNS = ("Arena", "Game", "When", "Players")
 
-    DEFAULT_CSS = """
-    ArenasScreen DataTable { height: auto; max-height: 12; margin: 0 1; }
-    #arenas-guide { padding: 0 1; height: auto; color: $text-muted; margin: 0 0 1 0; }
-    """
+    def ask(self, request_id: int) -> ClientMessage:
+        return ListArenas(id=request_id)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.arenas: list[ArenaInfo] = []
+    def read(self, reply: ServerMessage) -> Sequence[ArenaInfo] | None:
+        return listed(reply.arenas) if isinstance(reply, Arenas) else None
 
-    def body(self) -> ComposeResult:
-        yield Label("Arena tournaments", classes="title")
-        yield Static(ARENA_GUIDE, id="arenas-guide")
-        yield DataTable(id="arenas", cursor_type="row")
-        yield Static(id="arenas-message", classes="message")
-        yield Static("Enter: the arena's page, to join it and follow its standings · r: refresh", classes="hint")
-        yield Footer()
+    def cells(self, info: ArenaInfo, now: float) -> tuple[str, ...]:
+        return info.name, info.variant.capitalize(), when_text(info, now), str(info.players)
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.query_one("#arenas", DataTable).focus()
-        self.action_refresh()
-        self.set_interval(1.0, self.draw)  # the time left moves
-        self.set_interval(LIST_REFRESH_SECONDS, self.action_refresh)
-
-    def on_screen_resume(self) -> None:
-        super().on_screen_resume()
-        self.action_refresh()
-
-    def on_connection_changed(self, event: ConnectionChanged) -> None:
-        if event.up:
-            self.action_refresh()
-
-    def show_error(self, text: str) -> None:
-        message = self.query_one("#arenas-message", Static)
-        message.update(escape(text))
-        message.set_class(bool(text), "error")
-
-    def action_refresh(self) -> None:
-        def shown(reply: ServerMessage) -> None:
-            if isinstance(reply, Arenas):
-                self.arenas = listed(reply.arenas)
-                self.draw()
-
-        self.request(lambda i: ListArenas(id=i), shown, "arenas")
-
-    def draw(self) -> None:
-        if not self.is_mounted:
-            return
-        table = self.query_one("#arenas", DataTable)
-        row = table.cursor_row
-        table.clear(columns=True)
-        table.add_columns("Arena", "Game", "When", "Players")
-        now = now_ms()
-        for info in self.arenas:
-            table.add_row(info.name, info.variant.capitalize(), when_text(info, now), str(info.players), key=info.id)
-        if self.arenas:
-            table.move_cursor(row=max(0, min(row, len(self.arenas) - 1)))
-        message = self.query_one("#arenas-message", Static)
-        if not message.has_class("error"):
-            message.update("" if self.arenas else "No arena is scheduled today: an operator schedules them.")
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
-            self.navigate(to.Arena(event.row_key.value))
+    def page(self, tournament: str) -> to.Route:
+        return to.Arena(tournament)
 
 
-class ArenaScreen(ClientScreen):
+class ArenaScreen(TournamentScreen):
     """Arena ``arena``: join or leave it, its standings, and the races of those on it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -148,9 +93,7 @@ class ArenaScreen(ClientScreen):
         Binding("l", "leave", "Leave"),
         Binding("w", "watch", "Watch"),
         Binding("g", "your_race", "Your race", show=False),  # in the hint: the footer keeps to 80 columns
-        Binding("r", "refresh", "Refresh", show=False),
-        Binding("q", "app.pop_screen", "Back"),
-        Binding("escape", "app.pop_screen", "Back", show=False, priority=True),
+        *PAGE_KEYS,
     ]
 
     DEFAULT_CSS = """
@@ -159,6 +102,10 @@ class ArenaScreen(ClientScreen):
     #arena-status { padding: 0 1; height: auto; text-style: bold; }
     #arena-me { padding: 0 1; height: auto; }
     """
+
+    REFRESH_SECONDS = 3.0  # between two looks at the standings
+    MESSAGE = "arena-message"
+    FOCUS = "#standings"
 
     def __init__(self, arena: str) -> None:
         super().__init__()
@@ -185,16 +132,7 @@ class ArenaScreen(ClientScreen):
         yield Static("j: join · l: leave · Enter or w: watch their race · g: your race · r: refresh", classes="hint")
         yield Footer()
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.query_one("#standings", DataTable).focus()
-        self.action_refresh()
-        self.set_interval(REFRESH_SECONDS, self._refresh_if_shown)
-        self.set_interval(1.0, self._tick)
-
-    def on_screen_resume(self) -> None:
-        super().on_screen_resume()
-        self.action_refresh()
+    def resumed(self) -> None:
         self.show_status()
 
     def on_unmount(self) -> None:
@@ -311,20 +249,15 @@ class ArenaScreen(ClientScreen):
         self.show_status()
         self.navigate(to.Game(joined.room, seat=joined.seat))
 
-    def on_connection_changed(self, event: ConnectionChanged) -> None:
-        if not event.up:
+    def connection_changed(self, up: bool) -> None:
+        if not up:
             self.waiting = False  # the server drops a closed connection from the line
         elif self.racing_on and not self.racing():
             self.queue()
-        if event.up:
-            self.action_refresh()
+        super().connection_changed(up)
         self.show_status()
 
     # -- the standings -----------------------------------------------------------------------
-
-    def _refresh_if_shown(self) -> None:
-        if self.app.screen is self:
-            self.action_refresh()
 
     def action_refresh(self) -> None:
         client, arena = self.client, self.arena
@@ -370,10 +303,10 @@ class ArenaScreen(ClientScreen):
             table.move_cursor(row=max(0, min(row, len(self.lines) - 1)))
         self.query_one("#arena-title", Label).update(escape(f"Arena: {top.arena.name}"))
         self.query_one("#arena-me", Static).update(escape(me_text(top)) if top.lines else "Nobody has raced yet.")
-        self._tick()
+        self.tick()
         self.show_status()
 
-    def _tick(self) -> None:
+    def tick(self) -> None:
         if self.reply is not None:
             self.query_one("#arena-when", Static).update(escape(arena_heading(self.reply.arena, now_ms())))
 
@@ -391,14 +324,6 @@ class ArenaScreen(ClientScreen):
         else:
             text = "j: join, and race until the arena ends (paired again after each race)."
         self.query_one("#arena-status", Static).update(escape(text))
-
-    def say(self, text: str, error: bool = False) -> None:
-        message = self.query_one("#arena-message", Static)
-        message.update(escape(text))
-        message.set_class(error, "error")
-
-    def show_error(self, text: str) -> None:
-        self.say(text, error=True)
 
     # -- following the races -----------------------------------------------------------------
 

@@ -10,14 +10,14 @@ shows, and when the player comes back to it from their run.
 
 from __future__ import annotations
 
-import time
-from typing import ClassVar, Final
+from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Label, Static
+from textual.widgets import Footer, Label, Static
 
 from client.render.brackets import (
     BRACKET_GUIDE,
@@ -30,13 +30,14 @@ from client.render.brackets import (
     you_text,
 )
 from client.tui import navigation as to
-from client.tui.base import ClientScreen, ConnectionChanged
+from client.tui.tournaments import PAGE_KEYS, TournamentList, TournamentScreen, now_ms
 from protocol.messages import (
     Ack,
     AskBracket,
     BracketInfo,
     Brackets,
     BracketView,
+    ClientMessage,
     JoinBracket,
     Joined,
     LeaveBracket,
@@ -45,106 +46,43 @@ from protocol.messages import (
     ServerMessage,
 )
 
-#: Seconds between two looks at a bracket while its page shows, and at the list.
-REFRESH_SECONDS: Final = 3.0
-LIST_REFRESH_SECONDS: Final = 10.0
 
-
-def now_ms() -> float:
-    return time.time() * 1000
-
-
-class BracketsScreen(ClientScreen):
+class BracketsScreen(TournamentList[BracketInfo]):
     """The brackets being played, open to registration, and over in the last day; Enter opens one."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "refresh", "Refresh"),
-        Binding("q", "app.pop_screen", "Back"),
-        Binding("escape", "app.pop_screen", "Back", show=False, priority=True),
-    ]
+    REFRESH_SECONDS = 10.0  # between two looks at the list
+    KIND = "brackets"
+    MESSAGE = "brackets-message"
+    FOCUS = "#brackets"
+    HEADING = "Bracket tournaments"
+    GUIDE = BRACKET_GUIDE
+    HINT = "Enter: the bracket's page, to register and play your rounds · r: refresh"
+    EMPTY = "No bracket is scheduled: an operator schedules them."
+    COLUMNS = ("Bracket", "Game", "Where it stands", "Players", "You")
 
-    DEFAULT_CSS = """
-    BracketsScreen DataTable { height: auto; max-height: 12; margin: 0 1; }
-    #brackets-guide { padding: 0 1; height: auto; color: $text-muted; margin: 0 0 1 0; }
-    """
+    def ask(self, request_id: int) -> ClientMessage:
+        return ListBrackets(id=request_id)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.brackets: list[BracketInfo] = []
+    def read(self, reply: ServerMessage) -> Sequence[BracketInfo] | None:
+        return listed(reply.brackets) if isinstance(reply, Brackets) else None
 
-    def body(self) -> ComposeResult:
-        yield Label("Bracket tournaments", classes="title")
-        yield Static(BRACKET_GUIDE, id="brackets-guide")
-        yield DataTable(id="brackets", cursor_type="row")
-        yield Static(id="brackets-message", classes="message")
-        yield Static("Enter: the bracket's page, to register and play your rounds · r: refresh", classes="hint")
-        yield Footer()
+    def cells(self, info: BracketInfo, now: float) -> tuple[str, ...]:
+        players = f"{info.players}/{info.size}"
+        you = "registered" if info.registered else ""
+        return info.name, info.variant.capitalize(), state_text(info, now), players, you
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.query_one("#brackets", DataTable).focus()
-        self.action_refresh()
-        self.set_interval(1.0, self.draw)  # the time to the start moves
-        self.set_interval(LIST_REFRESH_SECONDS, self._refresh_if_shown)
-
-    def on_screen_resume(self) -> None:
-        super().on_screen_resume()
-        self.action_refresh()
-
-    def on_connection_changed(self, event: ConnectionChanged) -> None:
-        if event.up:
-            self.action_refresh()
-
-    def show_error(self, text: str) -> None:
-        message = self.query_one("#brackets-message", Static)
-        message.update(escape(text))
-        message.set_class(bool(text), "error")
-
-    def _refresh_if_shown(self) -> None:
-        if self.app.screen is self:
-            self.action_refresh()
-
-    def action_refresh(self) -> None:
-        def shown(reply: ServerMessage) -> None:
-            if isinstance(reply, Brackets):
-                self.brackets = listed(reply.brackets)
-                self.draw()
-
-        self.request(lambda i: ListBrackets(id=i), shown, "brackets")
-
-    def draw(self) -> None:
-        if not self.is_mounted:
-            return
-        table = self.query_one("#brackets", DataTable)
-        row = table.cursor_row
-        table.clear(columns=True)
-        table.add_columns("Bracket", "Game", "Where it stands", "Players", "You")
-        now = now_ms()
-        for info in self.brackets:
-            players = f"{info.players}/{info.size}"
-            you = "registered" if info.registered else ""
-            table.add_row(info.name, info.variant.capitalize(), state_text(info, now), players, you, key=info.id)
-        if self.brackets:
-            table.move_cursor(row=max(0, min(row, len(self.brackets) - 1)))
-        message = self.query_one("#brackets-message", Static)
-        if not message.has_class("error"):
-            message.update("" if self.brackets else "No bracket is scheduled: an operator schedules them.")
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
-            self.navigate(to.Bracket(event.row_key.value))
+    def page(self, tournament: str) -> to.Route:
+        return to.Bracket(tournament)
 
 
-class BracketScreen(ClientScreen):
+class BracketScreen(TournamentScreen):
     """Bracket ``bracket``'s page: register or unregister, play your round, its rounds and standings."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "register", "Register"),
         Binding("l", "unregister", "Unregister"),
         Binding("p", "play", "Play your round"),
-        Binding("r", "refresh", "Refresh", show=False),  # in the hint: the footer keeps to 80 columns
-        Binding("q", "app.pop_screen", "Back"),
-        Binding("escape", "app.pop_screen", "Back", show=False, priority=True),
+        *PAGE_KEYS,
     ]
 
     DEFAULT_CSS = """
@@ -153,6 +91,9 @@ class BracketScreen(ClientScreen):
     #bracket-scroll { height: 1fr; padding: 0 1; }
     #bracket-standings { margin: 1 0 0 0; }
     """
+
+    REFRESH_SECONDS = 3.0  # between two looks at the bracket
+    MESSAGE = "bracket-message"
 
     def __init__(self, bracket: str) -> None:
         super().__init__()
@@ -170,23 +111,8 @@ class BracketScreen(ClientScreen):
         yield Static("j: register · l: unregister · p: play your round · r: refresh · q: back", classes="hint")
         yield Footer()
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.action_refresh()
-        self.set_interval(REFRESH_SECONDS, self._refresh_if_shown)
-        self.set_interval(1.0, self.show_status)  # the time left to start a run moves
-
-    def on_screen_resume(self) -> None:
-        super().on_screen_resume()
-        self.action_refresh()  # back from a run: it may be in, and the round closed
-
-    def on_connection_changed(self, event: ConnectionChanged) -> None:
-        if event.up:
-            self.action_refresh()
-
-    def _refresh_if_shown(self) -> None:
-        if self.app.screen is self:
-            self.action_refresh()
+    def tick(self) -> None:
+        self.show_status()  # the time left to start a run moves
 
     def action_refresh(self) -> None:
         code = self.bracket
@@ -244,14 +170,6 @@ class BracketScreen(ClientScreen):
             return info.state == "registering" and info.registered
         round_ = open_round(reply)
         return round_ is not None and round_.you == "to-play"
-
-    def say(self, text: str, error: bool = False) -> None:
-        message = self.query_one("#bracket-message", Static)
-        message.update(escape(text))
-        message.set_class(error, "error")
-
-    def show_error(self, text: str) -> None:
-        self.say(text, error=True)
 
     def action_register(self) -> None:
         code = self.bracket

@@ -32,7 +32,7 @@ from client.render.challenges import (
 from client.render.replay import game_piles
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged
-from client.tui.widgets import Tick
+from client.tui.widgets import GameSelect, Tick
 from protocol.messages import (
     AcceptChallenge,
     AskInbox,
@@ -247,13 +247,7 @@ class ChallengeFormScreen(ClientScreen):
             else:
                 with Horizontal():
                     yield Label("Game")
-                    yield Select[str](
-                        [("Scorpion", "scorpion"), ("Antares", "antares")],
-                        value="scorpion",
-                        allow_blank=False,
-                        compact=True,
-                        id="variant",
-                    )
+                    yield GameSelect()
             if self.kind == "challenge":
                 with Horizontal():
                     yield Label("Rival" if self.rival_name is None else f"Rival ({self.rival_name[:8]})")
@@ -286,7 +280,7 @@ class ChallengeFormScreen(ClientScreen):
         self.app.pop_screen()
 
     def variant(self) -> Variant:
-        return "antares" if self.query_one("#variant", Select).value == "antares" else "scorpion"
+        return self.query_one(GameSelect).variant
 
     @on(Button.Pressed, "#send")
     @on(Input.Submitted)

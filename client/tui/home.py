@@ -19,7 +19,7 @@ from client.lib.connection import ServerError
 from client.render.challenges import waiting_words
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent, explain
-from client.tui.widgets import Tick
+from client.tui.widgets import GameSelect, Tick
 from protocol.messages import (
     AccountInfo,
     AskInbox,
@@ -30,7 +30,6 @@ from protocol.messages import (
     Ready,
     RoomOptions,
     ServerMessage,
-    Variant,
 )
 
 
@@ -270,13 +269,7 @@ class CreateScreen(ClientScreen):
         with VerticalScroll(can_focus=False):
             with Horizontal():
                 yield Label("Game")
-                yield Select[str](
-                    [("Scorpion", "scorpion"), ("Antares", "antares")],
-                    value="scorpion",
-                    allow_blank=False,
-                    compact=True,
-                    id="variant",
-                )
+                yield GameSelect()
             if self.practice:
                 with Horizontal():
                     yield Label("Deal number")
@@ -351,8 +344,7 @@ class CreateScreen(ClientScreen):
         options = self.options()
         if options is None:
             return
-        value = self.query_one("#variant", Select).value
-        variant: Variant = "antares" if value == "antares" else "scorpion"
+        variant = self.query_one(GameSelect).variant
         practice = self.practice
 
         def opened(reply: ServerMessage) -> None:

@@ -1,5 +1,6 @@
 """Widgets of the UI: a board drawing what the server sends (with the keyboard and mouse
-selection of the player's own board), and a checkbox that reads the same in any terminal.
+selection of the player's own board), a checkbox that reads the same in any terminal, and the
+choice of game on the forms.
 
 A board made with ``fit`` takes the height its container gives it (CSS ``1fr``) and draws
 itself in those lines: a column too long to fit is folded (``+N`` stands for its covered
@@ -15,11 +16,11 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Checkbox
+from textual.widgets import Checkbox, Select
 
 from client.render.board import Board, Layout, Marks, header_lines, layout_for, pile_at, render_board, windows
 from client.render.cursor import Cursor, Position, card_at, home_text, move_text
-from protocol.messages import PileInfo
+from protocol.messages import PileInfo, Variant
 
 
 class BoardView(Widget):
@@ -215,3 +216,20 @@ class Tick(Checkbox):
     def watch_value(self) -> None:
         self.BUTTON_INNER = "X" if self.value else " "
         super().watch_value()
+
+
+class GameSelect(Select[str]):
+    """The game a form starts (``#variant``): Scorpion, or Antares."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            [("Scorpion", "scorpion"), ("Antares", "antares")],
+            value="scorpion",
+            allow_blank=False,
+            compact=True,
+            id="variant",
+        )
+
+    @property
+    def variant(self) -> Variant:
+        return "antares" if self.value == "antares" else "scorpion"

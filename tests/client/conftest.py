@@ -29,9 +29,10 @@ from typing import Any
 
 import msgspec
 import pytest_asyncio
+from textual.widgets import DataTable
 
 from client.lib.connection import RaceClient
-from protocol.messages import CreateRoom, Joined, PlayMove, RoomOptions, RoomView, Variant
+from protocol.messages import Clock, CreateRoom, Joined, PlayMove, RoomOptions, RoomView, Variant
 from server.app import RaceServer
 from server.competition.daily import DailyDeal, utc_date
 from server.config import Config
@@ -55,6 +56,30 @@ def playing(code: str, text: str) -> Callable[[int], PlayMove]:
 def without_now(view: RoomView) -> RoomView:
     """A view without ``clock.now`` (the moment the view was made)."""
     return msgspec.structs.replace(view, clock=msgspec.structs.replace(view.clock, now=0))
+
+
+def row_text(table: DataTable[Any], row: int = 0) -> str:
+    """The cells of a table's row ``row``, spaced ("" while the table has no such row)."""
+    return " ".join(str(cell) for cell in table.get_row_at(row)) if table.row_count > row else ""
+
+
+def finished_run(now: int, challenge: str | None = None, bracket: str | None = None) -> RoomView:
+    """A one-racer Antares room whose race ended at ``now``, its deal not revealed: a run of
+    ``challenge`` or of a round of ``bracket``."""
+    return RoomView(
+        code="K7Q2M9XD",
+        variant="antares",
+        options=RoomOptions(max_racers=1, hints=False),
+        state="finished",
+        creator="p",
+        piles=[],
+        racers=[],
+        spectators=0,
+        clock=Clock(now=now, finished=now),
+        commitment="be49",
+        challenge=challenge,
+        bracket=bracket,
+    )
 
 
 @dataclass

@@ -14,7 +14,8 @@
 thread while it is open, which asyncio tests run after it could not share)
     Headless Chromium from the system packages (``/usr/bin/chromium``) driven by Playwright;
     the tests skip when it is not installed. ``page`` gives each test a fresh context and page
-    that fail the test on any JavaScript error or CSP violation.
+    that fail the test on any JavaScript error or CSP violation; ``bob``, a second player's, the
+    same in a context of its own whose guest is named Bob.
 """
 
 from __future__ import annotations
@@ -113,8 +114,9 @@ def browser() -> Iterator[Any]:
             chromium.close()
 
 
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+@contextlib.contextmanager
+def watched_page(browser: Any) -> Iterator[Any]:
+    """A page in a fresh context, failing the test on any JavaScript error or CSP violation."""
     context = browser.new_context(viewport={"width": 1100, "height": 900})
     page = context.new_page()
     problems: list[str] = []
@@ -129,6 +131,24 @@ def page(browser: Any) -> Iterator[Any]:
     finally:
         context.close()
     assert not problems, problems
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    with watched_page(browser) as page:
+        yield page
+
+
+@pytest.fixture
+def bob(browser: Any) -> Iterator[Any]:
+    with watched_page(browser) as other:
+        named(other.context, "Bob")
+        yield other
+
+
+def named(context: Any, name: str) -> None:
+    """The context's guest plays as ``name`` (the name the page keeps, set before it loads)."""
+    context.add_init_script(f"localStorage.setItem('solitaire-race.name', {name!r})")
 
 
 def shot(page: Any, name: str) -> Path:

@@ -22,9 +22,8 @@ from server.competition.arena import Arena
 from server.features.arenas import line_of
 from server.storage.arenas import ArenaStore
 from tests.end_to_end.test_quick_match import SHORT_WAIT
-from tests.web.conftest import ThreadedServer, shot
+from tests.web.conftest import ThreadedServer, named, shot
 from tests.web.test_browser import WAIT
-from tests.web.test_challenges_page import named
 
 pytestmark = pytest.mark.slow
 
@@ -41,21 +40,6 @@ def srv(web_server: Any) -> Iterator[ThreadedServer]:
         arena = Arena(ARENA, "antares", "Evening arena", now - 1000, now + 10 * 60_000)
         running.call(ArenaStore(storage).create(arena, now))
         yield running
-
-
-@pytest.fixture
-def bob(browser: Any) -> Iterator[Any]:
-    """Bob's page (a browser context of its own), failing the test on a JavaScript error."""
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
-    named(context, "Bob")
-    other = context.new_page()
-    problems: list[str] = []
-    other.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    try:
-        yield other
-    finally:
-        context.close()
-    assert not problems, problems
 
 
 def raced_in(page: Any) -> str:

@@ -20,9 +20,9 @@ from server.clock import now_ms
 from server.competition.bracket import Bracket
 from server.storage.brackets import BracketStore
 from tests.features.test_brackets import play
-from tests.web.conftest import ThreadedServer, shot
+from tests.web.conftest import ThreadedServer, named, shot
 from tests.web.test_browser import WAIT
-from tests.web.test_challenges_page import RUN, named
+from tests.web.test_challenges_page import RUN
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ from client.lib.connection import RaceClient
 from protocol.messages import ChallengePlayer, Joined, Resign
 from tests.known_deals import ANTARES_DEAL
 from tests.polling import PATIENCE
-from tests.web.conftest import ThreadedServer, shot
+from tests.web.conftest import ThreadedServer, named, shot
 from tests.web.test_browser import WAIT, create_room_in_page
 from tests.web.test_room_page import seat_rival
 
@@ -33,26 +32,6 @@ RUN = re.compile(r"/r/[A-Z0-9]{8}$")
 def srv(web_server: Any) -> Any:
     with web_server(deal=str(ANTARES_DEAL)) as running:
         yield running
-
-
-@pytest.fixture
-def bob(browser: Any) -> Iterator[Any]:
-    """A second player's page (a browser context of its own), failing the test on a JavaScript error."""
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
-    named(context, "Bob")
-    other = context.new_page()
-    problems: list[str] = []
-    other.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    try:
-        yield other
-    finally:
-        context.close()
-    assert not problems, problems
-
-
-def named(context: Any, name: str) -> None:
-    """The context's guest plays as ``name`` (the name the page keeps, set before it loads)."""
-    context.add_init_script(f"localStorage.setItem('solitaire-race.name', {name!r})")
 
 
 def run_and_resign(page: Any) -> str:

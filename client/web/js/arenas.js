@@ -10,6 +10,7 @@
 // the site). The points, streaks and ranks are the server's: the page shows what it sends.
 
 import { count, fill, h, statusLine, variantName } from "./dom.js";
+import { FreshScreen, TournamentList, ordinal, timeLeft, tournamentPage, utcClock } from "./tournaments.js";
 
 /** Seconds between two looks at the standings while an arena's page is open (and at the list). */
 const REFRESH_MS = 3000;
@@ -36,22 +37,6 @@ function raceOn(arena) {
   else sessionStorage.removeItem(RACING_ON);
 }
 
-/** `7 h 05 min`, `12 min 30 s`, `45 s` (as client/render/describe.py's time_left). */
-function timeLeft(ms) {
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  const hours = Math.floor(seconds / 3600);
-  const minutes = Math.floor((seconds % 3600) / 60);
-  if (hours) return `${hours} h ${String(minutes).padStart(2, "0")} min`;
-  return minutes ? `${minutes} min ${String(seconds % 60).padStart(2, "0")} s` : `${seconds % 60} s`;
-}
-
-/** `21:00 UTC` today (UTC), else `2026-12-05 21:00 UTC`. */
-function utcClock(ms, now) {
-  const [day, time] = new Date(ms).toISOString().split("T");
-  const today = new Date(now).toISOString().split("T")[0];
-  return `${day === today ? "" : `${day} `}${time.slice(0, 5)} UTC`;
-}
-
 /** When an arena runs, from now (after its state: `live`, `upcoming`, `over`). */
 function whenText(info, now) {
   if (info.state === "live") return `${timeLeft(info.ends - now)} left`;
@@ -66,11 +51,6 @@ function listed(arenas) {
   const order = { live: 0, upcoming: 1, over: 2 };
   const moment = (a) => (a.state === "live" ? a.ends : a.state === "upcoming" ? a.starts : -a.ends);
   return [...arenas].sort((a, b) => order[a.state] - order[b.state] || moment(a) - moment(b));
-}
-
-function ordinal(rank) {
-  const suffix = rank % 100 >= 10 && rank % 100 <= 20 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[rank % 10] || "th";
-  return `${rank}${suffix}`;
 }
 
 /**
@@ -102,81 +82,28 @@ function leaveLine(conn, arena) {
   return conn.request({ type: "leave_arena", arena }).catch(() => {});
 }
 
-export class ArenasScreen {
+export class ArenasScreen extends TournamentList {
   constructor(conn) {
-    this.conn = conn;
-    this.arenas = null;
+    const columns = ["Arena", "Game", "When", "Players"];
+    super(conn, { kind: "arena", heading: "Arena tournaments", guide: GUIDE, columns, empty: "No arena is scheduled today: an operator schedules them.", refreshMs: LIST_REFRESH_MS });
   }
 
-  mount(main) {
-    this.status = statusLine();
-    this.table = h("tbody", { id: "arenas-lines" });
-    fill(
-      main,
-      h(
-        "section",
-        { id: "arenas" },
-        h("h1", {}, "Arena tournaments"),
-        h("p", { className: "muted" }, GUIDE),
-        h(
-          "div",
-          { className: "panel" },
-          h("table", { id: "arenas-table" }, h("thead", {}, h("tr", {}, ["Arena", "Game", "When", "Players"].map((t) => h("th", {}, t)))), this.table),
-          this.status,
-        ),
-      ),
-    );
-    this.off = this.conn.on((kind) => {
-      if (kind === "connected") this.refresh();
-    });
-    this.ticker = setInterval(() => this.draw(), 1000);
-    this.timer = setInterval(() => this.refresh(), LIST_REFRESH_MS);
-    this.refresh();
+  read(reply) {
+    return listed(reply.arenas || []);
   }
 
-  unmount() {
-    this.off();
-    clearInterval(this.ticker);
-    clearInterval(this.timer);
-  }
-
-  async refresh() {
-    try {
-      await this.conn.ready;
-      const reply = await this.conn.request({ type: "arenas" });
-      this.arenas = listed(reply.arenas || []);
-      this.draw();
-    } catch (error) {
-      this.status.show(error.message, true);
-    }
-  }
-
-  draw() {
-    if (!this.arenas) return;
-    if (!this.arenas.length) {
-      fill(this.table, h("tr", {}, h("td", { colspan: "4", className: "muted" }, "No arena is scheduled today: an operator schedules them.")));
-      return;
-    }
-    const now = Date.now();
-    fill(
-      this.table,
-      ...this.arenas.map((info) =>
-        h(
-          "tr",
-          { dataset: { id: info.id, state: info.state } },
-          h("td", {}, h("a", { href: `#/arena/${info.id}`, className: "arena-link" }, info.name)),
-          h("td", {}, variantName(info.variant)),
-          h("td", {}, h("span", { className: `pill ${PILL[info.state]}` }, info.state), " ", whenText(info, now)),
-          h("td", {}, String(info.players)),
-        ),
-      ),
-    );
+  cells(info, now) {
+    return [
+      h("td", {}, variantName(info.variant)),
+      h("td", {}, h("span", { className: `pill ${PILL[info.state]}` }, info.state), " ", whenText(info, now)),
+      h("td", {}, String(info.players || 0)),
+    ];
   }
 }
 
-export class ArenaScreen {
+export class ArenaScreen extends FreshScreen {
   constructor(conn, arena) {
-    this.conn = conn;
+    super(conn);
     this.arena = arena.toUpperCase();
     this.inLine = false; // in the line, or asking to be
     this.left = false;
@@ -191,38 +118,20 @@ export class ArenaScreen {
     this.top = h("div", { className: "panel", id: "arena-top" });
     this.around = h("div", { className: "panel", id: "arena-around", hidden: true });
     this.mine = h("p", { id: "arena-me" });
-    fill(
-      main,
-      h(
-        "section",
-        { id: "arena", dataset: { arena: this.arena } },
-        this.title,
-        this.when,
-        h("p", { className: "muted" }, GUIDE),
-        this.play,
-        this.status,
-        this.mine,
-        h("div", { className: "grid-2" }, this.top, this.around),
-        h("p", {}, h("a", { href: "#/arenas" }, "All arenas")),
-      ),
-    );
-    this.off = this.conn.on((kind) => {
-      // The server drops a closed connection from the line: join again once back.
-      if (kind === "disconnected") this.inLine = false;
-      if (kind === "connected") this.refresh();
+    const standings = h("div", { className: "grid-2" }, this.top, this.around);
+    fill(main, tournamentPage("arena", this.arena, this.title, this.when, GUIDE, this.play, this.status, this.mine, standings));
+    this.offLine = this.conn.on((kind) => {
+      if (kind === "disconnected") this.inLine = false; // the server drops a closed connection from the line: join again once back
     });
-    this.ticker = setInterval(() => this.drawWhen(), 1000);
-    this.timer = setInterval(() => this.refresh(), REFRESH_MS);
     this.drawPlay();
-    this.refresh();
+    this.keepFresh(REFRESH_MS, () => this.drawWhen());
   }
 
   /** Another page of the site: the player leaves the arena (out of its line, no next race). */
   unmount() {
     this.left = true;
-    this.off();
-    clearInterval(this.ticker);
-    clearInterval(this.timer);
+    this.offLine();
+    super.unmount();
     if (racingOn() === this.arena) raceOn(null);
     if (this.inLine) leaveLine(this.conn, this.arena);
   }
@@ -237,24 +146,19 @@ export class ArenaScreen {
     return null;
   }
 
-  async refresh() {
-    try {
-      await this.conn.ready;
-      const top = await this.conn.request({ type: "arena", arena: this.arena, limit: 10 });
-      const below = top.me && top.me.rank > 10;
-      const around = below ? await this.conn.request({ type: "arena", arena: this.arena, limit: 5, around: true }) : null;
-      this.reply = top;
-      this.draw(top, around);
-      // Racing on here (joined before a reload or a race): back in the line when free.
-      if (racingOn() === this.arena && top.arena.state === "live" && !this.inLine && !this.raceOnNow()) this.queue();
-      if (top.arena.state === "over" && racingOn() === this.arena) {
-        raceOn(null);
-        if (this.inLine) this.leave();
-      }
-      this.drawPlay();
-    } catch (error) {
-      this.status.show(error.message, true);
+  async load() {
+    const top = await this.conn.request({ type: "arena", arena: this.arena, limit: 10 });
+    const below = top.me && top.me.rank > 10;
+    const around = below ? await this.conn.request({ type: "arena", arena: this.arena, limit: 5, around: true }) : null;
+    this.reply = top;
+    this.draw(top, around);
+    // Racing on here (joined before a reload or a race): back in the line when free.
+    if (racingOn() === this.arena && top.arena.state === "live" && !this.inLine && !this.raceOnNow()) this.queue();
+    if (top.arena.state === "over" && racingOn() === this.arena) {
+      raceOn(null);
+      if (this.inLine) this.leave();
     }
+    this.drawPlay();
   }
 
   async queue() {
@@ -292,7 +196,7 @@ export class ArenaScreen {
     const info = this.reply && this.reply.arena;
     if (!info) return;
     this.when.dataset.state = info.state;
-    this.when.textContent = `${variantName(info.variant)} · ${info.state} · ${whenText(info, Date.now())} · ${count(info.players, "player")}`;
+    this.when.textContent = `${variantName(info.variant)} · ${info.state} · ${whenText(info, Date.now())} · ${count(info.players || 0, "player")}`;
   }
 
   /** Join or Leave, what the player is doing here, and the way back to their race. */

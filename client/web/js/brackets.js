@@ -8,6 +8,7 @@
 // that the round's results come when it closes (results.js).
 
 import { count, fill, formatMs, h, statusLine, variantName } from "./dom.js";
+import { FreshScreen, TournamentList, ordinal, timeLeft, tournamentPage, utcClock } from "./tournaments.js";
 
 /** Seconds between two looks at a bracket while its page is open, and at the list. */
 const REFRESH_MS = 3000;
@@ -22,27 +23,6 @@ const GUIDE =
   "The better half goes on to the next round on a new deal; the last one left wins.";
 
 const WENT_ON = "✓ went on";
-
-/** `7 h 05 min`, `12 min 30 s`, `45 s` (as client/render/describe.py's time_left). */
-function timeLeft(ms) {
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  const hours = Math.floor(seconds / 3600);
-  const minutes = Math.floor((seconds % 3600) / 60);
-  if (hours) return `${hours} h ${String(minutes).padStart(2, "0")} min`;
-  return minutes ? `${minutes} min ${String(seconds % 60).padStart(2, "0")} s` : `${seconds % 60} s`;
-}
-
-/** `21:00 UTC` today (UTC), else `2026-12-05 21:00 UTC`. */
-function utcClock(ms, now) {
-  const [day, time] = new Date(ms).toISOString().split("T");
-  const today = new Date(now).toISOString().split("T")[0];
-  return `${day === today ? "" : `${day} `}${time.slice(0, 5)} UTC`;
-}
-
-function ordinal(rank) {
-  const suffix = rank % 100 >= 10 && rank % 100 <= 20 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[rank % 10] || "th";
-  return `${rank}${suffix}`;
-}
 
 const PILL = { registering: "countdown", playing: "racing", over: "finished", cancelled: "finished" };
 
@@ -113,88 +93,29 @@ function youText(view, now) {
   return last.results ? `You are out: round ${last.number} was your last.` : "Waiting for the round to close.";
 }
 
-export class BracketsScreen {
+export class BracketsScreen extends TournamentList {
   constructor(conn) {
-    this.conn = conn;
-    this.brackets = null;
+    const columns = ["Bracket", "Game", "Where it stands", "Players", "You"];
+    super(conn, { kind: "bracket", heading: "Bracket tournaments", guide: GUIDE, columns, empty: "No bracket is scheduled: an operator schedules them.", refreshMs: LIST_REFRESH_MS });
   }
 
-  mount(main) {
-    this.status = statusLine();
-    this.table = h("tbody", { id: "brackets-lines" });
-    fill(
-      main,
-      h(
-        "section",
-        { id: "brackets" },
-        h("h1", {}, "Bracket tournaments"),
-        h("p", { className: "muted" }, GUIDE),
-        h(
-          "div",
-          { className: "panel" },
-          h(
-            "table",
-            { id: "brackets-table" },
-            h("thead", {}, h("tr", {}, ["Bracket", "Game", "Where it stands", "Players", "You"].map((t) => h("th", {}, t)))),
-            this.table,
-          ),
-          this.status,
-        ),
-      ),
-    );
-    this.off = this.conn.on((kind) => {
-      if (kind === "connected" || kind === "account") this.refresh();
-    });
-    this.ticker = setInterval(() => this.draw(), 1000);
-    this.timer = setInterval(() => this.refresh(), LIST_REFRESH_MS);
-    this.refresh();
+  read(reply) {
+    return listed(reply.brackets || []);
   }
 
-  unmount() {
-    this.off();
-    clearInterval(this.ticker);
-    clearInterval(this.timer);
-  }
-
-  async refresh() {
-    try {
-      await this.conn.ready;
-      const reply = await this.conn.request({ type: "brackets" });
-      this.brackets = listed(reply.brackets || []);
-      this.status.show("");
-      this.draw();
-    } catch (error) {
-      this.status.show(error.message, true);
-    }
-  }
-
-  draw() {
-    if (!this.brackets) return;
-    if (!this.brackets.length) {
-      fill(this.table, h("tr", {}, h("td", { colspan: "5", className: "muted" }, "No bracket is scheduled: an operator schedules them.")));
-      return;
-    }
-    const now = Date.now();
-    fill(
-      this.table,
-      ...this.brackets.map((info) =>
-        h(
-          "tr",
-          { dataset: { id: info.id, state: info.state } },
-          h("td", {}, h("a", { href: `#/bracket/${info.id}`, className: "bracket-link" }, info.name)),
-          h("td", {}, variantName(info.variant)),
-          h("td", { className: "where" }, h("span", { className: `pill ${PILL[info.state]}` }, info.state), " ", stateText(info, now)),
-          h("td", {}, `${info.players || 0}/${info.size}`),
-          h("td", {}, info.registered ? "registered" : ""),
-        ),
-      ),
-    );
+  cells(info, now) {
+    return [
+      h("td", {}, variantName(info.variant)),
+      h("td", { className: "where" }, h("span", { className: `pill ${PILL[info.state]}` }, info.state), " ", stateText(info, now)),
+      h("td", {}, `${info.players || 0}/${info.size}`),
+      h("td", {}, info.registered ? "registered" : ""),
+    ];
   }
 }
 
-export class BracketScreen {
+export class BracketScreen extends FreshScreen {
   constructor(conn, bracket) {
-    this.conn = conn;
+    super(conn);
     this.bracket = bracket.toUpperCase();
     this.view = null;
     this.busy = false; // a button's request is on its way
@@ -208,45 +129,15 @@ export class BracketScreen {
     this.you = h("div", { className: "panel toolbar", id: "bracket-you" });
     this.rounds = h("div", { className: "bracket-rounds", id: "bracket-rounds" });
     this.standings = h("div", { className: "panel", id: "bracket-standings", hidden: true });
-    fill(
-      main,
-      h(
-        "section",
-        { id: "bracket", dataset: { bracket: this.bracket } },
-        this.title,
-        this.when,
-        h("p", { className: "muted" }, GUIDE),
-        this.you,
-        this.status,
-        this.standings,
-        this.rounds,
-        h("p", {}, h("a", { href: "#/brackets" }, "All brackets")),
-      ),
-    );
-    this.off = this.conn.on((kind) => {
-      if (kind === "connected" || kind === "account") this.refresh();
-    });
-    this.ticker = setInterval(() => this.drawYou(), 1000);
-    this.timer = setInterval(() => this.refresh(), REFRESH_MS);
-    this.refresh();
+    fill(main, tournamentPage("bracket", this.bracket, this.title, this.when, GUIDE, this.you, this.status, this.standings, this.rounds));
+    this.keepFresh(REFRESH_MS, () => this.drawYou());
   }
 
-  unmount() {
-    this.off();
-    clearInterval(this.ticker);
-    clearInterval(this.timer);
-  }
-
-  async refresh() {
-    try {
-      await this.conn.ready;
-      const view = await this.conn.request({ type: "bracket", bracket: this.bracket });
-      if (this.view && this.view.bracket.state !== view.bracket.state) this.status.show(""); // said of another stage
-      this.view = view;
-      this.draw();
-    } catch (error) {
-      this.status.show(error.message, true);
-    }
+  async load() {
+    const view = await this.conn.request({ type: "bracket", bracket: this.bracket });
+    if (this.view && this.view.bracket.state !== view.bracket.state) this.status.show(""); // said of another stage
+    this.view = view;
+    this.draw();
   }
 
   /** Send `fields` for the button; `done(reply)` after it, then the page again. */

@@ -17,16 +17,8 @@ from client.render.brackets import (
     you_text,
 )
 from client.render.fairness import fairness_text, replay_open
-from protocol.messages import (
-    BracketInfo,
-    BracketRound,
-    BracketView,
-    Clock,
-    Result,
-    Reveal,
-    RoomOptions,
-    RoomView,
-)
+from protocol.messages import BracketInfo, BracketRound, BracketView, Result, Reveal
+from tests.client.conftest import finished_run
 
 NOW = 1_764_892_800_000  # 2025-12-05 00:00 UTC
 MINUTE = 60_000
@@ -114,19 +106,6 @@ def test_a_closed_round_marks_who_went_on_and_the_final_standings_the_winner() -
 
 
 def test_a_bracket_run_says_its_results_come_when_the_round_closes() -> None:
-    clock = Clock(now=NOW, countdown_ends=None, started=NOW - MINUTE, ends=None, finished=NOW)
-    view = RoomView(
-        code="K7Q2M9XD",
-        variant="antares",
-        options=RoomOptions(max_racers=1, hints=False),
-        state="finished",
-        creator="p",
-        piles=[],
-        racers=[],
-        spectators=0,
-        clock=clock,
-        commitment="be49",
-        bracket="W8K2QZ7M",
-    )
+    view = finished_run(NOW, bracket="W8K2QZ7M")
     assert fairness_text(view) == BRACKET_WAIT
     assert not replay_open(view)

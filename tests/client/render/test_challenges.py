@@ -10,8 +10,9 @@ from client.render.challenges import detail_lines, replay_rooms, status_text, wa
 from client.render.fairness import fairness_text, replay_open
 from client.render.replay import game_piles
 from client.render.standings import GAMES
-from protocol.messages import ChallengeLine, Clock, PileInfo, Result, Reveal, RoomOptions, RoomView
+from protocol.messages import ChallengeLine, PileInfo, Result, Reveal
 from server.games import variant_class
+from tests.client.conftest import finished_run
 
 NOW = 1_764_892_800_000
 HOUR = 3_600_000
@@ -102,18 +103,6 @@ def test_a_run_replayed_from_the_inbox_has_its_games_piles() -> None:
 
 
 def test_a_challenges_run_says_the_result_comes_later_and_opens_no_replay() -> None:
-    view = RoomView(
-        code="K7Q2M9XD",
-        variant="antares",
-        options=RoomOptions(max_racers=1, hints=False),
-        state="finished",
-        creator="p",
-        piles=game_piles("antares"),
-        racers=[],
-        spectators=0,
-        clock=Clock(now=NOW),
-        commitment="be49",
-        challenge="QX7M2KDA",
-    )
+    view = finished_run(NOW, challenge="QX7M2KDA")
     assert "the result comes when your rival has played" in fairness_text(view)
     assert not replay_open(view)

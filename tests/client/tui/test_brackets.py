@@ -10,6 +10,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from client.render.brackets import BRACKET_WAIT, WENT_ON
@@ -21,7 +22,7 @@ from protocol.messages import JoinBracket
 from server.clock import now_ms
 from server.competition.bracket import Bracket
 from server.storage.brackets import BracketStore
-from tests.client.conftest import Serve, eventually
+from tests.client.conftest import Serve, eventually, row_text
 from tests.client.tui.test_roomtext import footer_cut
 from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
 from tests.features.test_brackets import play
@@ -31,8 +32,14 @@ pytestmark = pytest.mark.asyncio
 CODE = "FRIDAY"
 
 
-def row_text(table: DataTable[object], row: int = 0) -> str:
-    return " ".join(str(cell) for cell in table.get_row_at(row)) if table.row_count > row else ""
+async def open_listed(app: RaceApp, pilot: Pilot[int], words: str) -> None:
+    """From the home menu, the Brackets screen; once its first line says ``words``, its page."""
+    await home(app)
+    await choose(app, pilot, "brackets")
+    listing = await eventually(showing(app, BracketsScreen), what="the Brackets screen")
+    table = listing.query_one("#brackets", DataTable)
+    await eventually(lambda: words in row_text(table), what=f"{words!r} in the list")
+    await pilot.press("enter")
 
 
 async def test_a_bracket_round_is_played_from_its_page_and_closes_with_its_places(serve: Serve, tmp_path: Path) -> None:
@@ -47,12 +54,7 @@ async def test_a_bracket_round_is_played_from_its_page_and_closes_with_its_place
 
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
-            await home(app)
-            await choose(app, pilot, "brackets")
-            listing = await eventually(showing(app, BracketsScreen), what="the Brackets screen")
-            table = listing.query_one("#brackets", DataTable)
-            await eventually(lambda: "5 places left" in row_text(table), what="the bracket listed")
-            await pilot.press("enter")
+            await open_listed(app, pilot, "5 places left")
             await eventually(showing(app, BracketScreen), what="the bracket's page")
             await eventually(lambda: "j: register" in text_of(app, "#bracket-status"), what="the page")
             assert "No round yet" in text_of(app, "#bracket-rounds")
@@ -76,12 +78,7 @@ async def test_a_bracket_round_is_played_from_its_page_and_closes_with_its_place
             for racer in others.values():
                 await play(racer, CODE)
             await pilot.press("q")
-            await home(app)
-            await choose(app, pilot, "brackets")
-            listing = await eventually(showing(app, BracketsScreen), what="the Brackets screen")
-            table = listing.query_one("#brackets", DataTable)
-            await eventually(lambda: "round 2 being played" in row_text(table), what="round 2 in the list")
-            await pilot.press("enter")
+            await open_listed(app, pilot, "round 2 being played")
             await eventually(lambda: "Round 1 · closed" in text_of(app, "#bracket-rounds"), what="round 1 closed")
             rounds = text_of(app, "#bracket-rounds")
             assert rounds.count(WENT_ON) == 2  # the better half of four

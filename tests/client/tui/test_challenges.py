@@ -29,7 +29,7 @@ from protocol.messages import (
     Resign,
     RoomOptions,
 )
-from tests.client.conftest import Running, Serve, eventually
+from tests.client.conftest import Running, Serve, eventually, row_text
 from tests.client.tui.test_roomtext import footer_cut
 from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
 from tests.polling import eventually_async
@@ -67,8 +67,7 @@ async def inbox_says(app: RaceApp, pilot: Pilot[int], words: str) -> str:
     async def first_row() -> str:
         await pilot.press("r")
         await pilot.pause()
-        table = app.screen.query_one("#inbox", DataTable)
-        return " ".join(str(cell) for cell in table.get_row_at(0)) if table.row_count else ""
+        return row_text(app.screen.query_one("#inbox", DataTable))
 
     return await eventually_async(first_row, lambda row: words in row)
 

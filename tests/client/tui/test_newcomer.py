@@ -90,7 +90,7 @@ async def test_the_create_form_has_visible_tab_stops_clear_boxes_and_a_valid_bla
                 seen.append(type(app.focused).__name__)
                 await pilot.press("tab")
             # Every Tab stop is a field of the form: nothing invisible takes the focus.
-            assert set(seen) == {"Select", "Input", "Tick", "Button"}
+            assert set(seen) == {"GameSelect", "Select", "Input", "Tick", "Button"}
             public, hints = form.query_one("#public", Tick), form.query_one("#hints", Tick)
             assert (public.value, hints.value) == (False, True)
             assert "X" not in public.render().plain

@@ -434,7 +434,8 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
                 clock, left = text_of(app, "#clock").splitlines()
                 shown = "\n".join(screen_lines(app))
                 assert re.fullmatch(r"⏱ \d+:\d\d\.\d\d", clock)
-                assert re.fullmatch(r"day ends in \d+ h \d\d min", left), left
+                # Hours and minutes; minutes and seconds in the day's last hour.
+                assert re.fullmatch(r"day ends in (\d+ h \d\d min|\d+ min \d\d s|\d+ s)", left), left
                 assert left in shown, size
             await pilot.press("h")  # no hints in a ranked attempt, and the screen says so
             await eventually(lambda: "Hints are off in a ranked daily attempt" in text_of(app, "#message"))
