@@ -63,7 +63,7 @@ async def join_arena(ctx: Context, link: ClientLink, message: JoinArena) -> None
     if arena_state(arena, now_ms()) is not ArenaState.LIVE:
         raise RoomError(ErrorCode.NOT_ALLOWED, f"arena {arena.name!r} is not running now")
     racing = await ctx.arenas.racing_in(arena.id, player)
-    if racing is not None and await _unfinished(ctx, racing):
+    if racing is not None and await _still_racing(ctx, racing, player):
         raise RoomError(ErrorCode.NOT_ALLOWED, f"you race in this arena now (room {racing}): finish that race first")
     await check_room_limits(ctx, link)
     rating = await ctx.boards.rating(arena.variant, player)
@@ -120,14 +120,20 @@ async def match(ctx: Context, now: float | None = None) -> int:
     return started
 
 
-async def _unfinished(ctx: Context, code: str) -> bool:
-    """Whether room ``code``'s race is still on: asked of the room here if it runs here, else
+async def _still_racing(ctx: Context, code: str, player: str) -> bool:
+    """Whether ``player`` still races in room ``code`` (a racer who finished or resigned is
+    free at once, before the others are done): asked of the room here if it runs here, else
     of its stored record (never loading it here: another node may run it)."""
     if ctx.rooms.live(code):
         runner = await ctx.rooms.get(code)
-        return runner is not None and not runner.finished
+        seat = runner.room.seat_of(player) if runner is not None else None
+        return runner is not None and seat is not None and runner.room.is_racing(seat)
     stored = await ctx.rooms.store.load(code)
-    return stored is not None and decode_record(stored.record).state != "finished"
+    if stored is None:
+        return False
+    record = decode_record(stored.record)
+    seat_record = next((s for s in record.seats if s.player == player), None)
+    return record.state != "finished" and seat_record is not None and not seat_record.status.done
 
 
 async def _arena(ctx: Context, code: str) -> Arena:

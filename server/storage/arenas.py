@@ -129,6 +129,11 @@ class ArenaStore:
                     if await pipe.exists(marker):
                         return False
                     raws = await pipe.hmget(players, names)
+                    # A racer may race on before this race ends: their newer race stays noted.
+                    rooms = await pipe.hmget(playing, names)
+                    done = [
+                        p for p, noted in zip(names, rooms, strict=True) if noted is not None and as_text(noted) == room
+                    ]
                     before = {p: _record.decode(as_bytes(raw)) for p, raw in zip(names, raws, strict=True) if raw}
                     after = score(before, places)
                     pipe.multi()  # type: ignore[no-untyped-call]
@@ -140,7 +145,8 @@ class ArenaStore:
                     }
                     if moved:
                         pipe.zadd(board, moved)
-                    pipe.hdel(playing, *names)
+                    if done:
+                        pipe.hdel(playing, *done)
                     pipe.set(marker, b"1", pxat=kept)
                     for key in (players, board):
                         pipe.pexpireat(key, kept)

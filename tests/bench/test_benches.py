@@ -135,6 +135,13 @@ def test_fanout_against_the_bare_broadcast() -> None:
 
 
 @pytest.mark.slow
+def test_challenges_measures_memory_and_the_inbox_read() -> None:
+    output = bench("bench.challenges", "--challenges", "200", "--players", "40", "--reads", "20")
+    assert "bytes a challenge" in output
+    assert re.search(r"inbox / one key \(medians\): [\d.]+x", output), output
+
+
+@pytest.mark.slow
 def test_commits_compares_the_two_roads_of_a_room_commit() -> None:
     output = bench("bench.commits", "--commits", "200", "--concurrency", "1,4")
     assert "redis-py" in output
@@ -212,3 +219,18 @@ def test_handoff_times_a_drain_and_a_failover_and_no_racer_is_disconnected() -> 
         [line] = [line for line in output.splitlines() if line.startswith(kind)]
         assert "stall per racer median" in line
         assert "disconnected 0 of" in line  # a client on a surviving node keeps its connection
+
+
+@pytest.mark.slow
+def test_arena_times_the_standings_compares_cpu_and_loses_no_points_when_a_node_dies() -> None:
+    output = bench(
+        "bench.arena", "--bots", "6", "--nodes", "2", "--seconds", "12", "--windows", "3", "--settle", "0",
+        "--rate", "10", "--moves", "5", "--measure", "1", "--workers", "1", "--node-ttl", "2",
+    )  # fmt: skip
+    assert re.search(r"standings update after a race ends .* p99 [\d.]+ ms .*\(n=[1-9]", output), output
+    assert re.search(r"server CPU per move: arena [\d.]+ ms .* arena / plain [\d.]+x", output), output
+    assert "KiB per 1,000 players" in output
+    assert "node killed (SIGKILL)" in output
+    # The check runs and says what it found; that it finds 0 is the fault tests' subject (a
+    # node killed between a race's end and its recording still loses that race's points).
+    assert re.search(r"lost points: \d+, lost races: \d+ \(", output), output

@@ -11,6 +11,7 @@ import pytest
 
 from client.lib.connection import ServerError
 from protocol.messages import (
+    Ack,
     Arenas,
     ArenaStandings,
     AskArena,
@@ -51,6 +52,11 @@ async def waiting(srv: RunningServer, name: str, arena: str) -> InLine:
     return await join(InLine(client, 0, heard), arena)
 
 
+def in_line(player: InLine) -> bool:
+    """Whether the server acknowledged ``player``'s latest ``join_arena``."""
+    return any(isinstance(m, Ack) and m.id == player.request for m in player.heard)
+
+
 async def paired(players: list[InLine]) -> str:
     joined = [await eventually(p.joined, timeout=GATHER + PATIENCE, what="paired") for p in players]
     assert len({j.room for j in joined}) == 1
@@ -78,6 +84,10 @@ async def test_players_are_paired_score_by_place_and_rejoin_for_the_next_race(st
         live = await eventually_async(partial(standings, ann), lambda s: bool(s.lines))
         assert {line.room for line in live.lines} == {room}  # follow the leaders in their race
         await bob.client.request(lambda i: Resign(id=i, room=room))
+        bob_next = await join(bob, arena.id)  # done racing: free at once, before Ann is
+        await eventually(
+            lambda: any(isinstance(m, Ack) and m.id == bob_next.request for m in bob.heard), what="Bob in line"
+        )
         await ann.client.request(lambda i: Resign(id=i, room=room))  # Ann places first on progress or seat
 
         def scored(reply: ArenaStandings) -> bool:
@@ -93,7 +103,7 @@ async def test_players_are_paired_score_by_place_and_rejoin_for_the_next_race(st
         with pytest.raises(ServerError) as arranged:  # the arena pairs: no rematch of friends
             await ann.client.request(lambda i: Rematch(id=i, room=room))
         assert arranged.value.code == "not-allowed"
-        again = [await join(ann, arena.id), await join(bob, arena.id)]  # race on
+        again = [await join(ann, arena.id), bob_next]  # race on
         assert await paired(again) != room
         listed = await ann.client.request(lambda i: ListArenas(id=i))
         assert isinstance(listed, Arenas)

@@ -54,6 +54,8 @@ async def test_standings_break_ties_by_who_reached_the_points_first_and_show_liv
     await arenas.score_race(ARENA, "NEXT", 1, [("bob", "Bob", 2), ("cat", "Cat", 1)], T0 + 90_000)
     assert [s.room for s in await arenas.top("AR", 1, 4)] == [None] * 4  # done racing
     assert [s.room for s in await arenas.top("AR", 5, 1)] == ["NEXT"]  # Eve still races
+    await arenas.score_race(ARENA, "EARLIER", 1, [("eve", "Eve", 1), ("fay", "Fay", 2)], T0 + 95_000)
+    assert await arenas.racing_in("AR", "eve") == "NEXT"  # an earlier race ending leaves her newer one noted
 
 
 async def test_arenas_are_listed_from_a_time_on_and_unknown_ones_are_none(store: Storage) -> None:
