@@ -22,7 +22,7 @@ from protocol.messages import HintItem, RaceOver, Result, RoomOptions, RoomSumma
 from server.games import Autoplay, Deal, Game, GameError, Move, Options, variant_class
 from server.rooms.commands import Command, Join
 from server.rooms.draft import DealPicker as DealPicker
-from server.rooms.draft import Draft, racers_of, racing_seat
+from server.rooms.draft import Draft, racing_seat
 from server.rooms.entries import LogEntry, Played, Resigned, Undone
 from server.rooms.errors import RoomError as RoomError
 from server.rooms.ghost import GHOST_PLAYER, GhostRun, check_run, next_due
@@ -196,12 +196,14 @@ class Room:
 
     def racers(self) -> dict[int, str]:
         """Seat number -> player id (a ghost's seat is nobody's)."""
-        return {number: seat.record.player for number, seat in racers_of(self._seats).items()}
+        # One pass: the delivery asks for this on every move.
+        return {number: seat.record.player for number, seat in self._seats.items() if not seat.record.ghost}
 
     def members(self) -> dict[int, str]:
         """Seat number -> player id of the racers who have not left the room (a racer who
         left keeps the seat for the race's results, until the rematch)."""
-        return {number: seat.record.player for number, seat in racers_of(self._seats).items() if not seat.record.left}
+        seats = self._seats.items()
+        return {number: seat.record.player for number, seat in seats if not seat.record.left and not seat.record.ghost}
 
     def is_racing(self, seat: int) -> bool:
         """Whether the racer in ``seat`` is in a race and not done: they see only their board."""

@@ -57,24 +57,8 @@ function listed(arenas) {
  * Wait in arena `arena`'s line: resolves once in line with `joined`, a promise of the `joined` of
  * the race that forms (it carries the request's id, as a quick match's does).
  */
-async function joinLine(conn, arena) {
-  const { id, reply } = await conn.exchange({ type: "join_arena", arena });
-  let off = null;
-  const joined = new Promise((resolve) => {
-    off = conn.on((kind, message) => {
-      if (kind === "joined" && message.id === id) {
-        off();
-        resolve(message);
-      }
-    });
-  });
-  try {
-    await reply;
-  } catch (error) {
-    off();
-    throw error;
-  }
-  return { joined };
+function joinLine(conn, arena) {
+  return conn.waitInLine({ type: "join_arena", arena });
 }
 
 /** Out of arena `arena`'s line (quietly: not in it means a race formed, and its joined opens it). */

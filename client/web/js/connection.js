@@ -264,8 +264,17 @@ export class Connection {
    * Wait in the quick-match line of `variant`: resolves once in line with `joined`, a promise
    * of the `joined` of the race that forms (it never settles if none does).
    */
-  async quickMatch(variant) {
-    const { id, reply } = await this.exchange({ type: "quick_match", variant });
+  quickMatch(variant) {
+    return this.waitInLine({ type: "quick_match", variant });
+  }
+
+  /**
+   * Send a request that puts the player in a line (`quick_match`, `join_arena`): resolves once
+   * acknowledged with `joined`, a promise of the `joined` that carries the request's id when a
+   * race forms (it never settles if none does).
+   */
+  async waitInLine(request) {
+    const { id, reply } = await this.exchange(request);
     let off = null;
     const joined = new Promise((resolve) => {
       off = this.on((kind, message) => {
