@@ -80,6 +80,8 @@ logger = logging.getLogger("server")
 #: it scans everything, so it paused the loop for 100+ ms under load at the defaults.
 GC_THRESHOLDS: Final = (5_000, 2, 1_000)
 
+#: Seconds between looks for finished races left unrecorded (storage/unrecorded.py).
+LEFT_OVER_INTERVAL: Final = 2.0
 #: Descriptors kept free for Redis, logs and the solver beside the connections.
 _SPARE_DESCRIPTORS = 256
 
@@ -164,9 +166,10 @@ class RaceServer:
         self.readiness.current = cluster.node.current
         leases = cluster.leases
         ROOM_LEASES.set_function(lambda: len(leases))  # the last server started in a process wins
+        recorder = RaceRecorder(storage, boards)
         registry = Registry(
             RoomStore(storage),
-            RaceRecorder(storage, boards),
+            recorder,
             RoomTiming.of_seconds(config.grace, config.countdown),
             config.finished_ttl,
             self.deal_picker,
@@ -242,6 +245,8 @@ class RaceServer:
             asyncio.create_task(self._adopt()),
             # One node of the service forms the quick-match races and fills the deal supplies.
             asyncio.create_task(while_holding(node_store, "matcher", node.id, ttl, self._match)),
+            # One node records the races whose node died before recording them.
+            asyncio.create_task(while_holding(node_store, "recorder", node.id, ttl, lambda: self._record(recorder))),
         ]
         if self._daily is not None and self._pool is not None:
             daily, pool = self._daily, self._pool
@@ -297,6 +302,17 @@ class RaceServer:
                     self._log.log(logging.WARNING, "quick-match-store", "quick match paused: %s", error)
                 except Exception:
                     self._log.exception("quick-match", "quick match failed")
+
+    async def _record(self, recorder: RaceRecorder) -> None:
+        """Record the finished races left unrecorded, every :data:`LEFT_OVER_INTERVAL` s."""
+        while True:
+            await asyncio.sleep(LEFT_OVER_INTERVAL)
+            try:
+                await recorder.record_left_over(now_ms())
+            except StoreUnavailable as error:
+                self._log.log(logging.WARNING, "left-over-store", "races left unrecorded wait: %s", error)
+            except Exception:
+                self._log.exception("left-over", "recording the races left unrecorded failed")
 
     async def _sweep(self) -> None:
         while True:

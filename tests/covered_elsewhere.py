@@ -78,7 +78,6 @@ COVERED_ELSEWHERE: Final[dict[str, str]] = {
     "server/live/challenge_runs.py": "tests/features/test_challenges.py",
     "server/live/audience.py": "tests/end_to_end/test_spectating.py",
     "server/live/loading.py": "tests/end_to_end/test_recovery.py",
-    "server/live/recording.py": "tests/end_to_end/test_leaderboards_api.py",
     "server/net/answers.py": "tests/net/test_forwarding.py",
     "server/net/following.py": "tests/cluster/test_membership.py",
     "server/net/http.py": "tests/web/test_http.py",

@@ -18,6 +18,12 @@ statistics too, until one clears it; one played at machine speed is flagged and 
 counted. The judgement reads only what was stored by the race's end (the player's races
 over before it began), so a retried recording judges the same, and a held entry is never
 recorded, however asked.
+
+Nothing a race's end leaves behind is lost with the node that ran it: the race is noted as
+unrecorded (:mod:`server.storage.unrecorded`) before its finishing step is stored, and cleared
+once all of the above is recorded. A note left behind (the node died, or gave up retrying) is
+taken up by any node (:meth:`RaceRecorder.record_left_over`), which rebuilds the finished race
+from storage and records it again: every part is idempotent, so it counts once.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from server.games import Autoplay, Options, variant_class
 from server.live.arena_results import ArenaResults
 from server.live.bracket_runs import BracketRuns
 from server.live.challenge_runs import ChallengeRuns
+from server.rooms.entries import parse_entry
 from server.rooms.ghost import ghost_options, run_of
 from server.rooms.lifecycle import State
 from server.rooms.record import RoomRecord, SeatRecord, SeatStatus, decode_record
@@ -47,8 +54,10 @@ from server.storage.connection import Storage, StoreUnavailable
 from server.storage.deals import DealStore
 from server.storage.held import Held, HeldEntries
 from server.storage.moderation import Flag, ModerationStore
+from server.storage.race_counts import RaceCounts, RaceResult
 from server.storage.ratings import rate_race_once
 from server.storage.rooms import RoomStore
+from server.storage.unrecorded import Noted, UnrecordedRaces
 
 logger = logging.getLogger("server.results")
 
@@ -60,6 +69,10 @@ _TRIES: Final = 12
 RECORDING_AT_ONCE: Final = 8
 #: A player's earlier races read for their pace norm, at most (two reads each).
 HISTORY_RACES: Final = 8
+#: Races left unrecorded taken up at once by :meth:`RaceRecorder.record_left_over`.
+LEFT_OVER_AT_ONCE: Final = 16
+#: A race left unrecorded this long (ms) is given up (its logs may be gone).
+GIVE_UP_MS: Final = 86_400_000
 
 
 def counts(room: Room) -> bool:
@@ -85,6 +98,8 @@ class RaceRecorder:
         self._challenges = ChallengeRuns(storage)
         self._arenas = ArenaResults(storage)
         self._brackets = BracketRuns(storage)
+        self._counts = RaceCounts(storage)
+        self._unrecorded = UnrecordedRaces(storage)
         self._recording = asyncio.Semaphore(RECORDING_AT_ONCE)
 
     async def rate(self, room: Room, step: Step) -> None:
@@ -120,9 +135,14 @@ class RaceRecorder:
         if room.record.daily is None and counts(room):
             await self._boards.races_started(room.record.variant, list(room.racers().values()))
 
-    async def record(self, room: Room) -> None:
-        """Statistics and the daily board for ``room``'s finished race, retried with backoff
-        while storage is away."""
+    async def note(self, room: Room, step: Step) -> Noted:
+        """Note ``step``, which finishes ``room``'s race, as unrecorded: call before storing
+        it (:class:`StoreUnavailable` if Redis is away: then store nothing)."""
+        return await self._unrecorded.note(room.code, step.record.race, now_ms())
+
+    async def record(self, room: Room, noted: Noted | None = None) -> None:
+        """Everything ``room``'s finished race leaves behind, retried with backoff while
+        storage is away; then ``noted`` (its note as unrecorded) is cleared."""
         if room.state is not State.FINISHED:
             return
         delay = _RETRY_FIRST
@@ -130,12 +150,40 @@ class RaceRecorder:
             try:
                 async with self._recording:
                     await self._record(room)
+                    if noted is not None:
+                        await self._unrecorded.done(noted)
                 return
             except StoreUnavailable as error:
                 logger.warning("room %s: results not recorded yet (%s); retrying in %.1f s", room.code, error, delay)
                 await asyncio.sleep(delay)
                 delay = min(_RETRY_MAX, delay * 2)
-        logger.error("room %s: gave up recording the results of race %d", room.code, room.record.race)
+        logger.error("room %s: race %d not recorded yet; left to the other nodes", room.code, room.record.race)
+
+    async def record_left_over(self, now: int) -> int:
+        """Record the finished races noted as unrecorded and due at ``now`` (their node died
+        or gave up), each rebuilt from storage; how many were recorded. A note whose race
+        was never stored as finished (its node died first: whoever finishes it notes it
+        again) or is older than :data:`GIVE_UP_MS` is dropped."""
+        recorded = 0
+        for noted in await self._unrecorded.take_due(now, LEFT_OVER_AT_ONCE):
+            room = await self._finished_room(noted) if now - noted.noted < GIVE_UP_MS else None
+            if room is not None:
+                async with self._recording:
+                    await self._record(room)
+                recorded += 1
+                logger.info("room %s: race %d recorded for the node that ran it", noted.code, noted.race)
+            await self._unrecorded.done(noted)
+        return recorded
+
+    async def _finished_room(self, noted: Noted) -> Room | None:
+        """``noted``'s race as it finished, rebuilt from its stored record and logs."""
+        raw = await self._rooms.finished_race(noted.code, noted.race)
+        record = None if raw is None else decode_record(raw)
+        if record is None or record.state != State.FINISHED.value:
+            return None
+        logs = await self._rooms.logs(noted.code, noted.race)
+        entries = {seat: [parse_entry(text) for text in texts] for seat, texts in logs.items()}
+        return Room.restore(record, entries, now_ms())
 
     async def _record(self, room: Room) -> None:
         if counts(room):
@@ -144,13 +192,8 @@ class RaceRecorder:
         await self._challenges.record(room)
         await self._arenas.record(room)
         await self._brackets.record(room)
-        # After the boards, which players wait to see; never retried (a retry would count
-        # the race's results twice): moderators' records are worth less than that.
         record = room.record
-        try:
-            await self._moderation.add_races(list(room.racers().values()), record.code, record.race)
-        except StoreUnavailable as error:
-            logger.warning("room %s: race %d not listed in its racers' races: %s", room.code, record.race, error)
+        await self._moderation.add_races(list(room.racers().values()), record.code, record.race)
 
     async def _count(self, room: Room) -> None:
         record, boards = room.record, self._boards
@@ -186,9 +229,11 @@ class RaceRecorder:
                     "daily %s %s: %s %s", variant, record.daily, first.name, "finished" if first.finished else "stopped"
                 )
             return
-        for result in results:
-            won = result.place == 1 and result.finished
-            await boards.race_result(variant, players[result.seat], result.finished, won, result.time_ms)
+        counted = [
+            RaceResult(players[r.seat], r.finished, r.place == 1 and r.finished, r.time_ms if r.finished else None)
+            for r in results
+        ]
+        await self._counts.count(variant, f"{record.code}:{record.race}", counted)
 
     async def _keep_best_runs(self, record: RoomRecord) -> None:
         """Keep each winner's run as their best on the deal if it is (for ghost races), the

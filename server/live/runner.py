@@ -123,8 +123,12 @@ class RoomRunner:
                         self._heal_later()
                         raise
                 step = self.room.decide(command, now_ms())
+                noted = None
                 if step.outcome.finished:
                     await self._recorder.rate(self.room, step)
+                    # Before the step is stored: if this node dies before the results are
+                    # recorded, another node records them.
+                    noted = await self._recorder.note(self.room, step)
                 try:
                     await self._store_step(step)
                 except (StoreUnavailable, VersionConflict):
@@ -144,7 +148,7 @@ class RoomRunner:
             self.audience.execute(delivery_of(self.room, step, reply))
             self.schedule()
             if step.outcome.finished:
-                self._background(self._recorder.record(self.room))
+                self._background(self._recorder.record(self.room, noted))
             elif step.record.state == "racing" and step.record.started != before_start:
                 self._background(self._recorder.started(self.room))
             if self.room.is_empty():

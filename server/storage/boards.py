@@ -63,6 +63,7 @@ key                                          type    holds
                                                      recorded daily result
 ``sr:stats:{<game>}:best-time``                zset    player -> best time of any finished race or daily
                                                      attempt, ms (the statistics' best time)
+``sr:stats:{<game>}:counted:<code>:<race>``    string  the race's results are counted (storage/race_counts.py)
 ``sr:rating:{<game>}:player:<id>``           string  ``"<rating> <rd> <volatility>"`` (storage/ratings.py)
 ``sr:rating:{<game>}:board``                 zset    player -> minus ``round(rating * 1000)``
 ===========================================  ======  ====================================================
@@ -287,20 +288,6 @@ class Leaderboards:
         commands = [("HINCRBY", self._stats_key(game, player), "races_started", 1) for player in players]
         await self._store.send_all(f"count a {game} race of {len(players)} player(s)", commands)
 
-    async def race_result(self, game: str, player: str, finished: bool, won: bool, time_ms: int | None) -> None:
-        """Count a race's result for ``player``: finished (in ``time_ms``, which then counts
-        for the best time) and/or won (placed first)."""
-        stats = self._stats_key(game, player)
-        if finished:
-            _digits("time_ms", _required_time(time_ms), _TIME_WIDTH)
-        commands: list[tuple[str | int, ...]] = [
-            ("HINCRBY", stats, "races_finished", int(finished)),
-            ("HINCRBY", stats, "races_won", int(won)),
-        ]
-        if finished:
-            commands.append(("ZADD", self._key("stats", game, "best-time"), "LT", _required_time(time_ms), player))
-        await self._store.send_all(f"record {player}'s {game} race result", commands, transaction=True)
-
     async def daily_result(self, game: str, player: str, date: str, finished: bool, time_ms: int | None) -> bool:
         """Count ``player``'s ranked daily attempt of ``date``: attempts, wins (a finished
         attempt), best time, streaks, the all-time boards (best daily time, wins, streak) and,
@@ -428,12 +415,17 @@ class Leaderboards:
         return await self._ratings.around(game, player, span)
 
     def _key(self, kind: str, game: str, *parts: str) -> str:
-        # Every board and statistic of a game shares the hash tag {<game>}: a result's
-        # transaction (the player's statistics and the game's boards) stays in one Cluster slot.
-        return self._store.prefix + ":".join((kind, f"{{{game}}}", *parts))
+        return game_key(self._store.prefix, kind, game, *parts)
 
     def _unavailable(self, action: str) -> contextlib.AbstractContextManager[None]:
         return self._store.guard(action)
+
+
+def game_key(prefix: str, kind: str, game: str, *parts: str) -> str:
+    """The key of one of ``game``'s boards or statistics (``kind``: ``lb``, ``stats``...)."""
+    # Every board and statistic of a game shares the hash tag {<game>}: a result's
+    # transaction (the player's statistics and the game's boards) stays in one Cluster slot.
+    return prefix + ":".join((kind, f"{{{game}}}", *parts))
 
 
 def _ranked(board: AllTimeBoard, first_rank: int, scored: Iterable[tuple[str, float]]) -> list[Ranked]:

@@ -21,6 +21,9 @@ key                                            type    holds
 ``sr:room:{<code>}:owner``                     string  ``<node>:<token>``: the owner's lease (PX, renewed)
 ``sr:room:{<code>}:epoch``                     string  the last fencing token handed out for the room
 ``sr:rooms:active``                            set     codes of the rooms in progress
+``sr:unrecorded``                              zset    ``<code> <race> <noted ms>`` of finished races whose
+                                                       results are not all recorded -> when due for another
+                                                       node (storage/unrecorded.py)
 ``sr:public-rooms:<hex>``                      zset    public rooms created from a client address -> Unix ms
                                                        counted (unfinished ones, kept a day; rooms.py)
 ``sr:node:{<node>}``                           string  a live node's heartbeat (JSON: address, load; PX)
@@ -113,6 +116,9 @@ class Keys:
 
     def active_rooms(self) -> str:
         return f"{self.prefix}rooms:active"
+
+    def unrecorded(self) -> str:
+        return f"{self.prefix}unrecorded"
 
     def public_rooms(self, address: str) -> str:
         # Hex, as for attempts: an address (IPv6, "unknown") may hold ':' and anything else.

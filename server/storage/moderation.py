@@ -127,13 +127,14 @@ class ModerationStore:
         return [msgspec.json.decode(line, type=Flag) for line in lines]
 
     async def add_races(self, players: list[str], code: str, race: int) -> None:
-        """Remember that each of ``players`` raced race ``race`` of room ``code``, in one
-        round trip (each player's list on its own: their keys may be in different Cluster
-        slots)."""
+        """Remember that each of ``players`` raced race ``race`` of room ``code``, once
+        however often asked, in one round trip (each player's list on its own: their keys
+        may be in different Cluster slots)."""
         commands: list[tuple[str, ...]] = []
+        entry = f"{code} {race}"
         for player in players:
             key = self._keys.races_of(player)
-            commands += [("LPUSH", key, f"{code} {race}"), ("LTRIM", key, "0", str(RECENT_RACES - 1))]
+            commands += [("LREM", key, "0", entry), ("LPUSH", key, entry), ("LTRIM", key, "0", str(RECENT_RACES - 1))]
         await self._storage.send_all(f"list the race of {len(players)} player(s)", commands)
 
     async def races(self, player: str, n: int = 20) -> list[tuple[str, int]]:

@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 from server.competition.ratings import Rating
 from server.storage.boards import Entry, Leaderboards, Ranked, Stats
 from server.storage.connection import Storage as Store
+from server.storage.race_counts import RaceCounts, RaceResult
 from server.storage.ratings import RatedEntry
 
 pytestmark = pytest.mark.asyncio
@@ -152,13 +153,14 @@ async def test_bad_entries_are_refused(boards: Leaderboards) -> None:
     assert await boards.top("scorpion", DAY, 10) == []
 
 
-async def test_statistics_of_races(boards: Leaderboards) -> None:
+async def test_statistics_of_races(boards: Leaderboards, store: Store) -> None:
     assert await boards.stats("scorpion", "ann", DAY) == Stats()
     for _ in range(3):
         await boards.races_started("scorpion", ["ann"])
-    await boards.race_result("scorpion", "ann", finished=True, won=True, time_ms=50_000)
-    await boards.race_result("scorpion", "ann", finished=True, won=False, time_ms=40_000)
-    await boards.race_result("scorpion", "ann", finished=False, won=False, time_ms=None)
+    counts = RaceCounts(store)
+    await counts.count("scorpion", "R:1", [RaceResult("ann", finished=True, won=True, time_ms=50_000)])
+    await counts.count("scorpion", "R:2", [RaceResult("ann", finished=True, won=False, time_ms=40_000)])
+    await counts.count("scorpion", "R:3", [RaceResult("ann", finished=False, won=False)])
     assert await boards.stats("scorpion", "ann", DAY) == Stats(
         races_started=3, races_won=1, races_finished=2, best_time_ms=40_000
     )

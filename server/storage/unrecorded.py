@@ -1,0 +1,79 @@
+"""Finished races whose results are not all recorded yet: the ledger that makes a race's
+results survive the death of the node that ran it.
+
+A race is noted here before its finishing step is stored, and cleared once everything its
+end leaves behind is recorded (:class:`~server.live.recording.RaceRecorder`). A node that dies
+in between leaves the note, and any node takes it up once it is due (:data:`DUE_AFTER_MS`
+after it was noted or last taken): taking a note pushes it that much later, atomically, so
+one node at a time records a race again. Every part of recording is idempotent, so a race
+recorded by its node and again by another counts once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from server.storage.connection import Storage, as_text
+from server.storage.keys import Keys, key_part
+
+#: Ms after a race is noted (or last taken) before another node records it.
+DUE_AFTER_MS: Final = 10_000
+
+# KEYS: the ledger; ARGV: now, the new due time, how many. The due notes, each pushed later.
+_TAKE = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, member in ipairs(due) do redis.call('ZADD', KEYS[1], 'XX', ARGV[2], member) end
+return due
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Noted:
+    """One finished race noted as not recorded: room ``code``'s race ``race``, noted at
+    ``noted`` (Unix ms)."""
+
+    code: str
+    race: int
+    noted: int
+
+    @property
+    def member(self) -> str:
+        return f"{self.code} {self.race} {self.noted}"
+
+
+class UnrecordedRaces:
+    """The ledger of unrecorded races in ``storage`` (one sorted set: member -> due time)."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._key = Keys(storage.prefix).unrecorded()
+        self._take = storage.redis.register_script(_TAKE)
+
+    async def note(self, code: str, race: int, now: int) -> Noted:
+        """Note room ``code``'s race ``race`` as finishing at ``now``, before it is stored."""
+        noted = Noted(key_part(code), race, now)
+        with self._storage.guard(f"note race {race} of room {code} for recording"):
+            await self._storage.redis.zadd(self._key, {noted.member: now + DUE_AFTER_MS})
+        return noted
+
+    async def done(self, noted: Noted) -> None:
+        """Everything ``noted``'s race leaves behind is recorded."""
+        with self._storage.guard(f"clear race {noted.race} of room {noted.code} as recorded"):
+            await self._storage.redis.zrem(self._key, noted.member)
+
+    async def take_due(self, now: int, n: int) -> list[Noted]:
+        """Up to ``n`` notes due at ``now``, each made due again :data:`DUE_AFTER_MS` later
+        (cleared by :meth:`done` once recorded)."""
+        with self._storage.guard("take the races due for recording"):
+            members = await self._take(keys=[self._key], args=[now, now + DUE_AFTER_MS, n])
+        taken = []
+        for member in members:
+            code, race, noted = as_text(member).split(" ")
+            taken.append(Noted(code, int(race), int(noted)))
+        return taken
+
+    async def pending(self) -> int:
+        """How many races are noted (for operators and tests)."""
+        with self._storage.guard("count the races not recorded"):
+            return int(await self._storage.redis.zcard(self._key))
