@@ -92,6 +92,14 @@ KEYS: Final[tuple[tuple[str, tuple[tuple[str, str], ...]], ...]] = (
         ),
     ),
     (
+        "Play hub (p on the home menu: every way to race)",
+        (
+            ("p", "home menu: the Play hub, every way to race in one place"),
+            ("Enter", "open the highlighted way to race, or play a challenge waiting for you"),
+            ("r", "ask again for the challenges waiting for you"),
+        ),
+    ),
+    (
         "Challenges (from the home menu)",
         (
             ("Enter", "play an invitation; once both runs are in, replay your run"),

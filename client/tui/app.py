@@ -39,9 +39,11 @@ from client.tui.brackets import BracketScreen, BracketsScreen
 from client.tui.challenges import ChallengeFormScreen, ChallengesScreen
 from client.tui.daily import DailyScreen
 from client.tui.game import GameScreen
+from client.tui.ghost import GhostScreen
 from client.tui.help import HelpScreen, RulesScreen
 from client.tui.home import CreateScreen, HomeScreen, JoinScreen, NameScreen
 from client.tui.lobby import LobbyScreen
+from client.tui.play_hub import PlayHubScreen
 from client.tui.quick import QuickScreen
 from client.tui.results import ReplayScreen, ResultsScreen
 from client.tui.spectate import SpectateScreen
@@ -178,6 +180,10 @@ class RaceApp(App[int]):
                 return BracketScreen(bracket)
             case to.ReplayRun(replay=replay, piles=piles):
                 return ReplayScreen(replay, piles)
+            case to.Play():
+                return PlayHubScreen()
+            case to.Ghost():
+                return GhostScreen()
             case to.Help():
                 return HelpScreen()
             case to.Rules(variant=variant):

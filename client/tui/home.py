@@ -1,7 +1,8 @@
 """The first screens: the name prompt, the home menu (which says how many challenges wait for
-the player), the room and practice forms, and joining by code. Quick races, async challenges,
-arena tournaments, daily challenges, leaderboards, statistics and the account screens have
-modules of their own (quick.py, challenges.py, arenas.py, daily.py, standings.py, account.py)."""
+the player), the room and practice forms, and joining by code. The Play hub (every way to race:
+``p`` on the home menu), quick races, async challenges, ghost races, arena tournaments,
+daily challenges, leaderboards, statistics and the account screens have modules of their own
+(play_hub.py, quick.py, challenges.py, ghost.py, arenas.py, daily.py, standings.py, account.py)."""
 
 from __future__ import annotations
 
@@ -117,7 +118,7 @@ class HomeScreen(ClientScreen):
     #: What the inbox last said is waiting for the player ("2 challenges waiting for you", or "").
     waiting = ""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "app.quit", "Quit")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("p", "play", "Play"), Binding("q", "app.quit", "Quit")]
 
     DEFAULT_CSS = """
     #menu-box { height: 1fr; }
@@ -130,7 +131,7 @@ class HomeScreen(ClientScreen):
         yield Static(id="who")
         with Vertical(id="menu-box"):
             yield OptionList(id="menu")
-        yield Static("Arrows and Enter to choose · ? keys · q quit", classes="hint")
+        yield Static("Arrows and Enter to choose · p: Play, every way to race · ? keys · q quit", classes="hint")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -230,6 +231,10 @@ class HomeScreen(ClientScreen):
         menu.clear_options()
         menu.add_options(options)
         menu.highlighted = keep[0] if keep else enabled[0]
+
+    def action_play(self) -> None:
+        """The Play hub: every way to race, in one place."""
+        self.navigate(to.Play())
 
     @on(OptionList.OptionSelected, "#menu")
     def chosen(self, event: OptionList.OptionSelected) -> None:

@@ -154,6 +154,16 @@ class Bracket:
 
 
 @dataclass(frozen=True)
+class Play:
+    """The Play hub: every way to race, and the challenges waiting for the player."""
+
+
+@dataclass(frozen=True)
+class Ghost:
+    """The ghost race form: race a kept best run on a deal, or a finished race's run (a replay link)."""
+
+
+@dataclass(frozen=True)
 class Help:
     pass
 
@@ -185,6 +195,8 @@ Route = (
     | Arena
     | Brackets
     | Bracket
+    | Play
+    | Ghost
     | Help
     | Rules
 )

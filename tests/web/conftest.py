@@ -10,6 +10,13 @@
     the server's loop and waits for it (bots and protocol clients live there),
     ``srv.spawn(coro)`` starts one without waiting.
 
+``web_service`` (function scope)
+    A factory of several nodes of one service: ``with web_service(2, quick_match_wait=...) as
+    (a, b):`` runs that many :class:`ThreadedServer` s (each on a loop and a port of its own)
+    sharing one key prefix of the session Redis, with :data:`NODE_TTL`, as
+    tests/cluster/test_service_wide.py runs two nodes in one process. A page opened on
+    ``a.base`` talks to node A only (the web client connects to the host that served it).
+
 ``browser`` (module scope: Playwright's sync API keeps an event loop running in the main
 thread while it is open, which asyncio tests run after it could not share)
     Headless Chromium from the system packages (``/usr/bin/chromium``) driven by Playwright;
@@ -83,19 +90,47 @@ class ThreadedServer:
             self.loop.close()
 
 
+def server_config(redis_url: str, prefix: str, settings: dict[str, Any]) -> Config:
+    """A server's config for these tests: no solver or hint workers and the tests' countdown
+    unless ``settings`` say otherwise, on a free port, under key prefix ``prefix``."""
+    settings = {"solver_workers": 0, "hint_workers": 0, "countdown": COUNTDOWN, **settings}
+    return Config(port=0, redis_url=redis_url, key_prefix=prefix, **settings)
+
+
+def fresh_prefix() -> str:
+    return f"test:{uuid.uuid4().hex[:12]}:"
+
+
 @pytest.fixture
 def web_server(redis_url: str) -> Any:
     @contextlib.contextmanager
     def start(deal: str | None = None, **settings: Any) -> Iterator[ThreadedServer]:
-        settings.setdefault("solver_workers", 0)
-        settings.setdefault("hint_workers", 0)
-        settings.setdefault("countdown", COUNTDOWN)
-        config = Config(port=0, redis_url=redis_url, key_prefix=f"test:{uuid.uuid4().hex[:12]}:", **settings)
-        server = ThreadedServer(config, deal)
+        server = ThreadedServer(server_config(redis_url, fresh_prefix(), settings), deal)
         try:
             yield server
         finally:
             server.close()
+
+    return start
+
+
+#: Seconds of a node's heartbeat and leases in a multi-node service (as tests/cluster's).
+NODE_TTL = 2.0
+
+
+@pytest.fixture
+def web_service(redis_url: str) -> Any:
+    @contextlib.contextmanager
+    def start(count: int = 2, deal: str | None = None, **settings: Any) -> Iterator[list[ThreadedServer]]:
+        prefix = fresh_prefix()
+        settings = {"node_ttl": NODE_TTL, **settings}
+        with contextlib.ExitStack() as stack:
+            nodes = []
+            for _ in range(count):
+                node = ThreadedServer(server_config(redis_url, prefix, settings), deal)
+                stack.callback(node.close)
+                nodes.append(node)
+            yield nodes
 
     return start
 

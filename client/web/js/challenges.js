@@ -6,6 +6,8 @@
 // match. Each opens your run at once: a room of your own whose countdown the server starts.
 //   #/challenges/take/ID           the id filled in
 //   #/challenges/rival/PLAYER[/NAME]  the rival filled in (a room's "Challenge" link)
+//   #/challenges/new, /take, /async, /inbox  that part of the page shown and its first field focused
+//                                  (the Play page's entries, hub.js)
 // The header's Challenges link says how many invitations wait (`showWaiting`, asked for once the
 // page is connected or signed in, and whenever the inbox is shown).
 
@@ -20,7 +22,7 @@ const GUIDE =
   "rated challenge moves both ratings.";
 
 /** An invitation you have not taken: you may play it now. */
-function mayPlay(line) {
+export function mayPlay(line) {
   return (line.side ?? null) === null && line.state === "open";
 }
 
@@ -31,7 +33,7 @@ export function waitingWords(lines) {
 }
 
 /** The header's count of invitations, from `lines` (an inbox). */
-function drawWaiting(lines) {
+export function drawWaiting(lines) {
   const badge = document.getElementById("inbox-badge");
   if (!badge) return;
   const words = waitingWords(lines);
@@ -68,7 +70,7 @@ function ratingText(rating, change) {
 }
 
 /** Where `line` stands for you, in a few words. */
-function statusText(line, now) {
+export function statusText(line, now) {
   const rival = rivalOf(line) || "a rival";
   const left = timeLeft(line.expires - now);
   switch (line.state) {
@@ -110,6 +112,45 @@ function gameSelect(id) {
   return h("select", { id }, h("option", { value: "scorpion" }, "Scorpion"), h("option", { value: "antares" }, "Antares"));
 }
 
+/** Send `fields` (a request that opens your run: a challenge, taking one, an async match) and go to the run's room. */
+export async function openRun(conn, button, fields, status) {
+  button.disabled = true;
+  status.show("Opening your run…");
+  try {
+    const joined = await conn.request(fields);
+    location.assign(`/r/${joined.room}`);
+  } catch (error) {
+    status.show(error.message, true);
+    button.disabled = false;
+  }
+}
+
+/** "Async match" (the Challenges page's and the Play page's). */
+export function asyncMatchForm(conn) {
+  const variant = gameSelect("async-variant");
+  const status = statusLine();
+  const submit = (event) => {
+    event.preventDefault();
+    openRun(conn, event.target.querySelector("button"), { type: "async_match", variant: variant.value }, status);
+  };
+  return h(
+    "form",
+    { className: "panel", id: "async-form", onsubmit: submit },
+    h("h2", {}, "Async match"),
+    h("p", { className: "muted" }, "Play the deal of someone near your rating who played it in the last 24 h, or a new deal whose run waits for the next player. Always rated."),
+    h("div", { className: "toolbar" }, variant, h("button", { type: "submit", className: "primary" }, "Find a match")),
+    status,
+  );
+}
+
+/** The part of the page a route names (`#/challenges/PART`): its panel, and the field focused in it. */
+const PARTS = {
+  new: ["challenge-form", "challenge-player"],
+  take: ["take-form", "take-id"],
+  async: ["async-form", "async-variant"],
+  inbox: ["inbox", null],
+};
+
 export class ChallengesScreen {
   /** `arg`, `extra`, `name` from the route: `take`/ID, or `rival`/PLAYER/NAME. */
   constructor(conn, arg, extra, name) {
@@ -117,6 +158,7 @@ export class ChallengesScreen {
     this.takeId = arg === "take" && extra ? extra.toUpperCase() : "";
     this.rival = arg === "rival" && extra ? extra : "";
     this.rivalName = arg === "rival" && name ? decodeURIComponent(name) : "";
+    this.part = PARTS[arg] || (this.rival ? PARTS.new : null);
   }
 
   mount(main) {
@@ -147,9 +189,10 @@ export class ChallengesScreen {
           ),
           this.status,
         ),
-        h("div", { className: "grid-2" }, this.challengeForm(), this.takeForm(), this.asyncForm()),
+        h("div", { className: "grid-2" }, this.challengeForm(), this.takeForm(), asyncMatchForm(this.conn)),
       ),
     );
+    this.showPart(main);
     this.off = this.conn.on((kind) => {
       if (kind === "connected" || kind === "account") this.refresh();
     });
@@ -212,16 +255,18 @@ export class ChallengesScreen {
   }
 
   /** Send `fields` (a request that opens your run) and go to the run's room. */
-  async play(button, fields, status = this.status) {
-    button.disabled = true;
-    status.show("Opening your run…");
-    try {
-      const joined = await this.conn.request(fields);
-      location.assign(`/r/${joined.room}`);
-    } catch (error) {
-      status.show(error.message, true);
-      button.disabled = false;
-    }
+  play(button, fields, status = this.status) {
+    return openRun(this.conn, button, fields, status);
+  }
+
+  /** The part the route names, marked, in view, its field focused. */
+  showPart(main) {
+    if (!this.part) return;
+    const [panel, field] = this.part;
+    const shown = main.querySelector(`#${panel}`);
+    shown.classList.add("chosen");
+    shown.scrollIntoView({ block: "nearest" });
+    if (field) main.querySelector(`#${field}`).focus({ preventScroll: true });
   }
 
   challengeForm() {
@@ -258,23 +303,6 @@ export class ChallengesScreen {
       h("h2", {}, "Take a challenge"),
       h("p", { className: "muted" }, "The id you were given (8 letters): you play its deal now."),
       h("div", { className: "toolbar" }, id, h("button", { type: "submit", className: "primary" }, "Play it")),
-      status,
-    );
-  }
-
-  asyncForm() {
-    const variant = gameSelect("async-variant");
-    const status = statusLine();
-    const submit = (event) => {
-      event.preventDefault();
-      this.play(event.target.querySelector("button"), { type: "async_match", variant: variant.value }, status);
-    };
-    return h(
-      "form",
-      { className: "panel", id: "async-form", onsubmit: submit },
-      h("h2", {}, "Async match"),
-      h("p", { className: "muted" }, "Play the deal of someone near your rating who played it in the last 24 h, or a new deal whose run waits for the next player. Always rated."),
-      h("div", { className: "toolbar" }, variant, h("button", { type: "submit", className: "primary" }, "Find a match")),
       status,
     );
   }

@@ -10,6 +10,64 @@ import { bestRunForm } from "./ghost.js";
 
 const REFRESH_MS = 2000;
 
+function gameSelect(id) {
+  return h("select", { id }, h("option", { value: "scorpion" }, "Scorpion"), h("option", { value: "antares" }, "Antares"));
+}
+
+/** "Race a bot" (the lobby's and the Play page's): a private room for the player and a bot of the chosen level. */
+export function botRaceForm(conn) {
+  const botGame = gameSelect("bot-variant");
+  // The select names the level; the line under it says how it plays (a phone has no room for
+  // the whole description in a select).
+  const levelText = h("p", { className: "muted", id: "bot-level-text" });
+  const level = h(
+    "select",
+    { id: "bot-level", "aria-describedby": "bot-level-text", onchange: () => (levelText.textContent = LEVELS[level.value].text) },
+    Object.keys(LEVELS).map((value) => h("option", { value }, value)),
+  );
+  level.value = "medium";
+  levelText.textContent = LEVELS[level.value].text;
+  const status = statusLine();
+  const raceBot = async (event) => {
+    event.preventDefault();
+    const button = event.target.querySelector("button");
+    button.disabled = true;
+    status.show("Opening a room for you and the bot…");
+    try {
+      const code = await openBotRace(conn, botGame.value, level.value);
+      location.assign(`/r/${code}`);
+    } catch (error) {
+      status.show(error.message, true);
+      button.disabled = false;
+    }
+  };
+  return h(
+    "form",
+    { className: "panel", id: "bot-race", onsubmit: raceBot },
+    h("h2", {}, "Race a bot"),
+    h("p", { className: "muted" }, "A private room for you and a bot: the race starts at once. Races against a bot are not rated."),
+    h("div", { className: "toolbar" }, botGame, h("label", {}, "level ", level), h("button", { type: "submit", className: "primary" }, "Race a bot")),
+    levelText,
+    status,
+  );
+}
+
+/** "Quick race" (the lobby's and the Play page's): the quick-match line of the chosen game (quick.js). */
+export function quickRaceForm() {
+  const quickGame = gameSelect("quick-variant");
+  const quick = (event) => {
+    event.preventDefault();
+    location.hash = `#/quick/${quickGame.value}`;
+  };
+  return h(
+    "form",
+    { className: "panel", id: "quick-race", onsubmit: quick },
+    h("h2", {}, "Quick race"),
+    h("p", { className: "muted" }, "Race whoever is waiting: 2 to 4 players near you in rating, the race starting at once. Races between people are rated."),
+    h("div", { className: "toolbar" }, quickGame, h("button", { type: "submit", className: "primary" }, "Quick race")),
+  );
+}
+
 export class LobbyScreen {
   constructor(conn) {
     this.conn = conn;
@@ -51,57 +109,11 @@ export class LobbyScreen {
 
   /** Race now: a bot (a private room, the race starting at once), a quick race, or your best run's ghost. */
   playNow() {
-    const game = (id) =>
-      h("select", { id }, h("option", { value: "scorpion" }, "Scorpion"), h("option", { value: "antares" }, "Antares"));
-    const botGame = game("bot-variant");
-    // The select names the level; the line under it says how it plays (a phone has no room for
-    // the whole description in a select).
-    const levelText = h("p", { className: "muted", id: "bot-level-text" });
-    const level = h(
-      "select",
-      { id: "bot-level", "aria-describedby": "bot-level-text", onchange: () => (levelText.textContent = LEVELS[level.value].text) },
-      Object.keys(LEVELS).map((value) => h("option", { value }, value)),
-    );
-    level.value = "medium";
-    levelText.textContent = LEVELS[level.value].text;
-    const status = statusLine();
-    const raceBot = async (event) => {
-      event.preventDefault();
-      const button = event.target.querySelector("button");
-      button.disabled = true;
-      status.show("Opening a room for you and the bot…");
-      try {
-        const code = await openBotRace(this.conn, botGame.value, level.value);
-        location.assign(`/r/${code}`);
-      } catch (error) {
-        status.show(error.message, true);
-        button.disabled = false;
-      }
-    };
-    const quickGame = game("quick-variant");
-    const quick = (event) => {
-      event.preventDefault();
-      location.hash = `#/quick/${quickGame.value}`;
-    };
     return h(
       "div",
       { className: "grid-2", id: "play-now" },
-      h(
-        "form",
-        { className: "panel", id: "bot-race", onsubmit: raceBot },
-        h("h2", {}, "Race a bot"),
-        h("p", { className: "muted" }, "A private room for you and a bot: the race starts at once. Races against a bot are not rated."),
-        h("div", { className: "toolbar" }, botGame, h("label", {}, "level ", level), h("button", { type: "submit", className: "primary" }, "Race a bot")),
-        levelText,
-        status,
-      ),
-      h(
-        "form",
-        { className: "panel", id: "quick-race", onsubmit: quick },
-        h("h2", {}, "Quick race"),
-        h("p", { className: "muted" }, "Race whoever is waiting: 2 to 4 players near you in rating, the race starting at once. Races between people are rated."),
-        h("div", { className: "toolbar" }, quickGame, h("button", { type: "submit", className: "primary" }, "Quick race")),
-      ),
+      botRaceForm(this.conn),
+      quickRaceForm(),
       bestRunForm(this.conn),
       // On a phone the header has no room for the Brackets link: the lobby has the way there.
       h(

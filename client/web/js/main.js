@@ -1,12 +1,13 @@
 // The web client's entry point: one connection for the page, and a screen per route.
 //   /r/CODE          race in room CODE (join with a name; a reload resumes the seat)
 //   #/lobby          race a bot, quick race, your best run's ghost, live public rooms (the default)
+//   #/play           every way to race on one page, each opening its own (hub.js)
 //   #/quick/GAME     waiting in the quick-match line of GAME
 //   #/watch/CODE     watch a room
 //   #/daily[/GAME]   the daily challenge and the leaderboards
 //   #/replay/CODE[/SEAT]  a finished race, step by step, and racing its run as a ghost
 //   #/account        register, log in, log out, change the password
-//   #/challenges[/take/ID | /rival/PLAYER[/NAME]]  your challenges, and starting one
+//   #/challenges[/take/ID | /rival/PLAYER[/NAME] | /new | /async | /inbox]  your challenges, and starting one
 //   #/arenas         the arena tournaments; #/arena/ID: one, to join, with its live standings
 //   #/brackets       the bracket tournaments; #/bracket/ID: one, to register and play your rounds
 
@@ -17,6 +18,7 @@ import { ChallengesScreen, showWaiting } from "./challenges.js";
 import { Connection, serverUrl } from "./connection.js";
 import { DailyScreen } from "./daily.js";
 import { fill, h } from "./dom.js";
+import { PlayScreen } from "./hub.js";
 import { LobbyScreen } from "./lobby.js";
 import { QuickScreen } from "./quick.js";
 import { ReplayScreen } from "./replay.js";
@@ -34,6 +36,8 @@ function screenFor() {
   if (room) return new RoomScreen(conn, room[1], "race");
   const [, page, arg, extra, more] = (location.hash || "#/lobby").split("/");
   switch (page) {
+    case "play":
+      return new PlayScreen(conn);
     case "challenges":
       return new ChallengesScreen(conn, arg, extra, more);
     case "arenas":

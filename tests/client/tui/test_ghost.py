@@ -1,7 +1,8 @@
 """Ghost races in the terminal UI, driven by Textual's test pilot against a real server: ``g``
-on a replay races that run, and ``f`` on the daily screen the fastest run of yesterday's deal;
-the ghost's seat says "(ghost)" on the race and results screens, its progress moves on the
-run's recorded timing, and the results say why nothing is rated."""
+on a replay races that run, ``f`` on the daily screen the fastest run of yesterday's deal, and
+the Play hub's ghost race form a kept best run on a deal (or a replay link's run); the ghost's
+seat says "(ghost)" on the race and results screens, its progress moves on the run's recorded
+timing, and the results say why nothing is rated."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from client.tui import navigation as to
 from client.tui.app import RaceApp
 from client.tui.daily import DailyScreen
 from client.tui.game import GameScreen
+from client.tui.ghost import GhostScreen, linked_run
 from client.tui.results import ReplayScreen, ResultsScreen
 from protocol.messages import (
     AskDaily,
@@ -30,6 +32,7 @@ from protocol.messages import (
 from server.clock import now_ms
 from server.competition.daily import previous_date, utc_date
 from tests.client.conftest import Serve, ServeDaily, eventually, playing
+from tests.client.tui.test_play_hub import open_hub, pick
 from tests.client.tui.test_roomtext import footer_cut
 from tests.client.tui.test_tui import choose, client_of, home, saved, screen_lines, showing, text_of
 from tests.known_deals import ANTARES_DEAL, winning_line
@@ -132,6 +135,46 @@ async def test_f_on_the_daily_screen_races_yesterdays_fastest_run(serve_daily: S
             await pilot.pause()
             assert await footer_cut(app) == []
             await pilot.press("f")
+            screen = await eventually(showing(app, GameScreen), what="the ghost race")
+            room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
+            assert [(racer.name, racer.ghost) for racer in room.view().racers] == [("Ann", False), ("Bob", True)]
+            await eventually(lambda: "Bob (ghost)" in text_of(app, "#racers"), what="the ghost's line")
+
+
+async def test_a_replay_link_or_a_room_code_names_a_run() -> None:
+    assert linked_run("http://127.0.0.1:8765/#/replay/k7q2m9xd/1") == ("K7Q2M9XD", 1)
+    assert linked_run("https://race.example/r/K7Q2M9XD") == ("K7Q2M9XD", 0)
+    assert linked_run(" K7Q2M9XD/3 ") == ("K7Q2M9XD", 3)
+    assert linked_run("K7Q2M9XD") == ("K7Q2M9XD", 0)
+    assert linked_run("K7Q2M9XD!") is None
+
+
+async def test_the_ghost_race_form_races_the_fastest_run_kept_on_a_deal(serve: Serve, tmp_path: Path) -> None:
+    line = winning_line()
+    async with serve() as srv:
+        # Bob wins the deal: the fastest run kept on it (Ann has none of her own).
+        bob = await srv.connect("Bob")
+        options = RoomOptions(max_racers=1, deal=str(ANTARES_DEAL))
+        joined = await bob.request(lambda i: CreateRoom(id=i, variant="antares", options=options))
+        assert isinstance(joined, Joined)
+        code = joined.room
+        await bob.request(lambda i: Ready(id=i, room=code))
+        await bob.wait_room(code, lambda m: m.view().state == "racing", timeout=15)
+        for text in line:
+            await bob.request(playing(code, text))
+        await bob.wait_room(code, lambda m: m.view().results is not None, timeout=15)
+
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await open_hub(app, pilot)
+            await pick(app, pilot, "ghost")
+            form = await eventually(showing(app, GhostScreen), what="the ghost race form")
+            await pilot.press("tab", "enter", "down", "enter")  # the game: Antares
+            await pilot.press("tab", *str(ANTARES_DEAL), "enter")  # whose run: yours, as it starts
+            await eventually(lambda: form.query_one("#ghost-message").has_class("error"), what="the refusal")
+            assert "race the ghost:" in text_of(app, "#ghost-message")
+            await pilot.press("tab", "enter", "down", "enter")  # whose run: the fastest
+            await pilot.click("#ghost-race")
             screen = await eventually(showing(app, GameScreen), what="the ghost race")
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
             assert [(racer.name, racer.ghost) for racer in room.view().racers] == [("Ann", False), ("Bob", True)]
