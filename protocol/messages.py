@@ -74,6 +74,9 @@ from protocol.replies import (
     BracketView as BracketView,
 )
 from protocol.replies import (
+    ChallengeResult as ChallengeResult,
+)
+from protocol.replies import (
     DailyInfo as DailyInfo,
 )
 from protocol.replies import (
@@ -117,6 +120,9 @@ from protocol.replies import (
 )
 from protocol.replies import (
     ReplayStep as ReplayStep,
+)
+from protocol.replies import (
+    RoundClosed as RoundClosed,
 )
 from protocol.replies import (
     ServerMessage as ServerMessage,

@@ -251,6 +251,26 @@ class BracketView(_Reply, tag="bracket"):
     standings: list[str] | None = None
 
 
+class ChallengeResult(_Reply, tag="challenge_result"):
+    """Pushed, unasked (no ``id``), to each player of a challenge on every connection they have
+    open when its result is known: ``over`` (the second run ended; in a rated one, once the
+    ratings moved) or ``expired`` (its window closed first). ``challenge`` is the line their
+    ``inbox`` would now show them."""
+
+    challenge: ChallengeLine
+
+
+class RoundClosed(_Reply, tag="round_closed"):
+    """Pushed, unasked (no ``id``), to each player of a bracket round on every connection they
+    have open when the round closes: ``round``, with its results and reveal; ``next``, the
+    round that opened with it (absent when the bracket is over); ``bracket`` as the ``bracket``
+    request would now show it to them."""
+
+    bracket: BracketInfo
+    round: BracketRound
+    next: BracketRound | None = None
+
+
 class Error(_Reply, tag="error"):
     """A request failed. ``id`` names it when it could be read; ``code`` is from the
     table in PROTOCOL.md, a closed set within a protocol version (see its "Versions");
@@ -307,6 +327,8 @@ ServerMessage = (
     | ArenaStandings
     | Brackets
     | BracketView
+    | ChallengeResult
+    | RoundClosed
     | Error
     | Snapshot
     | Update

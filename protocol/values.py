@@ -169,6 +169,13 @@ class RoomView(msgspec.Struct, omit_defaults=True, frozen=True):
     arena: str | None = None
     #: A run of a bracket tournament's round (``play_bracket``): the bracket's id.
     bracket: str | None = None
+    #: A challenge's run: the side it plays, its racer's (0 the challenger, 1 the challenged
+    #: player); absent in other rooms and in runs opened by an older server.
+    challenge_side: int | None = None
+    #: A challenge's run: whether the challenge is rated (absent as ``challenge_side`` is).
+    challenge_rated: bool | None = None
+    #: A race of an arena tournament: the arena's name (absent as ``challenge_side`` is).
+    arena_name: str | None = None
 
 
 class BracketInfo(msgspec.Struct, omit_defaults=True, frozen=True):
@@ -192,10 +199,12 @@ class BracketInfo(msgspec.Struct, omit_defaults=True, frozen=True):
 
 
 class BracketRound(msgspec.Struct, omit_defaults=True, frozen=True):
-    """A round of a bracket: its window (Unix ms) and players (names). ``you``: ``to-play``,
-    ``playing``, ``played`` or ``forfeited`` for a player of the round, absent otherwise.
-    Once it closed: ``results`` (``seat`` is the player's index in ``players``; the better
-    half went on), ``rooms`` and ``reveal`` (its deal and salt)."""
+    """A round of a bracket: its window (Unix ms) and players (names, and their ids in
+    ``player_ids``, by the same index). ``you``: ``to-play``, ``playing``, ``played`` or
+    ``forfeited`` for a player of the round, absent otherwise. ``commitment``: the commitment
+    of the round's deal (every run's room publishes it too). Once it closed: ``results``
+    (``seat`` is the player's index in ``players``; the better half went on), ``rooms`` and
+    ``reveal`` (its deal and salt, which hash to ``commitment``)."""
 
     number: int
     opens: int
@@ -209,6 +218,11 @@ class BracketRound(msgspec.Struct, omit_defaults=True, frozen=True):
     #: Once closed: each player's run's room, by their index in ``players`` (for ``replay``);
     #: None for a forfeit.
     rooms: list[str | None] | None = None
+    #: The players' ids, by their index in ``players`` (absent from an older server).
+    player_ids: list[str] | None = None
+    #: ``sha256(f"{variant}|{deal}|{salt}")`` in hex, the variant being the bracket's: fixed
+    #: when the round opens, so ``reveal`` can be checked against it (absent from an older server).
+    commitment: str | None = None
 
 
 class ArenaInfo(msgspec.Struct, omit_defaults=True, frozen=True):
@@ -246,7 +260,8 @@ class ChallengeLine(msgspec.Struct, omit_defaults=True, frozen=True):
     rival's name: the invited player's from the start, an open challenge's once taken.
     ``results`` (both runs, ``seat`` = side, with the rating change of a rated one), ``rooms``
     (the two rooms, for replays, by side) and ``reveal`` come once it is over; an expired one
-    reveals its deal."""
+    reveals its deal. ``commitment``, from the start, is the commitment of the challenge's
+    deal, the one both runs' rooms publish: ``reveal`` hashes to it."""
 
     id: str
     variant: Variant
@@ -262,6 +277,8 @@ class ChallengeLine(msgspec.Struct, omit_defaults=True, frozen=True):
     results: list[Result] | None = None
     rooms: list[str] | None = None
     reveal: Reveal | None = None
+    #: ``sha256(f"{variant}|{deal}|{salt}")`` in hex (absent from an older server).
+    commitment: str | None = None
 
 
 class RoomSummary(msgspec.Struct, omit_defaults=True, frozen=True):

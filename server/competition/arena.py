@@ -63,6 +63,19 @@ class Record(msgspec.Struct, frozen=True):
     run: int = 0
 
 
+def race_tag(arena: Arena) -> str:
+    """The tag a room of ``arena``'s race keeps as its arena: ``<id>/<name>`` (ids never hold
+    a ``/``), so its view can name the arena without reading it; :func:`read_race_tag`
+    reads it back."""
+    return f"{arena.id}/{arena.name}"
+
+
+def read_race_tag(tag: str) -> tuple[str, str | None]:
+    """A race's tag (:func:`race_tag`), or a bare arena id: (the arena's id, its name or None)."""
+    arena, slash, name = tag.partition("/")
+    return arena, name if slash else None
+
+
 def arena_state(arena: Arena, now: int) -> ArenaState:
     if now < arena.starts:
         return ArenaState.UPCOMING

@@ -21,16 +21,27 @@ States, from the stored facts alone (so every process reads the same answer at a
 from __future__ import annotations
 
 import enum
-from typing import Final
+from typing import Final, NamedTuple
 
 import msgspec
 
+from protocol.fairness import commitment
 from protocol.messages import ChallengeLine, Result, Reveal, Variant
 from server.competition.results import Standing, rank
 
 #: Hours the challenged player has to play, by default and at most.
 DEFAULT_WINDOW_HOURS: Final = 24
 MAX_WINDOW_HOURS: Final = 72
+
+
+class RunTag(NamedTuple):
+    """What a run's room keeps of its challenge (``RoomRecord.challenge``, see :func:`run_tag`):
+    the challenge's id, the side the run plays and whether the challenge is rated (None for
+    both in a room an older server opened, which kept the id alone)."""
+
+    challenge: str
+    side: int | None
+    rated: bool | None
 
 
 class ChallengeState(enum.Enum):
@@ -102,6 +113,29 @@ def side_of(challenge: Challenge, player: str) -> int | None:
     return None
 
 
+def run_tag(challenge: Challenge, side: int) -> str:
+    """The tag a room of ``challenge``'s run played on ``side`` keeps as its challenge:
+    ``<id>/<side>/rated`` or ``<id>/<side>/unrated`` (ids never hold a ``/``), so its view can
+    say both without reading the challenge; :func:`read_run_tag` reads it back."""
+    return f"{challenge.id}/{side}/{'rated' if challenge.rated else 'unrated'}"
+
+
+def read_run_tag(tag: str) -> RunTag:
+    """A run's tag (:func:`run_tag`), or a bare challenge id, read."""
+    challenge, _, rest = tag.partition("/")
+    side, _, rated = rest.partition("/")
+    return RunTag(
+        challenge,
+        int(side) if side in ("0", "1") else None,
+        {"rated": True, "unrated": False}.get(rated),
+    )
+
+
+def commitment_of(challenge: Challenge) -> str:
+    """The commitment of the challenge's deal: what both runs' rooms publish."""
+    return commitment(challenge.variant, challenge.deal, challenge.salt)
+
+
 def may_take(challenge: Challenge, player: str, now: int) -> str | None:
     """Why ``player`` may not take the challenged side (a sentence), or None if they may."""
     if state(challenge, now) is not ChallengeState.OPEN:
@@ -133,7 +167,8 @@ def results(challenge: Challenge) -> list[Result]:
 
 def line_of(challenge: Challenge, player: str, now: int) -> ChallengeLine:
     """``challenge`` as ``player`` sees it in their inbox: the rival's run, the results, the
-    rooms and the deal only once it is over (an expired one reveals its deal, not the run)."""
+    rooms and the deal only once it is over (an expired one reveals its deal, not the run);
+    the deal's commitment from the start."""
     now_state = state(challenge, now)
     side = side_of(challenge, player)
     over = now_state is ChallengeState.OVER
@@ -151,4 +186,6 @@ def line_of(challenge: Challenge, player: str, now: int) -> ChallengeLine:
         results=results(challenge) if over else None,
         rooms=[challenge.runs[0].room, challenge.runs[1].room] if over else None,
         reveal=None if is_secret(challenge, now) else Reveal(deal=challenge.deal, salt=challenge.salt),
+        # A hash of the deal and a 128-bit salt: it tells nothing of the deal until the reveal.
+        commitment=commitment_of(challenge),
     )

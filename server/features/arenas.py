@@ -28,7 +28,7 @@ from protocol.messages import (
     Variant,
 )
 from server.clock import now_ms
-from server.competition.arena import Arena, ArenaState, arena_state, on_streak
+from server.competition.arena import Arena, ArenaState, arena_state, on_streak, race_tag
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.quick_match import RaceOptions, form_races
@@ -115,7 +115,8 @@ async def match(ctx: Context, now: float | None = None) -> int:
         async def racing(players: list[tuple[str, str]], room: str, arena: Arena = arena) -> None:
             await ctx.arenas.playing(arena, players, room, now_ms())
 
-        how = RaceOptions(deal=deal, spectator_delay=PUBLIC_SPECTATOR_DELAY, arena=arena.id, started=racing)
+        # The race's room keeps the arena's name with its id, for its view.
+        how = RaceOptions(deal=deal, spectator_delay=PUBLIC_SPECTATOR_DELAY, arena=race_tag(arena), started=racing)
         started += await form_races(ctx, line_of(arena.id), arena.variant, now, how)
     return started
 

@@ -5,7 +5,8 @@ A round's run is a one-racer room on the round's secret deal, dealt as a challen
 no hints, one attempt, its clock stopping when the round's window closes. The node holding
 the matcher lease moves every bracket on (:func:`advance`): it opens the first round at the
 start, closes a round once it is due and opens the next. Each move is one transaction on the
-bracket, so it happens once whichever node tries.
+bracket, so it happens once whichever node tries; the players of a round that closed are then
+told on the connections they have open, on any node (:class:`RoundClosed`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Final
 import msgspec
 
 from protocol.errors import ErrorCode
-from protocol.fairness import new_salt
+from protocol.fairness import commitment, new_salt
 from protocol.messages import (
     Ack,
     AskBracket,
@@ -32,6 +33,7 @@ from protocol.messages import (
     PlayBracket,
     Reveal,
     RoomOptions,
+    RoundClosed,
 )
 from server.clock import now_ms
 from server.competition.bracket import (
@@ -55,6 +57,7 @@ from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits
 from server.features.rooms import certified_deal
+from server.live.pushes import push
 from server.rooms.commands import SetReady
 from server.rooms.errors import RoomError
 from server.rooms.room import random_deal
@@ -166,15 +169,34 @@ async def advance(ctx: Context, now: int | None = None) -> int:
             continue
         deal = await certified_deal(ctx, bracket.variant, RoomOptions(), "bracket") or random_deal(bracket.variant)
         salt = new_salt()
+        closed: list[int] = []  # the number of the round this move closed, if it closed one
 
-        def step(current_bracket: Bracket, deal: str = deal, salt: str = salt) -> Bracket | None:
+        def step(
+            current_bracket: Bracket, deal: str = deal, salt: str = salt, closed: list[int] = closed
+        ) -> Bracket | None:
+            closed[:] = [len(current_bracket.rounds)] if current(current_bracket) is not None else []
             return _step(current_bracket, deal, salt, now)
 
         after = await ctx.brackets.change(bracket.id, step)
         if after is not None and after != bracket:
             moved += 1
             logger.debug("bracket %s: %s, round %d", after.id, bracket_state(after).value, len(after.rounds))
+            if closed and after.rounds[closed[0] - 1].places is not None:
+                await _announce_closed(ctx, after, closed[0], now)
     return moved
+
+
+async def _announce_closed(ctx: Context, bracket: Bracket, number: int, now: int) -> None:
+    """Tell each player of round ``number``, just closed, its results and what came next."""
+    round_ = bracket.rounds[number - 1]
+    following = bracket.rounds[number] if number < len(bracket.rounds) else None
+    for player in round_.players:
+        news = RoundClosed(
+            bracket=_info(bracket, player, now),
+            round=_round(bracket, number, round_, player, now),
+            next=_round(bracket, number + 1, following, player, now) if following is not None else None,
+        )
+        await push(ctx.accounts, player, news)
 
 
 def _step(bracket: Bracket, deal: str, salt: str, now: int) -> Bracket | None:
@@ -245,4 +267,7 @@ def _round(bracket: Bracket, number: int, round_: Round, player: str, now: int) 
         reveal=Reveal(deal=round_.deal, salt=round_.salt) if closed else None,
         start_by=min(round_.opens + SHOW_UP_MS, round_.closes),
         rooms=[run.room if (run := round_.runs.get(p)) else None for p in round_.players] if closed else None,
+        player_ids=list(round_.players),
+        # A hash of the deal and a 128-bit salt: it tells nothing of the deal until the reveal.
+        commitment=commitment(bracket.variant, round_.deal, round_.salt),
     )

@@ -4,7 +4,13 @@
 Each run is a one-racer room on the challenge's deal, dealt from its secret deal and salt as
 a daily attempt is, with no hints, one attempt (no rematch). Until the challenge is over its
 runs are nobody's to study: :mod:`server.features.run_secrecy` refuses their race logs,
-replays, ghosts and spectating, on every node (the challenge is read from Redis).
+replays, ghosts and spectating, on every node (the challenge is read from Redis). The run's
+room keeps the challenge's id with the run's side and whether it is rated (its view says both).
+
+When the result is known its players are told on the connections they have open, whichever
+node holds them: the second run's end tells them (:mod:`server.live.challenge_runs`), and the
+node holding the matcher lease tells them of each challenge whose window closed first
+(:func:`announce_closed_windows`).
 """
 
 from __future__ import annotations
@@ -25,11 +31,12 @@ from protocol.messages import (
     Variant,
 )
 from server.clock import now_ms
-from server.competition.challenges import Challenge, Side, line_of
+from server.competition.challenges import Challenge, Side, line_of, run_tag, side_of
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits, count_creation
 from server.features.rooms import certified_deal
+from server.live.challenge_runs import announce_result
 from server.live.registry import new_room_code
 from server.rooms.commands import SetReady
 from server.rooms.errors import RoomError
@@ -86,6 +93,19 @@ async def inbox(ctx: Context, link: ClientLink, message: AskInbox) -> None:
     link.send(Inbox(id=message.id, challenges=[line_of(c, player, now) for c in challenges]))
 
 
+async def announce_closed_windows(ctx: Context, now: int | None = None) -> int:
+    """Tell the players of every challenge whose window closed before both runs ended that it
+    expired (each challenge once, whichever node asks); how many pushes were announced. Run
+    by the node holding the matcher lease."""
+    now = now_ms() if now is None else now
+    told = 0
+    for code in await ctx.challenges.closed_windows(now):
+        found = await ctx.challenges.get(code)
+        if found is not None:  # (one no longer kept has nobody to tell)
+            told += await announce_result(ctx.accounts, found, now)
+    return told
+
+
 def _check_rated(link: ClientLink, rated: bool) -> None:
     if rated and link.bot:
         raise RoomError(ErrorCode.NOT_ALLOWED, "bots are never rated: challenge them unrated")
@@ -128,6 +148,8 @@ async def _new_challenge(
 async def _play(ctx: Context, link: ClientLink, request_id: int, challenge: Challenge) -> None:
     """Open the player's run of ``challenge``: a one-racer room on its deal, counting down."""
     player = player_of(link)
+    side = side_of(challenge, player)
+    assert side is not None  # the challenger, or the player who just took the other side
     runner = await ctx.rooms.create(
         challenge.variant,
         CHALLENGE_OPTIONS,
@@ -136,7 +158,7 @@ async def _play(ctx: Context, link: ClientLink, request_id: int, challenge: Chal
         bot=link.bot,
         next_deal=challenge.deal,
         next_salt=challenge.salt,
-        challenge=challenge.id,
+        challenge=run_tag(challenge, side),
     )
     runner.audience.follow_as_racer(link, 0)
     await runner.run(SetReady(player, True))

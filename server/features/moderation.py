@@ -10,6 +10,9 @@ process carries it out on its own connections and rooms.
 - ``rename``: the player's connections take the new name (for rooms joined from now on).
 - ``close-room``: every member leaves the room (racers still racing resign), so it ends with
   nobody in it: no rematch, nobody can join; it is let go like any finished room.
+
+The channel also carries ``push``: a message for the player's connections, whichever node
+learnt the news (:mod:`server.live.pushes`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import logging
 from protocol.errors import CloseCode
 from server.connections.link import ClientLink
 from server.features.context import Context
+from server.live.pushes import PUSH, deliver
 from server.rooms.commands import Leave
 from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
@@ -92,5 +96,7 @@ async def _carry_out(ctx: Context, event: dict[str, str]) -> None:
     elif action == "rename":
         for link in ctx.by_player.get(player, ()):
             link.name = event.get("name", link.name)
+    elif action == PUSH:
+        deliver(ctx.by_player.get(player, ()), event)
     elif action == "close-room" and await close_room(ctx, event.get("room", "")):
         logger.info("room %s closed by an operator", event.get("room"))

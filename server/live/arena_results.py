@@ -4,7 +4,7 @@ Retried with the rest of the race's recording while storage is away."""
 
 from __future__ import annotations
 
-from server.competition.arena import counts
+from server.competition.arena import counts, read_race_tag
 from server.rooms.room import Room
 from server.storage.arenas import ArenaStore
 from server.storage.connection import Storage
@@ -21,7 +21,7 @@ class ArenaResults:
         record = room.record
         if record.arena is None or record.finished is None:
             return
-        arena = await self._arenas.get(record.arena)
+        arena = await self._arenas.get(read_race_tag(record.arena)[0])
         if arena is None or not counts(arena, record.finished):
             return
         racers = {seat.seat: seat for seat in record.seats}

@@ -3,16 +3,20 @@
 The run is recorded in its challenge, once per side. The challenger's run of an async match
 is then offered to the next player near their rating. When the second run ends, a rated
 challenge rates both players as a two-racer race, once (:func:`rate_race_once`, keyed by the
-challenge), and keeps the changes in the challenge for the players' inboxes. Every step can
-be retried: the recorder retries the whole while storage is away.
+challenge), and keeps the changes in the challenge for the players' inboxes; then both
+players are told the result on the connections they have open (:func:`announce_result`).
+Every step can be retried: the recorder retries the whole while storage is away (a retry may
+tell the players twice, never a wrong result).
 """
 
 from __future__ import annotations
 
 import logging
 
+from protocol.messages import ChallengeResult
 from server.clock import now_ms
-from server.competition.challenges import ChallengeState, Run, results, side_of, state
+from server.competition.challenges import Challenge, ChallengeState, Run, is_secret, line_of, results, side_of, state
+from server.live.pushes import push
 from server.rooms.record import SeatStatus
 from server.rooms.room import Room
 from server.storage.accounts import AccountStore
@@ -21,6 +25,26 @@ from server.storage.connection import Storage
 from server.storage.ratings import RatingStore, rate_race_once
 
 logger = logging.getLogger("server.challenges")
+
+
+def players_of(challenge: Challenge) -> list[str]:
+    """Whose inboxes hold ``challenge``: its challenger, and its opponent or invited player."""
+    players = [challenge.challenger.player]
+    for other in (challenge.opponent.player if challenge.opponent is not None else None, challenge.invited):
+        if other is not None and other not in players:
+            players.append(other)
+    return players
+
+
+async def announce_result(accounts: AccountStore, challenge: Challenge, now: int) -> int:
+    """Push a :class:`ChallengeResult` to each player of ``challenge`` (over or expired at
+    ``now``: nothing while it is secret), on every node; how many pushes were announced."""
+    if is_secret(challenge, now):
+        return 0
+    told = 0
+    for player in players_of(challenge):
+        told += await push(accounts, player, ChallengeResult(challenge=line_of(challenge, player, now)))
+    return told
 
 
 class ChallengeRuns:
@@ -60,7 +84,9 @@ class ChallengeRuns:
         if side == 0 and after.matched and state(after, now) is ChallengeState.OPEN:
             rating = await self._ratings.rating(after.variant, seat.player)
             await self._challenges.offer(after, rating.rating)
-        if state(after, now) is ChallengeState.OVER and after.rated and not after.ratings:
+        if state(after, now) is not ChallengeState.OVER:
+            return
+        if after.rated and not after.ratings:
             assert after.opponent is not None
             placed = results(after)
             players = {0: after.challenger.player, 1: after.opponent.player}
@@ -74,3 +100,6 @@ class ChallengeRuns:
                 after.id,
                 {r.seat: (a.rating, a.rating - b.rating) for r, (b, a) in zip(placed, rated, strict=True)},
             )
+            after = await self._challenges.get(after.id) or after  # with the ratings, for the players
+        await self._challenges.announced(after.id)
+        await announce_result(self._accounts, after, now)

@@ -91,10 +91,12 @@ class RoomRecord(msgspec.Struct, omit_defaults=True):
     started: int | None = None
     ends: int | None = None
     finished: int | None = None
-    #: A challenge's run (:mod:`server.competition.challenges`): the challenge's id. Its deal
-    #: stays secret, and its race one attempt, like a daily's.
+    #: A challenge's run (:mod:`server.competition.challenges`): its run tag,
+    #: ``<challenge id>/<side>/rated|unrated`` (a bare id in rooms stored before; read with
+    #: ``read_run_tag``). Its deal stays secret, and its race one attempt, like a daily's.
     challenge: str | None = None
-    #: A race of an arena tournament (:mod:`server.competition.arena`): the arena's id.
+    #: A race of an arena tournament (:mod:`server.competition.arena`): ``<arena id>/<name>``
+    #: (a bare id in rooms stored before; read with ``read_race_tag``).
     arena: str | None = None
     #: A run of a bracket's round (:mod:`server.competition.bracket`): ``<bracket id>/<round>``.
     #: Its deal stays secret until the round closes; one attempt.

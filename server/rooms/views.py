@@ -23,6 +23,8 @@ from protocol.messages import (
     RoomSummary,
     RoomView,
 )
+from server.competition.arena import read_race_tag
+from server.competition.challenges import read_run_tag
 from server.competition.results import Standing, rank
 from server.games import Game
 from server.rooms.record import RoomRecord, SeatRecord, SeatStatus, certified_of
@@ -127,6 +129,10 @@ def room_view(
             board = [list(pile) for pile in seat.game.public_piles()]
         racers.append(racer_view(seat, board))
     finished = record.state == "finished"
+    # A challenge's run and an arena's race keep more than the id in their tag (the run's
+    # side and rating, the arena's name): shown as fields of their own.
+    challenge = read_run_tag(record.challenge) if record.challenge is not None else None
+    arena, arena_name = read_race_tag(record.arena) if record.arena is not None else (None, None)
     return RoomView(
         code=record.code,
         variant=record.variant,
@@ -144,9 +150,12 @@ def room_view(
         results=results_of(record, seats) if finished else None,
         daily=None if record.daily is None else DailyTag(record.daily, record.ranked),
         certified=certified_of(record),
-        challenge=record.challenge,
-        arena=record.arena,
+        challenge=challenge.challenge if challenge is not None else None,
+        arena=arena,
         bracket=record.bracket.partition("/")[0] if record.bracket else None,
+        challenge_side=challenge.side if challenge is not None else None,
+        challenge_rated=challenge.rated if challenge is not None else None,
+        arena_name=arena_name,
     )
 
 

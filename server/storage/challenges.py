@@ -9,6 +9,8 @@ key                                         type    holds
                                                     the newest :data:`INBOX_SIZE` (their inbox)
 ``sr:async-pool:{<game>}``                  zset    open async-match challenges whose first run
                                                     ended -> the challenger's rating
+``sr:challenge-windows``                    zset    challenges whose result was not announced
+                                                    yet -> when their window closes (Unix ms)
 ==========================================  ======  =============================================
 
 Every change of a challenge is an optimistic transaction on its one key (WATCH): taking the
@@ -23,7 +25,16 @@ from typing import Final, cast
 
 import msgspec
 
-from server.competition.challenges import MAX_WINDOW_HOURS, Challenge, ChallengeState, Run, Side, may_take, state
+from server.competition.challenges import (
+    MAX_WINDOW_HOURS,
+    Challenge,
+    ChallengeState,
+    Run,
+    Side,
+    may_take,
+    read_run_tag,
+    state,
+)
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
 from server.storage.keys import key_part
 from server.storage.optimistic import change_stored
@@ -58,6 +69,9 @@ class ChallengeStore:
     def _pool(self, game: str) -> str:
         return f"{self._storage.prefix}async-pool:{{{key_part(game)}}}"
 
+    def _windows(self) -> str:
+        return f"{self._storage.prefix}challenge-windows"
+
     def _ttl_ms(self, challenge: Challenge, now: int) -> int:
         return max(1, challenge.expires - now) + KEPT_DAYS * 86_400_000
 
@@ -69,6 +83,7 @@ class ChallengeStore:
             )
             if not stored:
                 raise StoreUnavailable(f"challenge {challenge.id} exists already")
+            await self._storage.redis.zadd(self._windows(), {challenge.id: challenge.expires})
             await self._remember(challenge.challenger.player, challenge)
             if challenge.invited is not None:
                 await self._remember(challenge.invited, challenge)
@@ -83,8 +98,11 @@ class ChallengeStore:
             await pipe.execute()
 
     async def get(self, challenge: str) -> Challenge | None:
-        with self._storage.guard(f"read challenge {challenge[:16]}"):
-            raw = await self._storage.redis.get(self._key(challenge))
+        """The challenge ``challenge`` names: its id, or the tag a run's room keeps
+        (:func:`~server.competition.challenges.run_tag`, read by every node's secrecy check)."""
+        code = read_run_tag(challenge).challenge
+        with self._storage.guard(f"read challenge {code[:16]}"):
+            raw = await self._storage.redis.get(self._key(code))
         return None if raw is None else _decoder.decode(as_bytes(raw))
 
     async def _change(self, challenge: str, change: Callable[[Challenge], Challenge | None]) -> Challenge | None:
@@ -135,6 +153,22 @@ class ChallengeStore:
                     pipe.get(self._key(as_text(id_)))
                 raws = await pipe.execute()
         return [_decoder.decode(as_bytes(raw)) for raw in raws if raw is not None]
+
+    async def closed_windows(self, now: int, count: int = 100) -> list[str]:
+        """Up to ``count`` challenges whose window closed by ``now`` and whose result was not
+        announced yet, taken off the list: each is returned once, to one caller."""
+        with self._storage.guard("read the challenges whose window closed"):
+            due = await self._storage.redis.zrangebyscore(self._windows(), "-inf", now, start=0, num=count)
+            taken = []
+            for code in (as_text(member) for member in due):
+                if await self._storage.redis.zrem(self._windows(), code):
+                    taken.append(code)
+        return taken
+
+    async def announced(self, challenge: str) -> None:
+        """The result of ``challenge`` was announced before its window closed (both runs ended)."""
+        with self._storage.guard(f"note challenge {challenge[:16]} announced"):
+            await self._storage.redis.zrem(self._windows(), challenge)
 
     async def offer(self, challenge: Challenge, rating: float) -> None:
         """Offer an open challenge whose first run ended to async matches, at ``rating``."""

@@ -1,8 +1,9 @@
 """Races at any hour across two nodes of one service, on one Redis and on a 3-primary Cluster:
 a challenge's run on one node stays secret when the other node is asked, the rival plays on
-the other node, the result reaches the challenger's inbox there; async matches pair across
-nodes; a run on one node races as a ghost on the other; an arena pairs both nodes' players;
-a bracket's rounds run for players of both nodes, secret on either until they close."""
+the other node, the result reaches the challenger's inbox there and is pushed to her there;
+async matches pair across nodes; a run on one node races as a ghost on the other; an arena
+pairs both nodes' players; a bracket's rounds run for players of both nodes, secret on either
+until they close, and each round's close is pushed to its players on both nodes."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from protocol.messages import (
     AsyncMatch,
     BracketView,
     ChallengePlayer,
+    ChallengeResult,
     ClientMessage,
     CreateRoom,
     Error,
@@ -36,6 +38,7 @@ from protocol.messages import (
     Replay,
     Resign,
     RoomOptions,
+    RoundClosed,
     ServerMessage,
     Snapshot,
 )
@@ -48,7 +51,7 @@ from tests.cluster.test_service_wide import two_plain_nodes as two_plain_nodes
 from tests.end_to_end.conftest import RawClient
 from tests.end_to_end.test_daily import ask, play, racing
 from tests.known_deals import ANTARES_DEAL, winning_line
-from tests.polling import eventually_async
+from tests.polling import eventually, eventually_async
 
 pytestmark = pytest.mark.asyncio
 
@@ -96,6 +99,11 @@ async def paired(player: RawClient, request: int) -> Joined:
     return joined
 
 
+def closed_rounds(player: RawClient) -> list[RoundClosed]:
+    """The ``round_closed`` pushed to ``player`` so far (kept whatever waited since)."""
+    return [m for m in player.messages if isinstance(m, RoundClosed)]
+
+
 async def inbox(player: RawClient) -> Inbox:
     reply = await ask(player, lambda i: AskInbox(id=i))
     assert isinstance(reply, Inbox), reply
@@ -114,6 +122,9 @@ async def test_a_challenge_is_secret_on_every_node_until_its_rival_plays_on_anot
     assert refused.code == "not-allowed"
 
     await run(bob, partial(AcceptChallenge, challenge=code))  # Bob's run, on B
+    told = await ann.wait_for(lambda m: isinstance(m, ChallengeResult))  # recorded on B, pushed on A
+    assert isinstance(told, ChallengeResult)
+    assert (told.challenge.id, told.challenge.state, told.challenge.side) == (code, "over", 0)
 
     def over(reply: Inbox) -> bool:
         return bool(reply.challenges) and reply.challenges[0].state == "over"
@@ -214,4 +225,7 @@ async def test_a_bracket_runs_its_rounds_for_players_of_both_nodes(
     second = await eventually_async(partial(bracket, players[0]), round_open(2))
     assert isinstance(second, BracketView)
     assert second.rounds[0].results is not None
+    for player in players:  # closed by the matcher's node, told on each player's own
+        [told] = await eventually(partial(closed_rounds, player), what="round 1's close pushed")
+        assert told.round.results == second.rounds[0].results
     assert isinstance(await ask(players[1], lambda i: AskReplay(id=i, room=rooms[0], seat=0)), Replay)

@@ -16,6 +16,8 @@ from server.competition.arena import (
     counts,
     on_streak,
     points,
+    race_tag,
+    read_race_tag,
     score,
     standing_score,
 )
@@ -78,3 +80,9 @@ def test_standings_rank_by_points_then_who_reached_them_first(p1: int, p2: int, 
     elif t1 // 1000 != t2 // 1000:
         assert (one > two) == (t1 < t2)
     assert float(one) == one  # exact in a double
+
+
+def test_a_races_room_keeps_the_arenas_id_and_name_in_one_tag() -> None:
+    named = Arena("AR", "scorpion", "Fri/Sat: 9 PM", T0, T0 + 60_000)
+    assert read_race_tag(race_tag(named)) == ("AR", "Fri/Sat: 9 PM")
+    assert read_race_tag("AR") == ("AR", None)  # a room an older server opened

@@ -8,15 +8,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protocol.fairness import verify
 from server.competition.challenges import (
     Challenge,
     ChallengeState,
     Run,
+    RunTag,
     Side,
     is_secret,
     line_of,
     may_take,
+    read_run_tag,
     results,
+    run_tag,
     side_of,
     state,
 )
@@ -91,6 +95,9 @@ def test_an_inbox_line_shows_nothing_of_the_rival_or_the_deal_before_the_end(
         assert (line.reveal is None) == secret
         assert line.results is None  # never both runs here
         assert line.rooms is None
+        assert line.commitment is not None  # from the start: a hash, nothing of the deal
+        if line.reveal is not None:
+            assert verify(line.variant, line.reveal.deal, line.reveal.salt, line.commitment)
     assert line_of(found, "ann", now).played == first_ran
 
 
@@ -101,3 +108,10 @@ def test_an_over_challenge_shows_both_runs_their_rooms_and_the_deal() -> None:
     assert line.reveal is not None
     assert line.reveal.deal == "617"
     assert [r.name for r in line.results or []] == ["Ann", "Bob"]
+
+
+def test_a_runs_room_keeps_the_challenge_its_side_and_its_rating_in_one_tag() -> None:
+    rated, unrated = challenge(), challenge(rated=False)
+    assert read_run_tag(run_tag(rated, 0)) == RunTag("CH", 0, True)
+    assert read_run_tag(run_tag(unrated, 1)) == RunTag("CH", 1, False)
+    assert read_run_tag("CH") == RunTag("CH", None, None)  # a room an older server opened

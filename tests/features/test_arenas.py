@@ -69,7 +69,7 @@ async def test_players_are_paired_score_by_place_and_rejoin_for_the_next_race(st
         ann, bob = await waiting(srv, "Ann", arena.id), await waiting(srv, "Bob", arena.id)
         room = await paired([ann, bob])
         mirror = ann.client.rooms[room]
-        assert mirror.view().arena == arena.id
+        assert (mirror.view().arena, mirror.view().arena_name) == (arena.id, "Evening arena")  # named, for display
         assert mirror.view().options.spectator_delay == 15.0  # one deal for all: watchers are late
         await eventually(lambda: mirror.view().state == "racing", what="racing")
 

@@ -1,7 +1,8 @@
 """Bracket tournaments through the real server (server/features/brackets.py): players
 register, the bracket starts by itself, each round is one run a player on the round's secret
 deal, the better half goes on, and the last one left wins; runs stay secret until their
-round closes."""
+round closes, when its players are told (pushed) and its deal can be checked against the
+commitment every round publishes from its opening."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from functools import partial
 import pytest
 
 from client.lib.connection import RaceClient, ServerError
+from protocol.fairness import verify
 from protocol.messages import (
     AskBracket,
     AskReplay,
@@ -21,6 +23,8 @@ from protocol.messages import (
     ListBrackets,
     PlayBracket,
     Resign,
+    RoundClosed,
+    ServerMessage,
 )
 from server.clock import now_ms
 from server.competition.bracket import Bracket
@@ -37,14 +41,29 @@ async def view(racer: RaceClient, code: str) -> BracketView:
     return reply
 
 
-async def play(racer: RaceClient, code: str) -> str:
-    """``racer`` plays their run of the open round and resigns it; the run's room."""
+def closed_rounds(racer: RaceClient) -> list[RoundClosed]:
+    """Start keeping the ``round_closed`` pushed to ``racer``; the list they go in."""
+    pushed: list[RoundClosed] = []
+
+    def heard(room: str, message: ServerMessage) -> None:
+        if isinstance(message, RoundClosed):
+            pushed.append(message)
+
+    racer.listen(heard)
+    return pushed
+
+
+async def play(racer: RaceClient, code: str, commitment: str | None = None) -> str:
+    """``racer`` plays their run of the open round (whose rooms publish ``commitment``, if
+    given) and resigns it; the run's room."""
     joined = await racer.request(lambda i: PlayBracket(id=i, bracket=code))
     assert isinstance(joined, Joined)
     mirror = racer.rooms[joined.room]
     await eventually(lambda: mirror.view().state == "racing", what="the run racing")
     assert mirror.view().bracket == code
     assert mirror.view().options.deal is None
+    if commitment is not None:
+        assert mirror.view().commitment == commitment
     await racer.request(lambda i: Resign(id=i, room=joined.room))
     return joined.room
 
@@ -53,6 +72,8 @@ async def test_a_bracket_plays_its_rounds_down_to_a_winner(server: RunningServer
     code = "FRIDAY"
     await server.hub.brackets.create(Bracket(code, "antares", "Friday", now_ms() + 1500, 8, 5), now_ms())
     racers = {name: await server.connect(name) for name in ("Ann", "Bob", "Cat", "Dan")}
+    ids = {racer.player: name for name, racer in racers.items()}
+    pushed = {name: closed_rounds(racer) for name, racer in racers.items()}
     for racer in racers.values():
         await racer.request(lambda i: JoinBracket(id=i, bracket=code))
     listed = await racers["Ann"].request(lambda i: ListBrackets(id=i))
@@ -64,18 +85,34 @@ async def test_a_bracket_plays_its_rounds_down_to_a_winner(server: RunningServer
     assert first.rounds[0].you == "to-play"
     assert first.bracket.to_play
     assert first.rounds[0].start_by > first.rounds[0].opens
-    rooms = {name: await play(racer, code) for name, racer in list(racers.items())[:3]}
+    # Players by id too, by the same index as their names; the deal committed to, not shown.
+    assert [ids[p] for p in first.rounds[0].player_ids or []] == first.rounds[0].players
+    commitment = first.rounds[0].commitment
+    assert commitment is not None
+    assert first.rounds[0].reveal is None
+    rooms = {name: await play(racer, code, commitment) for name, racer in list(racers.items())[:3]}
     # Dan has not played: Ann's run stays secret from him, and from her, while the round is open.
     for asker in (racers["Dan"], racers["Ann"]):
         with pytest.raises(ServerError) as secret:
             await asker.request(lambda i: AskReplay(id=i, room=rooms["Ann"], seat=0))
         assert secret.value.code == "not-allowed"
-    await play(racers["Dan"], code)
+    await play(racers["Dan"], code, commitment)
 
     second = await eventually_async(partial(view, racers["Ann"], code), lambda v: v.bracket.round == 2)
     closed = second.rounds[0]
     assert closed.results is not None
     assert closed.reveal is not None
+    assert closed.commitment == commitment
+    assert verify("antares", closed.reveal.deal, closed.reveal.salt, commitment)
+    # Every player of the round was told it closed: its results, and the next round if they go on.
+    await eventually(lambda: all(pushed.values()), what="round 1's close pushed to its players")
+    for name, news in pushed.items():
+        [told] = news
+        assert (told.round.number, told.round.results, told.round.reveal) == (1, closed.results, closed.reveal)
+        assert told.next is not None
+        assert told.next.number == 2
+        going_on = name in second.rounds[1].players
+        assert (told.next.you, told.bracket.to_play) == (("to-play", True) if going_on else (None, False))
     assert closed.rooms is not None
     assert set(rooms.values()) < set(closed.rooms)  # nobody forfeited: every run's room
     assert None not in closed.rooms
@@ -83,6 +120,12 @@ async def test_a_bracket_plays_its_rounds_down_to_a_winner(server: RunningServer
     for name in second.rounds[1].players:
         await play(racers[name], code)
     over = await eventually_async(partial(view, racers["Ann"], code), lambda v: v.bracket.state == "over")
+    finalists = second.rounds[1].players
+    await eventually(lambda: all(len(pushed[name]) == 2 for name in finalists), what="the final's close pushed")
+    for name in finalists:
+        last = pushed[name][1]
+        assert (last.round.number, last.next, last.bracket.state) == (2, None, "over")
+        assert last.bracket.winner == over.bracket.winner
     assert over.standings is not None
     assert sorted(over.standings) == ["Ann", "Bob", "Cat", "Dan"]
     assert over.bracket.winner == over.standings[0]

@@ -1,6 +1,8 @@
 """Async challenges through the real server (server/features/challenges.py): the challenger
 plays now, the rival later on the same secret deal; nothing of either run shows by any request
-before both ended; the results and rating changes reach both inboxes. And async matches."""
+before both ended; the results and rating changes reach both inboxes, and are pushed to both
+players when the second run ends or the window closes; the deal's commitment is published
+from the start. And async matches."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import msgspec
 import pytest
 
 from client.lib.connection import RaceClient, ServerError
+from protocol.fairness import verify
 from protocol.messages import (
     AcceptChallenge,
     AskInbox,
@@ -19,6 +22,7 @@ from protocol.messages import (
     AsyncMatch,
     ChallengeLine,
     ChallengePlayer,
+    ChallengeResult,
     ClientMessage,
     Error,
     Inbox,
@@ -27,10 +31,14 @@ from protocol.messages import (
     Rematch,
     Replay,
     Resign,
+    ServerMessage,
     Snapshot,
     Spectate,
     Update,
 )
+from server.clock import now_ms
+from server.competition.challenges import Challenge, Side
+from server.features.challenges import announce_closed_windows
 from tests.end_to_end.conftest import RunningServer, eventually
 from tests.polling import eventually_async
 
@@ -166,3 +174,88 @@ async def test_no_request_of_any_type_shows_a_challengers_run_before_the_end(ser
     assert isinstance(taken, Joined)
     await bob.wait_for(lambda m: isinstance(m, Snapshot) and m.room == taken.room)
     assert not [f for f in bob.frames[before:] if isinstance(f, bytes) and ann_room.encode() in f]  # Bob's own run
+
+
+def pushed_results(racer: RaceClient) -> list[ChallengeLine]:
+    """Start keeping the challenge results pushed to ``racer``; the list they go in."""
+    pushed: list[ChallengeLine] = []
+
+    def heard(room: str, message: ServerMessage) -> None:
+        if isinstance(message, ChallengeResult):
+            pushed.append(message.challenge)
+
+    racer.listen(heard)
+    return pushed
+
+
+async def test_each_run_says_its_side_and_whether_the_challenge_is_rated(server: RunningServer) -> None:
+    ann, bob = await server.connect("Ann"), await server.connect("Bob")
+    assert bob.player is not None
+    ann_room, code = await play_run(ann, partial(ChallengePlayer, variant="antares", player=bob.player, rated=False))
+    bob_room, _ = await play_run(bob, partial(AcceptChallenge, challenge=code))
+    ann_view, bob_view = ann.rooms[ann_room].view(), bob.rooms[bob_room].view()
+    assert (ann_view.challenge, ann_view.challenge_side, ann_view.challenge_rated) == (code, 0, False)
+    assert (bob_view.challenge, bob_view.challenge_side, bob_view.challenge_rated) == (code, 1, False)
+
+    cat = await server.connect("Cat")
+    rated_room, _ = await play_run(cat, partial(AsyncMatch, variant="scorpion"))  # always rated
+    assert (cat.rooms[rated_room].view().challenge_side, cat.rooms[rated_room].view().challenge_rated) == (0, True)
+
+
+async def test_both_players_are_told_the_result_when_the_second_run_ends_and_can_check_the_deal(
+    server: RunningServer,
+) -> None:
+    ann, bob = await server.connect("Ann"), await server.connect("Bob")
+    assert bob.player is not None
+    to_ann, to_bob = pushed_results(ann), pushed_results(bob)
+    ann_room, code = await play_run(ann, partial(ChallengePlayer, variant="antares", player=bob.player))
+    [waiting] = await inbox(bob)
+    # The commitment is published from the start, as the run's room published it: the deal is not.
+    assert waiting.commitment is not None
+    assert waiting.commitment == ann.rooms[ann_room].view().commitment
+    assert waiting.reveal is None
+    assert to_ann == []
+    assert to_bob == []
+
+    bob_room, _ = await play_run(bob, partial(AcceptChallenge, challenge=code))
+    assert bob.rooms[bob_room].view().commitment == waiting.commitment  # the same deal
+    await eventually(lambda: to_ann and to_bob, what="the result pushed to both players")
+    for pushed, side in ((to_ann, 0), (to_bob, 1)):
+        [line] = pushed
+        assert (line.id, line.state, line.side, line.rooms) == (code, "over", side, [ann_room, bob_room])
+        assert all(r.rating_change is not None for r in line.results or [])  # rated: once both moved
+        assert line.reveal is not None
+        assert line.commitment == waiting.commitment
+        assert verify(line.variant, line.reveal.deal, line.reveal.salt, line.commitment)
+        assert line == (await inbox(ann if side == 0 else bob))[0]  # what the inbox says now
+
+
+async def test_the_players_are_told_when_a_window_closes_before_both_runs_ended(server: RunningServer) -> None:
+    ann, bob = await server.connect("Ann"), await server.connect("Bob")
+    assert ann.player is not None
+    assert bob.player is not None
+    to_ann, to_bob = pushed_results(ann), pushed_results(bob)
+    now = now_ms()
+    lapsed = Challenge(
+        id="LAPSED1",
+        variant="scorpion",
+        deal="617",
+        salt="ab" * 16,
+        rated=True,
+        created=now - 7_200_000,
+        expires=now - 1,
+        challenger=Side(ann.player, "Ann"),
+        invited=bob.player,
+        invited_name="Bob",
+    )
+    await server.hub.challenges.create(lapsed, now)
+
+    assert await announce_closed_windows(server.hub) == 2
+    await eventually(lambda: to_ann and to_bob, what="the expiry pushed to both players")
+    for pushed in (to_ann, to_bob):
+        [line] = pushed
+        assert (line.id, line.state, line.results) == ("LAPSED1", "expired", None)
+        assert line.reveal is not None
+        assert line.commitment is not None
+        assert verify(line.variant, line.reveal.deal, line.reveal.salt, line.commitment)
+    assert await announce_closed_windows(server.hub) == 0  # told once, whichever node asks again

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from server.competition.challenges import Challenge, Run, Side
+from server.competition.challenges import Challenge, Run, Side, run_tag
 from server.storage.challenges import ChallengeStore, Taken
 from server.storage.connection import Storage
 
@@ -89,3 +89,21 @@ async def test_an_async_match_takes_the_nearest_waiting_rating_never_your_own(st
     assert second.id == "FAR"
     assert await challenges.match("antares", bob, 1500.0, T0) is None
     assert await challenges.match("scorpion", Side("eve", "Eve"), 1500.0, T0) is None
+
+
+async def test_a_closed_window_is_handed_out_once_and_a_challenge_over_before_never(store: Storage) -> None:
+    challenges = ChallengeStore(store)
+    for code, created in (("EARLY", T0), ("LATE", T0 + 1), ("OVER", T0)):
+        await challenges.create(challenge(code, created=created), T0)
+    await challenges.announced("OVER")  # its result was told when its second run ended
+    assert await challenges.closed_windows(T0 + DAY - 1) == []
+    callers = await asyncio.gather(*(challenges.closed_windows(T0 + DAY + 1) for _ in range(4)))
+    assert sorted(code for handed in callers for code in handed) == ["EARLY", "LATE"]
+    assert await challenges.closed_windows(T0 + 2 * DAY) == []
+
+
+async def test_a_challenge_is_found_by_the_tag_its_runs_rooms_keep(store: Storage) -> None:
+    challenges = ChallengeStore(store)
+    made = challenge("TAGGED")
+    await challenges.create(made, T0)
+    assert await challenges.get(run_tag(made, 1)) == made  # what every node's secrecy check asks
