@@ -27,8 +27,8 @@ Printed:
    the plain windows and their ratio (the window with the kill is left out);
 3. Redis memory: ``MEMORY USAGE`` of the arena's keys, per 1,000 players, and how much
    ``used_memory`` grew over the run (rooms and their logs included);
-4. with ``--kill`` (the default), SIGKILL of the node holding the matcher lease (it runs every
-   race it formed) in the middle of the arena window nearest half way: the races in progress
+4. with ``--kill`` (the default), SIGKILL of the node holding the arena's scheduler lease (it
+   runs every race it formed) in the middle of the arena window nearest half way: the races in progress
    then and how many the bots saw end afterwards (restored on another node), the bots that had
    to reconnect (each to the next live node);
 5. the lost-points check, at the end: every arena race a bot saw end is in its line of the
@@ -58,7 +58,7 @@ from bench.lib.arena_check import (
     arena_memory,
     check_standings,
     kill_cost,
-    matcher_pid,
+    scheduler_pid,
     used_memory,
 )
 from bench.lib.arena_workers import Workers
@@ -104,7 +104,7 @@ class Window:
 class Kill:
     at: float
     node: Node
-    matcher: bool  # it held the matcher lease
+    scheduler: bool  # it held the arena's scheduler lease
 
 
 def kill_offset(seconds: float, window: float) -> float:
@@ -118,10 +118,12 @@ async def sleep_until(moment: float) -> None:
     await asyncio.sleep(max(0.0, moment - time.monotonic()))
 
 
-async def kill_matcher(at: float, nodes: list[Node], storage: Storage, live: list[int], workers: Workers) -> Kill:
-    """At ``at``, SIGKILL the node holding the matcher lease (the first if none is found)."""
+async def kill_scheduler(
+    at: float, arena: str, nodes: list[Node], storage: Storage, live: list[int], workers: Workers
+) -> Kill:
+    """At ``at``, SIGKILL the node holding the arena's scheduler lease (the first if none is found)."""
     await sleep_until(at)
-    pid = await matcher_pid(storage)
+    pid = await scheduler_pid(storage, arena)
     node = next((n for n in nodes if n.process.pid == pid), nodes[0])
     killed = time.monotonic()
     node.process.send_signal(signal.SIGKILL)
@@ -224,7 +226,7 @@ def memory_line(memory: ArenaMemory, players: int, grown: int) -> str:
 
 
 def kill_line(kill: Kill, start: float, cost: KillCost, results: list[WorkerResult]) -> str:
-    whose = "the matcher's node, running every race" if kill.matcher else "not the matcher's node"
+    whose = "the arena's scheduler, running every race" if kill.scheduler else "not the arena's scheduler"
     drops = {bot: times for result in results for bot, times in result.drops.items()}
     at_kill = {bot: [kill.at <= t < kill.at + KILL_DROPS for t in times] for bot, times in drops.items()}
     then = {bot for bot, marks in at_kill.items() if any(marks)}
@@ -320,7 +322,9 @@ async def measure(args: argparse.Namespace, nodes: list[Node], redis: EmbeddedRe
         schedule = Schedule(start, args.seconds, args.windows, args.settle, kill_at)
         print(f"{connected} of {args.bots} bots connected; arena {arena.id}; racing", flush=True)
         fleet.tell("go", schedule)
-        killing = asyncio.ensure_future(kill_matcher(kill_at, nodes, storage, live, fleet)) if kill_at else None
+        killing = (
+            asyncio.ensure_future(kill_scheduler(kill_at, arena.id, nodes, storage, live, fleet)) if kill_at else None
+        )
         windows = await sample_windows(schedule, live)
         kill = await killing if killing is not None else None
         results = await asyncio.to_thread(fleet.results, OVER_WAIT + POLL_FOR + 120)
@@ -386,7 +390,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--measure", type=float, default=0.1, help="share of bots timing the standings (default 0.1)")
     parser.add_argument(
         "--kill", action=argparse.BooleanOptionalAction, default=True,
-        help="SIGKILL the matcher's node half way (default: on)",
+        help="SIGKILL the arena's scheduler node half way (default: on)",
     )  # fmt: skip
     parser.add_argument("--workers", type=int, default=2, help="bot processes (default 2)")
     parser.add_argument(

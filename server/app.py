@@ -26,7 +26,7 @@ from server.cluster.leases import while_holding
 from server.config import Config
 from server.connections.compact import CompactConnection
 from server.connections.keepalive import Keepalive
-from server.features import arenas, brackets, moderation, quick_match
+from server.features import arenas, brackets, challenges, moderation, quick_match
 from server.features.context import Context
 from server.live.hint_search import HintSearch
 from server.live.recording import RaceRecorder
@@ -245,6 +245,8 @@ class RaceServer:
             asyncio.create_task(self._adopt()),
             # One node of the service forms the quick-match races and fills the deal supplies.
             asyncio.create_task(while_holding(node_store, "matcher", node.id, ttl, self._match)),
+            # Each tournament is scheduled by one node, whichever holds its lease.
+            asyncio.create_task(self._schedule()),
             # One node records the races whose node died before recording them.
             asyncio.create_task(while_holding(node_store, "recorder", node.id, ttl, lambda: self._record(recorder))),
         ]
@@ -287,21 +289,36 @@ class RaceServer:
         return counts
 
     async def _match(self) -> None:
-        """Form quick-match and arena races, and move brackets on, every quarter of a second."""
+        """Form quick-match races and tell the players of challenges whose window closed,
+        every quarter of a second (one node of the service, holding the matcher lease)."""
         while True:
             await asyncio.sleep(0.25)
             stop_requested()  # a cancellation swallowed inside match() still stops the loop
             if self.ctx is not None:
                 try:
                     await quick_match.match(self.ctx)
-                    await arenas.match(self.ctx)
-                    await brackets.advance(self.ctx)
+                    await challenges.announce_closed_windows(self.ctx)
                 except (StoreUnavailable, VersionConflict) as error:
                     # Redis is down or failing over (or a room it set up was stale): one line,
                     # not a traceback four times a second.
                     self._log.log(logging.WARNING, "quick-match-store", "quick match paused: %s", error)
                 except Exception:
                     self._log.exception("quick-match", "quick match failed")
+
+    async def _schedule(self) -> None:
+        """Pair the arenas' players and move the brackets on, every quarter of a second, for
+        the tournaments this node schedules (every node runs this; one node a tournament)."""
+        while True:
+            await asyncio.sleep(0.25)
+            stop_requested()
+            if self.ctx is not None:
+                try:
+                    await arenas.match(self.ctx)
+                    await brackets.advance(self.ctx)
+                except (StoreUnavailable, VersionConflict) as error:
+                    self._log.log(logging.WARNING, "tournaments-store", "tournaments paused: %s", error)
+                except Exception:
+                    self._log.exception("tournaments", "scheduling the tournaments failed")
 
     async def _record(self, recorder: RaceRecorder) -> None:
         """Record the finished races left unrecorded, every :data:`LEFT_OVER_INTERVAL` s."""

@@ -1,4 +1,4 @@
-"""What :mod:`bench.arena` reads back from Redis: who runs the matcher, the memory an arena's
+"""What :mod:`bench.arena` reads back from Redis: who schedules the arena, the memory an arena's
 keys hold, and the lost-points check (the standings against the races the bots saw end,
 scored by the arena's own rules, :mod:`server.competition.arena`).
 """
@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bench.lib.arena_bots import RaceSeen
+from server.cluster.schedulers import lease_name
 from server.competition.arena import Record, score
 from server.storage.arenas import ArenaStore
 from server.storage.connection import Storage, as_text
@@ -22,10 +23,10 @@ async def used_memory(storage: Storage) -> int:
     return int((await storage.redis.info("memory"))["used_memory"])
 
 
-async def matcher_pid(storage: Storage) -> int | None:
-    """The pid of the node holding the matcher lease (node ids start with their pid): the
-    node that pairs the players and runs every race it forms."""
-    holder = await storage.redis.get(Keys(storage.prefix).lease("matcher"))
+async def scheduler_pid(storage: Storage, arena: str) -> int | None:
+    """The pid of the node holding the arena's scheduler lease (node ids start with their
+    pid): the node that pairs its players and runs every race it forms."""
+    holder = await storage.redis.get(Keys(storage.prefix).lease(lease_name("arena", arena)))
     if holder is None:
         return None
     pid = as_text(holder).split("-", 1)[0]

@@ -28,10 +28,11 @@ from server.cluster.node import PEERS_FRESH, Node
 from server.cluster.node_mail import NodeMail
 from server.cluster.peers import PeerLinks
 from server.cluster.proxies import Proxies
+from server.cluster.schedulers import TournamentLeases
 from server.config import Config
 from server.connections.link import ClientLink
 from server.rooms.record import decode_record
-from server.storage.connection import Storage
+from server.storage.connection import Storage, StoreUnavailable
 from server.storage.nodes import NodeStore
 from server.storage.players import PlayerStore
 from server.storage.rooms import RoomStore
@@ -61,6 +62,8 @@ class Cluster:
     mail: NodeMail
     #: The stand-ins here for other nodes' connections to the rooms this node runs.
     proxies: Proxies
+    #: Which tournaments this node schedules (one lease per tournament), by kind.
+    tournaments: dict[str, TournamentLeases]
     _players: PlayerStore
     _rooms: RoomStore
 
@@ -84,12 +87,24 @@ class Cluster:
             await mail.close()
             raise
         leases = RoomLeases(store, node.id, config.node_ttl)
-        return cls(node, leases, mail, Proxies(mail), PlayerStore(storage), RoomStore(storage))
+        tournaments = {kind: TournamentLeases(store, kind, node.id, config.node_ttl) for kind in ("arena", "bracket")}
+        return cls(node, leases, mail, Proxies(mail), tournaments, PlayerStore(storage), RoomStore(storage))
 
     async def stop(self) -> None:
         """Send what waits for other nodes (a second at most), close the links, and leave."""
         await self.mail.close()
+        try:
+            for scheduler in self.tournaments.values():
+                await scheduler.stop()
+        except StoreUnavailable as error:
+            logger.warning("tournament leases not given up (they lapse by themselves): %s", error)
         await self.node.stop()
+
+    async def scheduled(self, kind: str, tournaments: list[str]) -> set[str]:
+        """Which of ``tournaments`` (the ones of ``kind``, ``arena`` or ``bracket``, listed
+        now) this node schedules: pairs an arena's players, opens and closes a bracket's
+        rounds. One node at a time each, service-wide (:mod:`server.cluster.schedulers`)."""
+        return await self.tournaments[kind].scheduled(tournaments)
 
     @property
     def id(self) -> str:

@@ -96,11 +96,15 @@ async def standings(ctx: Context, link: ClientLink, message: AskArena) -> None:
 
 
 async def match(ctx: Context, now: float | None = None) -> int:
-    """Pair the waiting players of every live arena; how many races started. Run by the
-    node holding the matcher lease, with quick match."""
+    """Pair the waiting players of every live arena this node schedules (one node an arena,
+    service-wide); how many races started. Run by every node, four times a second."""
     now = time.time() if now is None else now
     started = 0
-    for arena in await ctx.arenas.recent(int(now * 1000) - LISTED_SINCE_MS):
+    arenas = await ctx.arenas.recent(int(now * 1000) - LISTED_SINCE_MS)
+    mine = await ctx.cluster.scheduled("arena", [arena.id for arena in arenas])
+    for arena in arenas:
+        if arena.id not in mine:
+            continue
         state = arena_state(arena, int(now * 1000))
         if state is ArenaState.OVER and now * 1000 - arena.ends < CLEAR_LINE_MS:
             # Nobody is paired once it is over: the line empties (clients see the arena over).

@@ -155,11 +155,16 @@ async def view(ctx: Context, link: ClientLink, message: AskBracket) -> None:
 
 
 async def advance(ctx: Context, now: int | None = None) -> int:
-    """Open, close and open again the rounds of every bracket that is due; how many moved.
-    Run by the node holding the matcher lease."""
+    """Open, close and open again the rounds of every bracket this node schedules (one node a
+    bracket, service-wide) that is due; how many moved. Run by every node, four times a
+    second."""
     now = now_ms() if now is None else now
     moved = 0
-    for bracket in await ctx.brackets.recent(now - LISTED_SINCE_MS):
+    brackets = await ctx.brackets.recent(now - LISTED_SINCE_MS)
+    mine = await ctx.cluster.scheduled("bracket", [bracket.id for bracket in brackets])
+    for bracket in brackets:
+        if bracket.id not in mine:
+            continue
         state = bracket_state(bracket)
         open_now = current(bracket)
         due = (state is BracketState.REGISTERING and now >= bracket.starts) or (

@@ -171,7 +171,7 @@ class RaceRecorder:
                 async with self._recording:
                     await self._record(room)
                 recorded += 1
-                logger.info("room %s: race %d recorded for the node that ran it", noted.code, noted.race)
+                logger.warning("room %s: race %d recorded for the node that ran it", noted.code, noted.race)
             await self._unrecorded.done(noted)
         return recorded
 

@@ -33,7 +33,8 @@ key                                            type    holds
 ``sr:nodes``                                   set     ids of the nodes that said they started
 ``sr:seats:{<id>}``                            set     codes of the unfinished rooms the player races in
 ``sr:conns:{<id>}``                            set     the player's connections: ``<node>/<connection id>``
-``sr:lease:<name>``                            string  ``<node>``: who runs a once-per-service job (PX)
+``sr:lease:<name>``                            string  ``<node>``: who runs a once-per-service job, or schedules
+                                                       a tournament (``arena-<id>``, ``bracket-<id>``) (PX)
 ``sr:qm:{<game>}``                             hash    the quick-match line: player -> entry (msgpack)
 ``sr:daily-attempt:<game>:<date>:<id>``        string  the code of the player's ranked attempt's room (started)
 ``sr:daily:<game>:<date>``                     string  the day's deal, par, solution, salt (JSON)
