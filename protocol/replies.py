@@ -243,12 +243,14 @@ class Brackets(_Reply, tag="brackets"):
 
 
 class BracketView(_Reply, tag="bracket"):
-    """A bracket and its rounds, the open one last; ``standings``: names, best first, once over."""
+    """A bracket and its rounds, the open one last; ``standings``: names, best first, once
+    over, and ``standing_ids`` the players' ids in the same order."""
 
     id: int
     bracket: BracketInfo
     rounds: list[BracketRound]
     standings: list[str] | None = None
+    standing_ids: list[str] | None = None
 
 
 class ChallengeResult(_Reply, tag="challenge_result"):

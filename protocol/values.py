@@ -196,6 +196,8 @@ class BracketInfo(msgspec.Struct, omit_defaults=True, frozen=True):
     winner: str | None = None
     #: The open round waits for your run (you may start it now).
     to_play: bool = False
+    #: Once over, the winner's player id (``winner`` is their name).
+    winner_id: str | None = None
 
 
 class BracketRound(msgspec.Struct, omit_defaults=True, frozen=True):

@@ -150,8 +150,17 @@ async def view(ctx: Context, link: ClientLink, message: AskBracket) -> None:
     bracket = await _get(ctx, message.bracket)
     rounds = [_round(bracket, number, r, player, now) for number, r in enumerate(bracket.rounds, 1)]
     over = bracket_state(bracket) is BracketState.OVER
-    standings = [bracket.names.get(p, p) for p in final_standings(bracket)] if over else None
-    link.send(BracketView(id=message.id, bracket=_info(bracket, player, now), rounds=rounds, standings=standings))
+    ids = final_standings(bracket) if over else None
+    standings = [bracket.names.get(p, p) for p in ids] if ids is not None else None
+    link.send(
+        BracketView(
+            id=message.id,
+            bracket=_info(bracket, player, now),
+            rounds=rounds,
+            standings=standings,
+            standing_ids=ids,
+        )
+    )
 
 
 async def advance(ctx: Context, now: int | None = None) -> int:
@@ -250,6 +259,7 @@ def _info(bracket: Bracket, player: str, now: int) -> BracketInfo:
         round=len(bracket.rounds) if current(bracket) is not None else 0,
         winner=winner,
         to_play=player in bracket.names and may_play(bracket, player, now) is None,
+        winner_id=bracket.winner or None,
     )
 
 

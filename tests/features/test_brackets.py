@@ -130,6 +130,10 @@ async def test_a_bracket_plays_its_rounds_down_to_a_winner(server: RunningServer
     assert sorted(over.standings) == ["Ann", "Bob", "Cat", "Dan"]
     assert over.bracket.winner == over.standings[0]
     assert over.bracket.winner in second.rounds[1].players
+    # Ids beside the names, for a client to find its player.
+    assert over.standing_ids is not None
+    assert sorted(over.standing_ids) == sorted(ids)
+    assert over.bracket.winner_id == over.standing_ids[0]
 
 
 async def test_registration_closes_and_a_bracket_without_enough_players_is_cancelled(server: RunningServer) -> None:
