@@ -132,7 +132,7 @@ async def test_a_bracket_plays_its_rounds_down_to_a_winner(server: RunningServer
     assert over.bracket.winner in second.rounds[1].players
     # Ids beside the names, for a client to find its player.
     assert over.standing_ids is not None
-    assert sorted(over.standing_ids) == sorted(ids)
+    assert sorted(over.standing_ids) == sorted(str(player) for player in ids)
     assert over.bracket.winner_id == over.standing_ids[0]
 
 
