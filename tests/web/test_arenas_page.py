@@ -4,7 +4,8 @@ page names the arena (no rematch: the arena pairs the next race); Bob leaves the
 the race. Once both have resigned, Ann's race page joins the arena again by itself and waits
 for her next race, and the arena's page shows the standings (the winner's 2 points, the
 loser's 0, Ann's line marked) and her waiting; when Bob joins again, both are paired into a
-new race, and the arena's page then offers the leader's race to watch.
+new race, and the arena's page then offers the leader's race to watch. Someone watching an
+arena race sees the arena's name on its page.
 Screenshots go to build/screenshots/.
 """
 
@@ -16,12 +17,15 @@ from typing import Any
 
 import pytest
 
+from client.lib.connection import RaceClient
 from client.render.arenas import WAITING
+from protocol.messages import JoinArena
 from server.clock import now_ms
 from server.competition.arena import Arena
 from server.features.arenas import line_of
 from server.storage.arenas import ArenaStore
 from tests.end_to_end.test_quick_match import SHORT_WAIT
+from tests.polling import eventually
 from tests.web.conftest import ThreadedServer, named, shot
 from tests.web.test_browser import WAIT
 
@@ -125,3 +129,25 @@ def test_two_players_race_in_an_arena_score_and_race_on(srv: ThreadedServer, pag
     watch.wait_for(timeout=WAIT)
     assert watch.get_attribute("href") == f"/#/watch/{again}"
     assert page.get_attribute("#arena-your-race", "href") == f"/r/{again}"
+
+
+async def paired(srv: ThreadedServer, names: tuple[str, ...]) -> tuple[list[RaceClient], str]:
+    """Players ``names`` join the arena on connections of their own; them, and their race's room."""
+    racers = [await RaceClient.connect(srv.ws, name, reconnect=False) for name in names]
+    for racer in racers:
+        await racer.request(lambda i: JoinArena(id=i, arena=ARENA))
+    await eventually(lambda: all(racer.rooms for racer in racers), what="the arena's race")
+    [room] = racers[0].rooms
+    return racers, room
+
+
+def test_someone_watching_an_arena_race_sees_the_arenas_name(srv: ThreadedServer, page: Any) -> None:
+    racers, room = srv.call(paired(srv, ("Cat", "Dan")))
+    try:
+        page.goto(f"{srv.base}/#/watch/{room}")
+        page.wait_for_selector("#room[data-mode=watch] #arena-name", timeout=WAIT)
+        assert page.text_content("#arena-name") == "Arena: Evening arena"
+        assert page.get_attribute("#arena-back", "href") == f"/#/arena/{ARENA}"
+    finally:
+        for racer in racers:
+            srv.call(racer.close())

@@ -1,9 +1,12 @@
 """Async challenges in a real browser (headless Chromium) against a real server: Ann challenges
-anyone given the id from the Challenges page; her run shows the id with a copy button, and its
-results say the result comes when the rival has played, with no replay or rematch; Bob takes it
-by its id, and both inboxes then show who won, the rating change and each run's replay. An
-invitation is counted on the header and played from the inbox; a finished room's racer is
-challenged from its "Challenge" link.
+anyone given the id from the Challenges page; her run says she challenged, that it is rated, and
+shows the id with a copy button, and its results say the result comes when the rival has played,
+with no replay or rematch; Bob takes it by its id (his run says he was challenged, with no id to
+give), and both inboxes then show who won, the rating change, each run's replay and the revealed
+deal checked against the challenge's commitment. A casual challenge's run says it is casual, and
+its result comes to the challenger's open inbox when the rival's run ends (pushed). An invitation
+is counted on the header and played from the inbox; a finished room's racer is challenged from
+its "Challenge" link.
 Screenshots go to build/screenshots/.
 """
 
@@ -16,7 +19,7 @@ from typing import Any
 import pytest
 
 from client.lib.connection import RaceClient
-from protocol.messages import ChallengePlayer, Joined, Resign
+from protocol.messages import AcceptChallenge, ChallengePlayer, Joined, Resign
 from tests.known_deals import ANTARES_DEAL
 from tests.polling import PATIENCE
 from tests.web.conftest import ThreadedServer, named, shot
@@ -68,6 +71,8 @@ def test_a_challenge_taken_by_its_id_ends_in_both_inboxes(srv: ThreadedServer, p
     page.click("#challenge-form button[type=submit]")
     page.wait_for_selector("#room[data-state=racing] #challenge-note", timeout=WAIT)
     assert "give this id to your rival" in (page.text_content("#challenge-note") or "")
+    assert page.text_content("#challenge-side") == "you challenged"
+    assert page.text_content("#challenge-rated") == "rated"
     assert page.locator("#copy-challenge").count() == 1
     shot(page, "challenge-run")
     code = run_and_resign(page)
@@ -82,6 +87,10 @@ def test_a_challenge_taken_by_its_id_ends_in_both_inboxes(srv: ThreadedServer, p
     bob.goto(f"{srv.base}/#/challenges")
     bob.fill("#take-id", code.lower())
     bob.click("#take-form button[type=submit]")
+    bob.wait_for_selector("#room[data-state=racing] #challenge-side", timeout=WAIT)
+    assert bob.text_content("#challenge-side") == "you were challenged"
+    assert bob.text_content("#challenge-rated") == "rated"
+    assert bob.locator("#copy-challenge").count() == 0  # the id is the challenger's to give
     assert run_and_resign(bob) == code
 
     # Both resigned with nothing home: an exact tie goes to the challenger. The rating changes
@@ -90,12 +99,57 @@ def test_a_challenge_taken_by_its_id_ends_in_both_inboxes(srv: ThreadedServer, p
     assert "Ann won" in row
     assert "1. Ann" in row
     assert "2. Bob" in row
-    assert "Deal " in row
+    assert_fair(bob, code)
     shot(bob, "challenges-inbox")
     assert "You won · your rating" in inbox_row(page, srv.base, code, "You won")
     page.click(f'#inbox-lines tr[data-id="{code}"] a.replay-run >> nth=1')  # Bob's run
     page.wait_for_selector("#replay-step", timeout=WAIT)
     page.wait_for_function("() => document.querySelector('#replay-entry')?.textContent.startsWith('Step 0')")
+
+
+def assert_fair(page: Any, code: str) -> None:
+    """Challenge ``code``'s row of the inbox shows its revealed deal checked: it hashes to the
+    commitment published with the challenge."""
+    check = page.locator(f'#inbox-lines tr[data-id="{code}"] .fairness')
+    page.wait_for_selector(f'#inbox-lines tr[data-id="{code}"] .fairness[data-ok]', timeout=WAIT)
+    assert check.get_attribute("data-ok") == "true"
+    assert (check.text_content() or "").startswith('✓ Fair deal: sha256("')
+    assert "equals the commitment published with the challenge" in (check.text_content() or "")
+
+
+async def take(racer: RaceClient, code: str) -> None:
+    """``racer`` plays their run of challenge ``code`` and resigns it."""
+    joined = await racer.request(lambda i: AcceptChallenge(id=i, challenge=code))
+    assert isinstance(joined, Joined)
+    await racer.wait_room(joined.room, lambda m: m.view().state == "racing", timeout=15)
+    await racer.request(lambda i: Resign(id=i, room=joined.room))
+
+
+def test_a_casual_challenges_result_comes_to_the_open_inbox(srv: ThreadedServer, page: Any) -> None:
+    bob = srv.call(RaceClient.connect(srv.ws, "Bob", reconnect=False))
+    try:
+        named(page.context, "Ann")
+        page.goto(f"{srv.base}/#/challenges/rival/{bob.player}/Bob")
+        page.wait_for_selector("#challenge-form.chosen", timeout=WAIT)
+        page.uncheck("#challenge-rated")
+        page.click("#challenge-form button[type=submit]")
+        page.wait_for_selector("#room[data-state=racing] #challenge-rated", timeout=WAIT)
+        assert page.text_content("#challenge-rated") == "casual"
+        assert page.text_content("#challenge-side") == "you challenged"
+        code = run_and_resign(page)
+        assert "no rating changes" in (page.text_content("#rating-note") or "")
+
+        page.goto(f"{srv.base}/#/challenges")
+        row = page.locator(f'#inbox-lines tr[data-id="{code}"]')
+        page.wait_for_selector(f'#inbox-lines tr[data-id="{code}"][data-state=open]', timeout=WAIT)
+        srv.call(take(bob, code))
+        # Pushed: the open inbox shows the result (a tie goes to the challenger), with no rating.
+        page.wait_for_selector(f'#inbox-lines tr[data-id="{code}"][data-state=over]', timeout=WAIT)
+        assert "You won" in (row.text_content() or "")
+        assert "rating" not in (row.locator(".where").text_content() or "")
+        assert_fair(page, code)
+    finally:
+        srv.call(bob.close())
 
 
 def test_an_invitation_is_counted_on_the_header_and_played_from_the_inbox(srv: ThreadedServer, page: Any) -> None:

@@ -4,7 +4,8 @@ challenge, a room of one's own, the challenges waiting, challenging someone, an 
 the arenas and the brackets, with what the server lists of each), on a phone too; each entry
 opens its page (the quick race's line, a bot's race, an async match's run, the Challenges page
 with the form asked for, the tournament lists); a challenge waiting is listed, counted and
-played from it. Screenshots go to build/screenshots/.
+played from it; a challenge's result comes as a notice on it when the rival's run ends.
+Screenshots go to build/screenshots/.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tests.end_to_end.test_quick_match import SHORT_WAIT
 from tests.known_deals import ANTARES_DEAL
 from tests.web.conftest import ThreadedServer, named, shot
 from tests.web.test_browser import WAIT
-from tests.web.test_challenges_page import invite, run_and_resign
+from tests.web.test_challenges_page import invite, run_and_resign, take
 
 pytestmark = pytest.mark.slow
 
@@ -170,3 +171,29 @@ def test_a_challenge_waiting_is_listed_counted_and_played_from_the_play_page(srv
     open_hub(page, srv.base)
     page.wait_for_selector("#hub-inbox-count:text('None waiting for you.')", timeout=WAIT)
     assert page.locator("#hub-inbox-lines li").count() == 0
+
+
+def test_a_challenges_result_comes_as_a_notice_on_the_play_page(srv: ThreadedServer, page: Any) -> None:
+    named(page.context, "Ann")
+    open_hub(page, srv.base)
+    page.click("#hub-challenge-link")
+    page.select_option("#challenge-variant", "antares")
+    page.click("#challenge-form button[type=submit]")
+    code = run_and_resign(page)
+    open_hub(page, srv.base)
+    page.evaluate("() => { window.stillHere = true; }")  # gone if the page were loaded again
+    bob = srv.call(RaceClient.connect(srv.ws, "Bob", reconnect=False))
+    try:
+        srv.call(take(bob, code))
+        notice = page.locator('#notices .notice[data-kind="challenge_result"]')
+        notice.wait_for(timeout=WAIT)
+        # Both resigned with nothing home: an exact tie goes to the challenger.
+        assert (notice.text_content() or "").startswith(f"Challenge {code} (Antares, rated): You won · your rating ")
+        assert page.evaluate("() => window.stillHere") is True
+        assert page.url.endswith("#/play")
+        shot(page, "play-hub-challenge-result")
+        notice.locator("a").click()
+        page.wait_for_selector(f'#inbox-lines tr[data-id="{code}"][data-state=over]', timeout=WAIT)
+        assert page.locator("#notices .notice").count() == 0
+    finally:
+        srv.call(bob.close())

@@ -255,7 +255,7 @@ export class ArenaScreen extends FreshScreen {
 }
 
 /**
- * The arena part of an arena race's page (room.js): the arena's name, the way back to its page,
+ * The arena part of an arena race's page (room.js): the arena's name (the view's), the way back to its page,
  * and, for a racer who races on in it, joining again when the race ends and opening the next race
  * when it forms (or Leave).
  */
@@ -278,13 +278,6 @@ export class ArenaRaceNote {
         this.asked = false;
       }
     });
-    conn.request({ type: "arena", arena, limit: 1 }).then(
-      (reply) => {
-        this.name = reply.arena.name;
-        this.draw();
-      },
-      () => {},
-    );
   }
 
   stop() {
@@ -295,6 +288,7 @@ export class ArenaRaceNote {
 
   /** The room changed (`view`): once the race is over, join the arena's line again if racing on. */
   update(view) {
+    this.name = view.arena_name || null;
     if (this.racer && view.state === "finished" && racingOn() === this.arena && !this.asked) {
       this.asked = true;
       this.queue();

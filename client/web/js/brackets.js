@@ -5,9 +5,12 @@
 // round's players, and once closed its places with who went on marked), and the final standings
 // once it is over. Both are asked for again every few seconds while shown. Playing opens your
 // run's room (a room of your own whose countdown the server starts at once); its results say
-// that the round's results come when it closes (results.js).
+// that the round's results come when it closes (results.js). A round's close is pushed
+// (`round_closed`): the page shows it at once, the revealed deal checked against the round's
+// commitment (fairness.js). "You" in a round is found by player id (names may repeat).
 
 import { count, fill, formatMs, h, statusLine, variantName } from "./dom.js";
+import { revealedDeal } from "./fairness.js";
 import { FreshScreen, TournamentList, ordinal, timeLeft, tournamentPage, utcClock } from "./tournaments.js";
 
 /** Seconds between two looks at a bracket while its page is open, and at the list. */
@@ -60,10 +63,28 @@ function openRound(view) {
   return view.bracket.round && last && !last.results ? last : null;
 }
 
-/** The names of those who went on from closed round `index`: the next round's players, or the winner. */
-function wentOn(view, index) {
-  if (index + 1 < view.rounds.length) return new Set(view.rounds[index + 1].players);
-  return new Set(view.bracket.winner ? [view.bracket.winner] : []);
+/** Player `seat` of `round` (an index in its `players`) by id, or by name from a server without ids. */
+function playerAt(round, seat) {
+  return round.player_ids ? round.player_ids[seat] : round.players[seat];
+}
+
+/**
+ * Whether player `seat` of closed round `index` went on: one of the next round's players, or the
+ * winner (the server names the winner only: the last round's first place with that name).
+ */
+function wentOn(view, index, seat, place) {
+  const round = view.rounds[index];
+  const next = view.rounds[index + 1];
+  if (next) return (next.player_ids || next.players).includes(playerAt(round, seat));
+  return Boolean(view.bracket.winner) && place === 1 && round.players[seat] === view.bracket.winner;
+}
+
+/** `view` with a closed round and the one it opened (`round_closed`), in place of their older selves. */
+export function withClosedRound(view, message) {
+  const fresh = [message.round, message.next].filter(Boolean);
+  const numbers = new Set(fresh.map((round) => round.number));
+  const rounds = [...view.rounds.filter((round) => !numbers.has(round.number)), ...fresh].sort((a, b) => a.number - b.number);
+  return { ...view, bracket: message.bracket, rounds };
 }
 
 /** What the player can do in the bracket now, or where they stand in it. */
@@ -130,7 +151,25 @@ export class BracketScreen extends FreshScreen {
     this.rounds = h("div", { className: "bracket-rounds", id: "bracket-rounds" });
     this.standings = h("div", { className: "panel", id: "bracket-standings", hidden: true });
     fill(main, tournamentPage("bracket", this.bracket, this.title, this.when, GUIDE, this.you, this.status, this.standings, this.rounds));
+    this.offPushed = this.conn.on((kind, message) => {
+      if (kind === "round_closed" && message.bracket.id === this.bracket) this.closed(message);
+    });
     this.keepFresh(REFRESH_MS, () => this.drawYou());
+  }
+
+  unmount() {
+    this.offPushed();
+    super.unmount();
+  }
+
+  /** A round of this bracket closed (pushed): its places and the next round at once. */
+  closed(message) {
+    if (!this.view) return;
+    if (this.view.bracket.state !== message.bracket.state) this.status.show(""); // said of another stage
+    this.view = withClosedRound(this.view, message);
+    this.draw();
+    // The final standings come with the bracket, not the push.
+    if (!message.next) this.refresh();
   }
 
   async load() {
@@ -217,7 +256,6 @@ export class BracketScreen extends FreshScreen {
   /** The rounds side by side: each one's players while open, its places (who went on marked) once closed. */
   drawRounds() {
     const view = this.view;
-    const me = this.conn.name;
     const now = Date.now();
     if (!view.rounds.length) {
       fill(this.rounds, view.bracket.state === "registering" ? h("p", { className: "muted" }, "No round yet: round 1 opens at the start.") : null);
@@ -227,28 +265,29 @@ export class BracketScreen extends FreshScreen {
       this.rounds,
       ...view.rounds.map((round, index) => {
         const closed = Boolean(round.results);
-        const on = closed ? wentOn(view, index) : new Set();
+        const mine = (seat) => (round.player_ids ? round.player_ids[seat] === this.conn.player : round.players[seat] === this.conn.name);
         const title = closed
           ? `Round ${round.number} · closed`
           : `Round ${round.number} · open until ${utcClock(round.closes, now)}`;
         const lines = closed
           ? round.results.map((r) => {
               const how = r.finished ? `finished in ${formatMs(r.time_ms)}` : `${r.home}/52 home`;
+              const [you, on] = [mine(r.seat), wentOn(view, index, r.seat, r.place)];
               return h(
                 "li",
-                { className: [r.name === me ? "me" : "", on.has(r.name) ? "went-on" : ""].join(" ").trim(), dataset: { place: String(r.place) } },
-                `${r.place}. ${r.name}${r.name === me ? " (you)" : ""}: ${how}, ${count(r.moves, "move")}`,
-                on.has(r.name) ? h("span", { className: "went-on-mark" }, ` ${WENT_ON}`) : null,
+                { className: [you ? "me" : "", on ? "went-on" : ""].join(" ").trim(), dataset: { place: String(r.place) } },
+                `${r.place}. ${r.name}${you ? " (you)" : ""}: ${how}, ${count(r.moves, "move")}`,
+                on ? h("span", { className: "went-on-mark" }, ` ${WENT_ON}`) : null,
               );
             })
-          : round.players.map((name) => h("li", { className: name === me ? "me" : "" }, name, name === me ? " (you)" : ""));
+          : round.players.map((name, seat) => h("li", { className: mine(seat) ? "me" : "" }, name, mine(seat) ? " (you)" : ""));
         return h(
           "div",
           { className: "panel bracket-round", dataset: { number: String(round.number), closed: String(closed) } },
           h("h2", {}, title),
           h("p", { className: "muted" }, count(round.players.length, "player")),
           h(closed ? "ol" : "ul", { className: "round-lines" }, lines),
-          round.reveal ? h("p", { className: "muted" }, `Deal ${round.reveal.deal} (revealed).`) : null,
+          round.reveal ? revealedDeal(view.bracket.variant, round.reveal, round.commitment, "when the round opened") : null,
         );
       }),
     );

@@ -9,12 +9,18 @@
 //   #/challenges/new, /take, /async, /inbox  that part of the page shown and its first field focused
 //                                  (the Play page's entries, hub.js)
 // The header's Challenges link says how many invitations wait (`showWaiting`, asked for once the
-// page is connected or signed in, and whenever the inbox is shown).
+// page is connected or signed in, when a result is pushed, and whenever the inbox is shown). A
+// result comes pushed (`challenge_result`): the inbox shows it at once; a line that ended shows its
+// revealed deal checked against the commitment (fairness.js).
 
 import { fill, formatMs, h, roomCode, statusLine, variantName } from "./dom.js";
+import { revealedDeal } from "./fairness.js";
 
-/** Seconds between two looks at the inbox while the page is open (results come when the rival plays). */
-const REFRESH_MS = 15000;
+/**
+ * Ms between two looks at the inbox while the page is open: results are pushed, but nothing is
+ * for a new invitation or a rival taking your challenge.
+ */
+const REFRESH_MS = 60000;
 
 const GUIDE =
   "Race someone who is not online: you play a deal now, your rival plays the same deal later " +
@@ -50,6 +56,12 @@ export async function showWaiting(conn) {
   } catch {
     // Not connected, or the server refused: the count stays as it was.
   }
+}
+
+/** The inbox `lines` with `line` (a `challenge_result`'s) in place of its older self, or first if new. */
+export function withLine(lines, line) {
+  const at = lines.findIndex((old) => old.id === line.id);
+  return at < 0 ? [line, ...lines] : lines.map((old, n) => (n === at ? line : old));
 }
 
 /** `7 h 05 min`, `12 min`: what remains of a challenge's window. */
@@ -193,8 +205,10 @@ export class ChallengesScreen {
       ),
     );
     this.showPart(main);
-    this.off = this.conn.on((kind) => {
+    this.lines = null;
+    this.off = this.conn.on((kind, message) => {
       if (kind === "connected" || kind === "account") this.refresh();
+      if (kind === "challenge_result") this.pushed(message.challenge);
     });
     this.timer = setInterval(() => this.refresh(), REFRESH_MS);
     this.refresh();
@@ -210,11 +224,22 @@ export class ChallengesScreen {
       await this.conn.ready;
       this.you.textContent = this.conn.player ? `Your player id: ${this.conn.player}.` : "";
       const inbox = await this.conn.request({ type: "inbox" });
-      this.draw(inbox.challenges || []);
-      drawWaiting(inbox.challenges || []);
+      this.lines = inbox.challenges || [];
+      this.draw(this.lines);
+      drawWaiting(this.lines);
     } catch (error) {
       this.status.show(error.message, true);
     }
+  }
+
+  /** A challenge's result, pushed: its line as the inbox now has it (the whole inbox if none shown yet). */
+  pushed(line) {
+    if (!this.lines) {
+      this.refresh();
+      return;
+    }
+    this.lines = withLine(this.lines, line);
+    this.draw(this.lines);
   }
 
   draw(lines) {
@@ -229,7 +254,7 @@ export class ChallengesScreen {
   row(line, now) {
     const kind = line.rated ? "rated" : "casual";
     const details = line.state === "over" ? h("ul", { className: "runs" }, (line.results || []).map((r) => h("li", {}, resultText(r)))) : null;
-    const deal = line.reveal ? h("div", { className: "muted" }, `Deal ${line.reveal.deal} (revealed).`) : null;
+    const deal = line.reveal ? revealedDeal(line.variant, line.reveal, line.commitment, "with the challenge") : null;
     return h(
       "tr",
       { dataset: { id: line.id, state: line.state } },

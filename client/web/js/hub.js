@@ -5,16 +5,18 @@
 // page, its form shown), an async match (challenges.js). Tournaments: the arenas and the
 // brackets, with how many the server lists in each state. The forms are the other pages' own;
 // the inbox and the tournament lists are asked for on arrival, when the connection is back or
-// becomes an account's, and every few seconds.
+// becomes an account's, and once a minute (for what no push brings: an invitation, a tournament
+// scheduled); a challenge's result is pushed (`challenge_result`) and shown at once (main.js
+// says it on a notice).
 
-import { asyncMatchForm, drawWaiting, mayPlay, openRun, statusText } from "./challenges.js";
+import { asyncMatchForm, drawWaiting, mayPlay, openRun, statusText, withLine } from "./challenges.js";
 import { count, fill, h, statusLine, variantName } from "./dom.js";
 import { bestRunForm } from "./ghost.js";
 import { botRaceForm, quickRaceForm } from "./lobby.js";
 import { FreshScreen } from "./tournaments.js";
 
-/** Seconds between two looks at the inbox and the tournaments while the page is open. */
-const REFRESH_MS = 15000;
+/** Ms between two looks at the inbox and the tournaments while the page is open. */
+const REFRESH_MS = 60000;
 
 /** `node` as the Play page's entry for `mode` (`data-mode`, for the tests and the console). */
 function entry(mode, node) {
@@ -87,7 +89,16 @@ export class PlayScreen extends FreshScreen {
         ),
       ),
     );
+    this.lines = null;
+    this.offPushed = this.conn.on((kind, message) => {
+      if (kind === "challenge_result" && this.lines) this.drawInbox(withLine(this.lines, message.challenge));
+    });
     this.keepFresh(REFRESH_MS, () => {});
+  }
+
+  unmount() {
+    this.offPushed();
+    super.unmount();
   }
 
   async load() {
@@ -111,6 +122,7 @@ export class PlayScreen extends FreshScreen {
 
   /** The invitations waiting for the player, each with Play (its run opens); the header's count. */
   drawInbox(lines) {
+    this.lines = lines;
     drawWaiting(lines);
     const waiting = lines.filter(mayPlay);
     this.waiting.textContent = waiting.length ? `${count(waiting.length, "challenge")} waiting for you.` : "None waiting for you.";

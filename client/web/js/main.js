@@ -1,4 +1,5 @@
-// The web client's entry point: one connection for the page, and a screen per route.
+// The web client's entry point: one connection for the page, a screen per route, and the
+// notices of what the server pushes (notices.js).
 //   /r/CODE          race in room CODE (join with a name; a reload resumes the seat)
 //   #/lobby          race a bot, quick race, your best run's ghost, live public rooms (the default)
 //   #/play           every way to race on one page, each opening its own (hub.js)
@@ -20,6 +21,7 @@ import { DailyScreen } from "./daily.js";
 import { fill, h } from "./dom.js";
 import { PlayScreen } from "./hub.js";
 import { LobbyScreen } from "./lobby.js";
+import { Notices } from "./notices.js";
 import { QuickScreen } from "./quick.js";
 import { ReplayScreen } from "./replay.js";
 import { RoomScreen } from "./room.js";
@@ -29,6 +31,10 @@ const conn = new Connection(serverUrl());
 window.solitaireRace = { conn };
 const main = document.getElementById("view");
 const who = document.getElementById("who");
+// What the server pushes unasked (a challenge's result, a bracket round closed), on every page.
+const notices = new Notices();
+main.before(notices.node);
+notices.follow(conn);
 let screen = null;
 
 function screenFor() {
@@ -112,7 +118,7 @@ async function rename() {
 conn.on((kind) => {
   if (kind === "connected" || kind === "disconnected" || kind === "account") showWho();
   // Challenges may have come while the player was away (or another player's, once signed in).
-  if (kind === "connected" || kind === "account") showWaiting(conn);
+  if (kind === "connected" || kind === "account" || kind === "challenge_result") showWaiting(conn);
 });
 conn.start().catch((error) => {
   main.prepend(h("p", { className: "status error" }, `Cannot reach the server: ${error.message}`));

@@ -5,7 +5,7 @@
 // bracket round's run: that the round's results come when it closes).
 
 import { fill, formatMs, h } from "./dom.js";
-import { checkCommitment } from "./fairness.js";
+import { showVerdict } from "./fairness.js";
 import { shownName } from "./ghost.js";
 
 /** How the results are ordered (PROTOCOL.md, Room lifecycle, "Ranking"). */
@@ -20,7 +20,11 @@ function ratingNote(view, rated) {
   const bots = results.filter((r) => r.bot).length;
   const people = results.length - bots;
   if (view.daily) return "Daily attempts are not rated: a ranked attempt goes on the day's board instead.";
-  if (view.challenge) return "A rated challenge's rating change comes with the result, when both runs are in.";
+  if (view.challenge) {
+    return view.challenge_rated === false
+      ? "A casual challenge: no rating changes, whoever wins."
+      : "A rated challenge's rating change comes with the result, when both runs are in.";
+  }
   if (view.bracket) return "A bracket round ranks its runs this way; the better half goes on. Brackets are not rated.";
   if (rated) return bots ? "Bots are never rated: the ratings are the people's, against each other." : null;
   if (results.some((r) => r.ghost)) return "Not rated: a race against a ghost (a recorded run) never is.";
@@ -113,16 +117,21 @@ export class ResultsPanel {
   }
 }
 
+/** ` Commitment: <code>…</code>` of a race whose deal is revealed elsewhere, later (null if none). */
+function commitmentOf(view) {
+  return view.commitment ? [" Commitment: ", h("code", { id: "run-commitment" }, view.commitment)] : null;
+}
+
 /** The fairness check, in the browser: the revealed deal and salt hash to the commitment. */
 async function showFairness(view, node) {
   if (view.bracket && !view.reveal) {
     // The round's deal and runs stay secret until it closes: the bracket's page has them then.
-    fill(node, "Your run is in: the round's results come when it closes (see ", h("a", { href: `/#/bracket/${view.bracket}`, id: "bracket-back" }, "the bracket"), ").");
+    fill(node, "Your run is in: the round's results come when it closes (see ", h("a", { href: `/#/bracket/${view.bracket}`, id: "bracket-back" }, "the bracket"), ", where its deal is checked against this commitment).", commitmentOf(view));
     return;
   }
   if (view.challenge && !view.reveal) {
     // Its deal and the rival's run stay secret until both runs are in: the inbox has them then.
-    fill(node, "Your run is in: the result comes when your rival has played (see ", h("a", { href: "/#/challenges" }, "Challenges"), ").");
+    fill(node, "Your run is in: the result comes when your rival has played (see ", h("a", { href: "/#/challenges" }, "Challenges"), ", where its deal is checked against this commitment).", commitmentOf(view));
     return;
   }
   if (!view.reveal) {
@@ -131,18 +140,5 @@ async function showFairness(view, node) {
       : "No deal was revealed for this race.";
     return;
   }
-  try {
-    const { ok, digest } = await checkCommitment(view.variant, view.reveal.deal, view.reveal.salt, view.commitment);
-    node.classList.add(ok ? "ok" : "bad");
-    fill(
-      node,
-      ok ? "✓ Fair deal: " : "✗ The revealed deal does not match the commitment: ",
-      h("span", {}, `sha256("${view.variant}|${view.reveal.deal}|${view.reveal.salt}") = `),
-      h("code", {}, digest),
-      ok ? " equals the commitment published before the race." : ` but the commitment was ${view.commitment}.`,
-    );
-    node.dataset.ok = String(ok);
-  } catch (error) {
-    node.textContent = `Cannot check the commitment here: ${error.message}`;
-  }
+  await showVerdict(node, view.variant, view.reveal, view.commitment);
 }

@@ -256,7 +256,7 @@ export class RoomScreen {
           )
         : null,
       view.daily ? h("span", { className: "pill" }, `daily ${view.daily.date}${view.daily.ranked ? " · ranked" : " · practice"}`) : null,
-      view.challenge ? this.challengeNote(view.challenge) : null,
+      view.challenge ? this.challengeNote(view) : null,
       view.arena ? this.arenaPart(view) : null,
       view.bracket
         ? h("a", { href: `/#/bracket/${view.bracket}`, className: "pill", id: "bracket-note" }, `bracket ${view.bracket} · your round's run, one attempt`)
@@ -275,15 +275,26 @@ export class RoomScreen {
     return this.arenaNote.node;
   }
 
-  /** A challenge's run: the id the rival needs to play the same deal, with a copy button. */
-  challengeNote(id) {
+  /**
+   * A challenge's run: its id, whether it is rated, and whose run it is (the view's side); the
+   * challenger's racer also gets the id to give the rival, with a copy button.
+   */
+  challengeNote(view) {
+    const id = view.challenge;
+    const side = view.challenge_side;
+    const mine = this.mode === "race" && Boolean(this.me);
+    const whose = side === 0 ? (mine ? "you challenged" : "the challenger's run") : side === 1 ? (mine ? "you were challenged" : "the challenged player's run") : null;
+    const rated = typeof view.challenge_rated === "boolean" ? (view.challenge_rated ? "rated" : "casual") : null;
+    const give = mine && side !== 1;
     return h(
       "span",
       { id: "challenge-note" },
       "Challenge ",
       h("code", { id: "challenge-id" }, id),
-      ": give this id to your rival ",
-      h("button", { type: "button", className: "small", id: "copy-challenge", onclick: () => copyId(id, this.status) }, "Copy"),
+      rated ? [" ", h("span", { className: "pill", id: "challenge-rated" }, rated)] : null,
+      whose ? [" · ", h("span", { id: "challenge-side" }, whose)] : null,
+      give ? [": give this id to your rival ", h("button", { type: "button", className: "small", id: "copy-challenge", onclick: () => copyId(id, this.status) }, "Copy")] : null,
+      mine && side === 1 ? ": you play the same deal as your rival" : null,
     );
   }
 
