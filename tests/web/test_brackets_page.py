@@ -158,6 +158,22 @@ def test_a_round_that_closes_shows_on_the_open_page_with_its_deal_checked(srv: T
         notice = page.locator('#notices .notice[data-kind="round_closed"]')
         assert "Friday bracket: round 1 closed and you go on. Play round 2 now." in (notice.text_content() or "")
         shot(page, "bracket-round-closed-pushed")
+
+        # The final, both Anns: the final standings mark this page's player by id.
+        page.click("#bracket-play")
+        page.wait_for_url(RUN, timeout=WAIT)
+        page.wait_for_selector("#room[data-state=racing] #bracket-note", timeout=WAIT)
+        page.click("#resign")
+        page.click("#resign-confirm")
+        page.wait_for_selector("#room[data-state=finished]", timeout=WAIT)
+        srv.call(play(namesake, CODE))
+        page.goto(f"{srv.base}/#/bracket/{CODE}")
+        final = page.locator("#bracket-final li")
+        final.first.wait_for(timeout=WAIT)
+        assert final.count() == 4
+        assert page.locator("#bracket-final li.me").count() == 1
+        assert "Ann (you)" in (page.locator("#bracket-final li.me").text_content() or "")
+        assert page.locator("#bracket-final li", has_text="🏆").count() == 1
     finally:
         for racer in (namesake, *others):
             srv.call(racer.close())

@@ -70,12 +70,13 @@ function playerAt(round, seat) {
 
 /**
  * Whether player `seat` of closed round `index` went on: one of the next round's players, or the
- * winner (the server names the winner only: the last round's first place with that name).
+ * winner (by id; by name from an older server that names the winner only).
  */
 function wentOn(view, index, seat, place) {
   const round = view.rounds[index];
   const next = view.rounds[index + 1];
   if (next) return (next.player_ids || next.players).includes(playerAt(round, seat));
+  if (view.bracket.winner_id && round.player_ids) return round.player_ids[seat] === view.bracket.winner_id;
   return Boolean(view.bracket.winner) && place === 1 && round.players[seat] === view.bracket.winner;
 }
 
@@ -211,9 +212,13 @@ export class BracketScreen extends FreshScreen {
             h(
               "ol",
               { id: "bracket-final" },
-              standings.map((name, n) =>
-                h("li", { className: name === this.conn.name ? "me" : "" }, `${ordinal(n + 1)} ${name}`, name === this.conn.name ? " (you)" : "", n === 0 && name === info.winner ? " 🏆" : ""),
-              ),
+              standings.map((name, n) => {
+                // By id where the server gives them (two players may share a name).
+                const ids = view.standing_ids;
+                const me = ids ? ids[n] === this.conn.player : name === this.conn.name;
+                const won = ids && info.winner_id ? ids[n] === info.winner_id : n === 0 && name === info.winner;
+                return h("li", { className: me ? "me" : "" }, `${ordinal(n + 1)} ${name}`, me ? " (you)" : "", won ? " 🏆" : "");
+              }),
             ),
           ]
         : null,
