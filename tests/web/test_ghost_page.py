@@ -113,6 +113,9 @@ def test_the_daily_page_races_yesterdays_fastest_run(web_server: Any, page: Any)
         page.goto(f"{srv.base}/#/daily/antares")
         page.wait_for_selector("#race-fastest", timeout=90_000)
         assert yesterday in (page.text_content("#race-fastest") or "")
+        # Yesterday's revealed deal, checked in the browser against that day's commitment.
+        page.wait_for_selector("#daily-yesterday-check[data-ok=true]", timeout=WAIT)
+        assert f"published on {yesterday}" in (page.text_content("#daily-yesterday-check") or "")
         page.click("#race-fastest")
         wait_ghost_race(page)
         assert page.text_content(f"{GHOST} .racer-head .name") == "Bob (ghost)"

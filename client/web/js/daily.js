@@ -3,6 +3,7 @@
 // season boards (periods.js), the all-time boards and the rating board.
 
 import { count, fill, formatMs, h, statusLine, variantName } from "./dom.js";
+import { showVerdict } from "./fairness.js";
 import { ghostButton } from "./ghost.js";
 import { PeriodBoards } from "./periods.js";
 
@@ -105,8 +106,16 @@ export class DailyScreen {
       info.yesterday
         ? h("p", { className: "muted" }, `Yesterday (${info.yesterday.date}): deal ${info.yesterday.deal}, solved in ${info.yesterday.solution.length} moves.`)
         : null,
+      info.yesterday ? this.yesterdayChecked(info.variant, info.yesterday) : null,
       info.yesterday ? this.fastestGhost(info.yesterday.date) : null,
     );
+  }
+
+  /** Yesterday's revealed deal and salt checked against the commitment published that day. */
+  yesterdayChecked(variant, yesterday) {
+    const node = h("p", { className: "fairness", id: "daily-yesterday-check" }, "Checking yesterday's deal…");
+    showVerdict(node, variant, yesterday, yesterday.commitment, `on ${yesterday.date}`);
+    return node;
   }
 
   /** A past day's fastest kept run, to race as a ghost (today's stays secret: the server refuses it). */
