@@ -77,6 +77,9 @@ from protocol.replies import (
     ChallengeResult as ChallengeResult,
 )
 from protocol.replies import (
+    ChallengeWaiting as ChallengeWaiting,
+)
+from protocol.replies import (
     DailyInfo as DailyInfo,
 )
 from protocol.replies import (

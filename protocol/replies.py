@@ -262,6 +262,14 @@ class ChallengeResult(_Reply, tag="challenge_result"):
     challenge: ChallengeLine
 
 
+class ChallengeWaiting(_Reply, tag="challenge_waiting"):
+    """Pushed, unasked (no ``id``), to the player a challenge names, on every connection they
+    have open, once the challenger's run ended: the challenge waits for their run.
+    ``challenge`` is the line their ``inbox`` would now show them."""
+
+    challenge: ChallengeLine
+
+
 class RoundClosed(_Reply, tag="round_closed"):
     """Pushed, unasked (no ``id``), to each player of a bracket round on every connection they
     have open when the round closes: ``round``, with its results and reveal; ``next``, the
@@ -330,6 +338,7 @@ ServerMessage = (
     | Brackets
     | BracketView
     | ChallengeResult
+    | ChallengeWaiting
     | RoundClosed
     | Error
     | Snapshot

@@ -23,6 +23,7 @@ from protocol.messages import (
     ChallengeLine,
     ChallengePlayer,
     ChallengeResult,
+    ChallengeWaiting,
     ClientMessage,
     Error,
     Inbox,
@@ -176,12 +177,15 @@ async def test_no_request_of_any_type_shows_a_challengers_run_before_the_end(ser
     assert not [f for f in bob.frames[before:] if isinstance(f, bytes) and ann_room.encode() in f]  # Bob's own run
 
 
-def pushed_results(racer: RaceClient) -> list[ChallengeLine]:
-    """Start keeping the challenge results pushed to ``racer``; the list they go in."""
+def pushed_results(
+    racer: RaceClient, kind: type[ChallengeResult | ChallengeWaiting] = ChallengeResult
+) -> list[ChallengeLine]:
+    """Start keeping the challenge lines pushed to ``racer`` in ``kind`` messages; the list
+    they go in."""
     pushed: list[ChallengeLine] = []
 
     def heard(room: str, message: ServerMessage) -> None:
-        if isinstance(message, ChallengeResult):
+        if isinstance(message, kind):
             pushed.append(message.challenge)
 
     racer.listen(heard)
@@ -208,8 +212,16 @@ async def test_both_players_are_told_the_result_when_the_second_run_ends_and_can
     ann, bob = await server.connect("Ann"), await server.connect("Bob")
     assert bob.player is not None
     to_ann, to_bob = pushed_results(ann), pushed_results(bob)
+    waits_ann, waits_bob = pushed_results(ann, ChallengeWaiting), pushed_results(bob, ChallengeWaiting)
     ann_room, code = await play_run(ann, partial(ChallengePlayer, variant="antares", player=bob.player))
     [waiting] = await inbox(bob)
+    # Bob, named, is told it waits for his run, with what his inbox says (no result of Ann's).
+    await eventually(lambda: waits_bob, what="the challenge pushed to Bob")
+    assert waits_bob == [waiting]
+    assert waiting.state == "open"
+    assert waiting.results is None
+    assert waiting.rooms is None
+    assert waits_ann == []
     # The commitment is published from the start, as the run's room published it: the deal is not.
     assert waiting.commitment is not None
     assert waiting.commitment == ann.rooms[ann_room].view().commitment

@@ -39,6 +39,7 @@ from protocol.messages import (
     ChallengeLine,
     ChallengePlayer,
     ChallengeResult,
+    ChallengeWaiting,
     ChangePassword,
     ClientMessage,
     Clock,
@@ -337,6 +338,11 @@ SERVER_MESSAGES: list[ServerMessage] = [
             played=True,
             reveal=Reveal("617", "00"),
             commitment="ab" * 32,
+        )
+    ),
+    ChallengeWaiting(
+        challenge=ChallengeLine(
+            "QX7M2KDA", "scorpion", True, "open", 1, 2, "Ann", side=1, played=False, commitment="ab" * 32
         )
     ),
     RoundClosed(
