@@ -157,11 +157,16 @@ def test_an_invitation_is_counted_on_the_header_and_played_from_the_inbox(srv: T
     page.wait_for_selector("#who-name", timeout=WAIT)
     assert page.is_hidden("#inbox-badge")
     player = page.evaluate("() => solitaireRace.conn.player")
+    page.evaluate("() => { window.stillHere = true; }")  # gone if the page were loaded again
     srv.call(invite(srv, player))
-    page.reload()
+    # Pushed (challenge_waiting): the count and a notice come without a reload.
     page.wait_for_selector("#inbox-badge:not([hidden])", timeout=WAIT)
     assert page.text_content("#inbox-badge") == "1"
     assert page.get_attribute("#inbox-badge", "title") == "1 challenge waiting for you"
+    notice = page.locator('#notices .notice[data-kind="challenge_waiting"]')
+    notice.wait_for(timeout=WAIT)
+    assert (notice.text_content() or "").startswith("Bob challenges you (Antares, rated): ")
+    assert page.evaluate("() => window.stillHere") is True
     page.click("#challenges-link")
     page.wait_for_selector("#inbox-lines .play-challenge", timeout=WAIT)
     assert "Bob challenges you" in (page.text_content("#inbox-lines") or "")

@@ -208,7 +208,7 @@ export class ChallengesScreen {
     this.lines = null;
     this.off = this.conn.on((kind, message) => {
       if (kind === "connected" || kind === "account") this.refresh();
-      if (kind === "challenge_result") this.pushed(message.challenge);
+      if (kind === "challenge_result" || kind === "challenge_waiting") this.pushed(message.challenge);
     });
     this.timer = setInterval(() => this.refresh(), REFRESH_MS);
     this.refresh();

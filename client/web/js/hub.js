@@ -91,7 +91,8 @@ export class PlayScreen extends FreshScreen {
     );
     this.lines = null;
     this.offPushed = this.conn.on((kind, message) => {
-      if (kind === "challenge_result" && this.lines) this.drawInbox(withLine(this.lines, message.challenge));
+      const pushed = kind === "challenge_result" || kind === "challenge_waiting";
+      if (pushed && this.lines) this.drawInbox(withLine(this.lines, message.challenge));
     });
     this.keepFresh(REFRESH_MS, () => {});
   }

@@ -118,7 +118,8 @@ async function rename() {
 conn.on((kind) => {
   if (kind === "connected" || kind === "disconnected" || kind === "account") showWho();
   // Challenges may have come while the player was away (or another player's, once signed in).
-  if (kind === "connected" || kind === "account" || kind === "challenge_result") showWaiting(conn);
+  const pushed = kind === "challenge_result" || kind === "challenge_waiting";
+  if (kind === "connected" || kind === "account" || pushed) showWaiting(conn);
 });
 conn.start().catch((error) => {
   main.prepend(h("p", { className: "status error" }, `Cannot reach the server: ${error.message}`));

@@ -1,6 +1,6 @@
 // Short notices under the header, on every page, for what the server pushes unasked: a
-// challenge's result (`challenge_result`) and a bracket round that closed with the player going on
-// (`round_closed`). Each stays until dismissed (the player may be looking elsewhere); the newest
+// challenge waiting for the player's run (`challenge_waiting`), a challenge's result
+// (`challenge_result`) and a bracket round that closed with the player going on (`round_closed`). Each stays until dismissed (the player may be looking elsewhere); the newest
 // comes first, and only the last few are kept. A push the server sends again (it may, after
 // recording a run twice) is said once.
 
@@ -20,6 +20,7 @@ export class Notices {
   follow(conn) {
     conn.on((kind, message) => {
       if (kind === "challenge_result") this.challenge(message.challenge);
+      if (kind === "challenge_waiting") this.waiting(message.challenge);
       if (kind === "round_closed") this.round(message);
     });
   }
@@ -29,6 +30,13 @@ export class Notices {
     const kind = line.rated ? "rated" : "casual";
     const words = `Challenge ${line.id} (${variantName(line.variant)}, ${kind}): ${statusText(line, Date.now())}.`;
     this.show("challenge_result", `${line.id}:${line.state}`, words, "/#/challenges/inbox", "Your challenges");
+  }
+
+  /** `Ann challenges you (Antares, rated): waiting for you · 23 h left.`, with the way to play it. */
+  waiting(line) {
+    const kind = line.rated ? "rated" : "casual";
+    const words = `${line.challenger} challenges you (${variantName(line.variant)}, ${kind}): ${statusText(line, Date.now())}.`;
+    this.show("challenge_waiting", `${line.id}:waiting`, words, "/#/challenges/inbox", "Play it from your challenges");
   }
 
   /** A round closed: a notice only when the player goes on (the next round waits for their run). */
