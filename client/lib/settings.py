@@ -1,7 +1,8 @@
 """What the terminal client remembers between runs: the player's name and, per server,
 the resume token (which *is* the player there, so the file is private to the user); and
-the daily challenges' commitments it has seen, so that the deal revealed after the day can
-be checked against the commitment published before it, not one sent along with the deal.
+the commitments it has seen before their deal was revealed (a daily challenge's, a challenge's,
+a bracket round's), so that the deal revealed later can be checked against the commitment
+published before it, not one sent along with the deal.
 
 Kept as JSON in the user's config directory (``platformdirs``), or in the directory
 given with ``--config-dir`` or ``SOLITAIRE_RACE_CONFIG_DIR``. Several clients may share
@@ -29,8 +30,9 @@ FILE_NAME = "client.json"
 LOCK_NAME = "client.lock"
 ENV_DIR = "SOLITAIRE_RACE_CONFIG_DIR"
 
-#: Daily commitments kept (the oldest are forgotten first): a few days of every game and server.
-KEPT_COMMITMENTS = 64
+#: Commitments kept (the oldest are forgotten first): a few days of every game's daily challenge
+#: and a full inbox of challenges on a few servers, with the brackets' rounds.
+KEPT_COMMITMENTS = 256
 
 
 def config_dir(override: str | Path | None = None) -> Path:
@@ -44,8 +46,8 @@ def config_dir(override: str | Path | None = None) -> Path:
 
 @dataclass
 class Settings:
-    """The name (None until asked), the resume token for each server URL, and the daily
-    commitments seen (by :func:`commitment_key`)."""
+    """The name (None until asked), the resume token for each server URL, and the commitments
+    seen (by :func:`commitment_key`, :func:`challenge_key` and :func:`round_key`)."""
 
     directory: Path
     name: str | None = None
@@ -88,8 +90,8 @@ class Settings:
         """Merge this client's changes into the file and write it atomically, readable by
         the user only (the tokens are credentials). Under a lock, the file is read again
         and only what this client changed since it last read or wrote is applied: the
-        tokens it set or dropped, its name if it changed it; every daily commitment seen
-        by anyone is kept (the first one seen of a day wins). Afterwards this object holds
+        tokens it set or dropped, its name if it changed it; every commitment seen by anyone
+        is kept (the first one seen of a day, a challenge or a round wins). Afterwards this object holds
         the merged settings."""
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / FILE_NAME
@@ -132,6 +134,16 @@ class Settings:
 def commitment_key(url: str, variant: str, date: str) -> str:
     """Where :attr:`Settings.commitments` keeps the commitment of a server's daily deal."""
     return f"{url} {variant} {date}"
+
+
+def challenge_key(url: str, challenge: str) -> str:
+    """Where :attr:`Settings.commitments` keeps the commitment of a server's challenge's deal."""
+    return f"{url} challenge {challenge}"
+
+
+def round_key(url: str, bracket: str, number: int) -> str:
+    """Where :attr:`Settings.commitments` keeps the commitment of round ``number`` of a bracket."""
+    return f"{url} bracket {bracket} round {number}"
 
 
 def _strings(value: object) -> dict[str, str]:

@@ -1,8 +1,10 @@
 """Bracket tournaments as text for people (PROTOCOL.md, "Bracket tournaments", ``brackets``,
-``bracket``): the list of brackets with where each stands, a bracket's rounds (who plays each,
-and once closed its places with who went on), what the player can do now, and the final
-standings. Both clients say the same words: the terminal client uses these, the web client
-(client/web/js/brackets.js) repeats them.
+``bracket``, ``round_closed``): the list of brackets with where each stands, a bracket's rounds
+(who plays each, and once closed its places with who went on and the fairness check of its
+revealed deal), what the player can do now, the final standings, and the notice that the player
+goes on to the next round. Both clients say the same words: the terminal client uses these, the
+web client (client/web/js/brackets.js) repeats them. The player ("you") is found in a round by
+their player id (``player_ids``), not by name: two players may share a name.
 
 The client knows one rule of the brackets, to say how long a player has left to start a run:
 a run must start within :data:`SHOW_UP_MS` of its round's opening. Who plays, who went on, the
@@ -15,9 +17,10 @@ from collections.abc import Sequence
 from typing import Final
 
 from client.render.arenas import ordinal, utc_clock
+from client.render.commitments import verdict
 from client.render.describe import CARDS, count, duration, time_left
 from client.render.standings import RACE_RANKING
-from protocol.messages import BracketInfo, BracketRound, BracketView, Result
+from protocol.messages import BracketInfo, BracketRound, BracketView, Result, RoundClosed
 
 #: What a bracket is, in two sentences (both clients' bracket pages say it).
 BRACKET_GUIDE: Final = (
@@ -90,12 +93,34 @@ def open_round(view: BracketView) -> BracketRound | None:
     return None
 
 
-def went_on(view: BracketView, index: int) -> set[str]:
-    """The names of those who went on from closed round ``index`` (0-based): the next round's
-    players, or the winner after the last round."""
+def my_seat(round_: BracketRound, me: str | None) -> int | None:
+    """The index in ``round_``'s players of the player whose id is ``me`` (None: not in it)."""
+    ids = round_.player_ids
+    return ids.index(me) if me is not None and ids is not None and me in ids else None
+
+
+def my_name(view: BracketView, me: str | None) -> str | None:
+    """The name the player whose id is ``me`` has in the bracket (None: in none of its rounds)."""
+    for round_ in view.rounds:
+        seat = my_seat(round_, me)
+        if seat is not None:
+            return round_.players[seat]
+    return None
+
+
+def went_on(view: BracketView, index: int) -> set[int]:
+    """The seats (indices in its players) of those who went on from closed round ``index``
+    (0-based): the next round's players, or the winner after the last round."""
+    round_ = view.rounds[index]
     if index + 1 < len(view.rounds):
-        return set(view.rounds[index + 1].players)
-    return {view.bracket.winner} if view.bracket.winner else set()
+        following = view.rounds[index + 1]
+        if round_.player_ids is not None and following.player_ids is not None:
+            ids = set(following.player_ids)
+            return {seat for seat, player in enumerate(round_.player_ids) if player in ids}
+        names = set(following.players)  # a server without ids: by name
+        return {seat for seat, name in enumerate(round_.players) if name in names}
+    winner = view.bracket.winner
+    return {r.seat for r in round_.results or [] if winner and r.place == 1 and r.name == winner}
 
 
 def you_text(view: BracketView, now_ms: float) -> str:
@@ -132,11 +157,12 @@ def you_text(view: BracketView, now_ms: float) -> str:
     return f"You are out: round {last.number} was your last."
 
 
-def result_line(result: Result, on: set[str], me: str | None) -> str:
-    """A place of a closed round: ``1. Ann (you): finished in 4:10.01, 101 moves · ✓ went on``."""
+def result_line(result: Result, on: set[int], mine: int | None) -> str:
+    """A place of a closed round: ``1. Ann (you): finished in 4:10.01, 101 moves · ✓ went on``
+    (``on``: the seats of those who went on; ``mine``: the player's seat)."""
     how = f"finished in {duration(result.time_ms)}" if result.finished else f"{result.home}/{CARDS} home"
-    you = " (you)" if result.name == me else ""
-    mark = f" · {WENT_ON}" if result.name in on else ""
+    you = " (you)" if result.seat == mine else ""
+    mark = f" · {WENT_ON}" if result.seat in on else ""
     return f"{result.place}. {result.name}{you}: {how}, {count(result.moves, 'move')}{mark}"
 
 
@@ -148,32 +174,51 @@ def round_title(round_: BracketRound, now_ms: float) -> str:
     return f"Round {round_.number} · closed · {players}"
 
 
-def round_lines(view: BracketView, index: int, me: str | None, now_ms: float) -> list[str]:
-    """Round ``index`` (0-based) of ``view``: its title, then its players while it is open, or
-    its places, those who went on marked, and its revealed deal once closed."""
+def round_lines(view: BracketView, index: int, me: str | None, now_ms: float, seen: str | None = None) -> list[str]:
+    """Round ``index`` (0-based) of ``view`` for the player whose id is ``me``: its title, then
+    its players while it is open, or its places, those who went on marked, and its revealed
+    deal checked against the round's commitment once closed (``seen``: the commitment this
+    client saw before the reveal, if it kept it; see :func:`client.render.commitments.verdict`)."""
     round_ = view.rounds[index]
+    mine = my_seat(round_, me)
     lines = [round_title(round_, now_ms)]
     if round_.results is None:
-        names = [f"{name} (you)" if name == me else name for name in round_.players]
+        names = [f"{name} (you)" if seat == mine else name for seat, name in enumerate(round_.players)]
         lines.append("  " + ", ".join(names))
         return lines
     on = went_on(view, index)
-    lines += [f"  {result_line(result, on, me)}" for result in round_.results]
+    lines += [f"  {result_line(result, on, mine)}" for result in round_.results]
     if round_.reveal is not None:
-        lines.append(f"  Deal {round_.reveal.deal} (revealed).")
+        reveal = round_.reveal
+        lines.append("  " + verdict(view.bracket.variant, reveal.deal, reveal.salt, round_.commitment, seen))
     return lines
 
 
 def standings_lines(view: BracketView, me: str | None) -> list[str]:
-    """The final standings once the bracket is over (``1st Ann 🏆``), else none."""
+    """The final standings once the bracket is over (``1st Ann 🏆``), else none. The standings
+    name the players without their ids: the player (id ``me``) is marked by their name here."""
     if view.standings is None:
         return []
-    winner = view.bracket.winner
+    winner, mine = view.bracket.winner, my_name(view, me)
     lines = []
     for n, name in enumerate(view.standings, 1):
         mark = f" {WON}" if name == winner and n == 1 else ""
-        lines.append(f"{ordinal(n)} {name}{' (you)' if name == me else ''}{mark}")
+        lines.append(f"{ordinal(n)} {name}{' (you)' if mine is not None and name == mine else ''}{mark}")
     return lines
+
+
+def next_round_notice(closed: RoundClosed, now_ms: float) -> str | None:
+    """What to tell a player pushed ``closed`` (a round closed) when they go on to the next
+    round: ``Friday bracket: round 1 closed and you go on. Play round 2 now: start within 1 min
+    58 s (p on its page).``; None when they do not go on."""
+    following = closed.next
+    if following is None or following.you != "to-play":
+        return None
+    left = time_left(start_deadline(following) - now_ms)
+    return (
+        f"{closed.bracket.name}: round {closed.round.number} closed and you go on. "
+        f"Play round {following.number} now: start within {left} (p on its page)."
+    )
 
 
 def bracket_notes() -> list[str]:

@@ -1,9 +1,12 @@
-"""Async challenges and the inbox as text for people (PROTOCOL.md, ``challenge``, ``inbox``):
-where each challenge stands for you, its results once both runs are in, and what a challenge's
-run says in place of the fairness check and the replays that stay closed until then.
+"""Async challenges and the inbox as text for people (PROTOCOL.md, ``challenge``, ``inbox``,
+``challenge_result``): where each challenge stands for you, its results once both runs are in
+with the fairness check of its revealed deal, what a challenge's run says of itself (your side,
+whether it is rated) and in place of the fairness check and the replays that stay closed until
+then, and the notice of a result pushed by the server.
 
 The client knows no rule of the challenges: everything here reads the server's
-:class:`~protocol.messages.ChallengeLine` (``state``, ``side``, ``played``, ``results``).
+:class:`~protocol.messages.ChallengeLine` (``state``, ``side``, ``played``, ``results``) and a
+run's :class:`~protocol.messages.RoomView` (``challenge_side``, ``challenge_rated``).
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from client.render.commitments import verdict
 from client.render.describe import rating_text, results_lines, time_left
 from client.render.standings import RACE_RANKING
-from protocol.messages import ChallengeLine
+from protocol.messages import ChallengeLine, RoomView
 
 #: The results of a challenge's run: the rival's run, the winner and the deal come later.
 CHALLENGE_WAIT: Final = "Your run is in: the result comes when your rival has played (see Challenges)."
@@ -73,9 +77,11 @@ def status_text(line: ChallengeLine, now_ms: float) -> str:
     return ("you won" if winner.seat == line.side else f"{rival} won") + _my_rating(line)
 
 
-def detail_lines(line: ChallengeLine, now_ms: float) -> list[str]:
-    """Everything the inbox says of ``line``: who challenged whom, where it stands (with the
-    id to share while it waits for a rival), the results once over, and the revealed deal."""
+def detail_lines(line: ChallengeLine, now_ms: float, seen: str | None = None) -> list[str]:
+    """Everything the inbox says of ``line``: who challenged whom, where it stands (its second
+    line: with the id to share while it waits for a rival), the results once over, and the
+    revealed deal checked against its commitment (``seen``: the one this client saw before the
+    reveal, if it kept it; see :func:`client.render.commitments.verdict`)."""
     kind = "rated" if line.rated else "casual"
     against = line.opponent or "anyone given the id"
     lines = [f"Challenge {line.id} · {line.variant.capitalize()} · {kind} · {line.challenger} against {against}"]
@@ -94,8 +100,36 @@ def detail_lines(line: ChallengeLine, now_ms: float) -> list[str]:
     else:
         lines.extend(results_lines(line.results or []))
     if line.reveal is not None:
-        lines.append(f"Deal {line.reveal.deal} (revealed).")
+        lines.append(verdict(line.variant, line.reveal.deal, line.reveal.salt, line.commitment, seen))
     return lines
+
+
+def with_line(lines: Sequence[ChallengeLine], line: ChallengeLine) -> list[ChallengeLine]:
+    """``lines`` (an inbox) with ``line`` (pushed in a ``challenge_result``: what the inbox now
+    says of its challenge) in place of its challenge's line, or first when it had none."""
+    if any(old.id == line.id for old in lines):
+        return [line if old.id == line.id else old for old in lines]
+    return [line, *lines]
+
+
+def result_notice(line: ChallengeLine, now_ms: float) -> str:
+    """A pushed result in one sentence: ``Challenge QX7M2KDA (Antares) against Bob: you won ·
+    your rating 1662 (+162).`` (or that it expired, void)."""
+    head = f"Challenge {line.id} ({line.variant.capitalize()}) against {rival_of(line) or 'anyone'}"
+    if line.state == "expired":
+        return f"{head} expired before both runs were in: void, no rating change."
+    return f"{head}: {status_text(line, now_ms)}."
+
+
+def run_words(view: RoomView) -> str:
+    """What a challenge's run is, from its view: `` (rated) · you challenged: give this id to
+    your rival`` or `` (casual) · you were challenged``; "" from a server that does not say."""
+    kind = "" if view.challenge_rated is None else (" (rated)" if view.challenge_rated else " (casual)")
+    if view.challenge_side == 0:
+        return f"{kind} · you challenged: give this id to your rival"
+    if view.challenge_side == 1:
+        return f"{kind} · you were challenged"
+    return kind
 
 
 def replay_rooms(line: ChallengeLine) -> list[tuple[str, str]]:
@@ -106,6 +140,13 @@ def replay_rooms(line: ChallengeLine) -> list[tuple[str, str]]:
     return runs[::-1] if line.side == 1 else runs
 
 
-def run_notes() -> list[str]:
-    """What the results of a challenge's run say under the table (in place of the rating note)."""
-    return [RACE_RANKING, "A rated challenge's rating change comes with the result, when both runs are in."]
+def run_notes(view: RoomView) -> list[str]:
+    """What the results of a challenge's run say under the table (in place of the rating note):
+    whether the ratings move, when the view says if the challenge is rated."""
+    if view.challenge_rated is None:
+        rating = "A rated challenge's rating change comes with the result, when both runs are in."
+    elif view.challenge_rated:
+        rating = "Rated: both ratings move with the result, when both runs are in."
+    else:
+        rating = "Casual: no rating moves."
+    return [RACE_RANKING, rating]

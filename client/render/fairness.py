@@ -9,6 +9,7 @@ from typing import Final
 
 from client.render.brackets import BRACKET_WAIT
 from client.render.challenges import CHALLENGE_WAIT
+from client.render.commitments import check
 from client.render.describe import count, time_left
 from protocol.fairness import verify
 from protocol.messages import DailyInfo, DailyReveal, RoomView, Variant
@@ -97,12 +98,13 @@ def yesterday_text(variant: Variant, reveal: DailyReveal | None, first_seen: str
     published = first_seen or reveal.commitment
     commitment = f"yesterday's commitment {published[:16]}…"
     source = "which you saw yesterday" if first_seen else "as the server quotes it (this client did not see it then)"
-    if first_seen is not None and first_seen != reveal.commitment:
+    found = check(variant, reveal.deal, reveal.salt, reveal.commitment, first_seen)
+    if found == "changed" and first_seen is not None:
         lines.append(
             f"[red]✗ NOT FAIR:[/red] yesterday this server committed to {first_seen[:16]}…, "
             f"but now quotes {reveal.commitment[:16]}…."
         )
-    elif verify(variant, reveal.deal, reveal.salt, published):
+    elif found == "fair":
         lines.append(f"[green]✓ Fair:[/green] the deal and its salt hash to {commitment}, {source}.")
     else:
         lines.append(

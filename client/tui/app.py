@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, assert_never
@@ -30,6 +31,9 @@ from client.lib.bot import Level, join_and_stay
 from client.lib.connection import RaceClient, ServerError
 from client.lib.settings import Settings
 from client.lib.settings import config_dir as settings_dir
+from client.render.brackets import next_round_notice
+from client.render.challenges import result_notice
+from client.tui import commitments
 from client.tui import navigation as to
 from client.tui.account import LoginScreen, LogoutScreen, PasswordScreen, RegisterScreen
 from client.tui.arenas import ArenaScreen, ArenasScreen
@@ -48,7 +52,16 @@ from client.tui.quick import QuickScreen
 from client.tui.results import ReplayScreen, ResultsScreen
 from client.tui.spectate import SpectateScreen
 from client.tui.standings import LeaderboardScreen, StatsScreen
-from protocol.messages import AccountInfo, Goodbye, ServerMessage, Variant
+from protocol.messages import (
+    AccountInfo,
+    ChallengeResult,
+    Goodbye,
+    RoundClosed,
+    ServerMessage,
+    Snapshot,
+    Update,
+    Variant,
+)
 
 
 class RaceApp(App[int]):
@@ -89,8 +102,8 @@ class RaceApp(App[int]):
         #: Whether the player was an account when last seen (to notice a session that ended).
         self._account = False
         self._bots: dict[str, asyncio.Task[None]] = {}
-        #: The names of the arenas seen, by id (a race's view names only its arena's id).
-        self.arena_names: dict[str, str] = {}
+        #: The pushed news already told (a push may come again: the same news is told once).
+        self._told: set[str] = set()
 
     def on_mount(self) -> None:
         self.push_screen(HomeScreen())
@@ -293,7 +306,25 @@ class RaceApp(App[int]):
             self.settings.save()
         if isinstance(message, Goodbye):
             self.set_banner(f"The server is going away ({message.reason}). Reconnecting…")
+        mirror = client.rooms.get(room) if isinstance(message, Snapshot | Update) else None
+        commitments.note(self.settings, self.url, message, None if mirror is None else mirror.view())
+        self._tell(message)
         self._broadcast(lambda: ServerEvent(room, message))
+
+    def _tell(self, message: ServerMessage) -> None:
+        """Notify the player of news the server pushed (a challenge's result; a round closed
+        from which they go on), once each, whichever screen shows."""
+        now = time.time() * 1000
+        text: str | None
+        if isinstance(message, ChallengeResult):
+            news, text = f"challenge {message.challenge.id}", result_notice(message.challenge, now)
+        elif isinstance(message, RoundClosed):
+            news, text = f"bracket {message.bracket.id} {message.round.number}", next_round_notice(message, now)
+        else:
+            return
+        if text is not None and news not in self._told:
+            self._told.add(news)
+            self.notify(text, title="Solitaire Race", markup=False, timeout=15)
 
     def _on_connection(self, client: RaceClient, up: bool) -> None:
         if client is not self.client:

@@ -280,7 +280,6 @@ class ArenaScreen(TournamentScreen):
 
     def show(self, top: ArenaStandings, around: ArenaStandings | None) -> None:
         self.reply = top
-        self.race_app.arena_names[top.arena.id] = top.arena.name
         if top.arena.state == "over":
             self.racing_on = False
             if self.waiting:

@@ -34,7 +34,6 @@ class ClientApp(Protocol):
     settings: Settings
     client: RaceClient | None
     banner: str | None
-    arena_names: dict[str, str]
 
     def set_name(self, name: str) -> None: ...
 

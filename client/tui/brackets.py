@@ -4,8 +4,10 @@
 On a bracket's page ``j`` registers and ``l`` unregisters before the start; once a round you
 are in opens, ``p`` plays your run of it (a one-racer room on the round's deal, its countdown
 started at once). The page shows each round's players and, once it closed, its places with
-who went on, then the final standings. It asks the server again every few seconds while it
-shows, and when the player comes back to it from their run.
+who went on and its revealed deal checked against the round's commitment seen before (see
+client/tui/commitments.py), then the final standings. It asks the server again every few
+seconds while it shows, when the player comes back to it from their run, and, shown or not,
+when the server pushes that one of the player's rounds closed (``round_closed``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Label, Static
 
+from client.lib.settings import round_key
 from client.render.brackets import (
     BRACKET_GUIDE,
     heading,
@@ -29,7 +32,9 @@ from client.render.brackets import (
     state_text,
     you_text,
 )
+from client.render.commitments import coloured
 from client.tui import navigation as to
+from client.tui.base import ServerEvent
 from client.tui.tournaments import PAGE_KEYS, TournamentList, TournamentScreen, now_ms
 from protocol.messages import (
     Ack,
@@ -43,6 +48,7 @@ from protocol.messages import (
     LeaveBracket,
     ListBrackets,
     PlayBracket,
+    RoundClosed,
     ServerMessage,
 )
 
@@ -73,6 +79,10 @@ class BracketsScreen(TournamentList[BracketInfo]):
 
     def page(self, tournament: str) -> to.Route:
         return to.Bracket(tournament)
+
+    def on_server_event(self, event: ServerEvent) -> None:
+        if isinstance(event.message, RoundClosed):
+            self.action_refresh()  # a round of one of the listed brackets closed
 
 
 class BracketScreen(TournamentScreen):
@@ -114,6 +124,11 @@ class BracketScreen(TournamentScreen):
     def tick(self) -> None:
         self.show_status()  # the time left to start a run moves
 
+    def on_server_event(self, event: ServerEvent) -> None:
+        message = event.message
+        if isinstance(message, RoundClosed) and message.bracket.id == self.bracket:
+            self.action_refresh()  # shown or not: the player comes back to it to play on
+
     def action_refresh(self) -> None:
         code = self.bracket
 
@@ -127,16 +142,19 @@ class BracketScreen(TournamentScreen):
         previous, self.reply = self.reply, reply
         if previous is not None and previous.bracket.state != reply.bracket.state:
             self.say("")  # what was said of the registration no longer holds
-        client = self.client
-        me = None if client is None else client.name
+        app, client = self.race_app, self.client
+        me = None if client is None else client.player
         now = now_ms()
         info = reply.bracket
         self.query_one("#bracket-title", Label).update(escape(f"Bracket: {info.name}"))
         self.query_one("#bracket-when", Static).update(escape(f"{heading(info)} · {state_text(info, now)}"))
-        rounds = [line for n in range(len(reply.rounds)) for line in [*round_lines(reply, n, me, now), ""]]
+        rounds: list[str] = []
+        for n, round_ in enumerate(reply.rounds):
+            seen = app.settings.commitments.get(round_key(app.url, info.id, round_.number))
+            rounds += [*round_lines(reply, n, me, now, seen), ""]
         if not rounds:
             rounds = ["No round yet: round 1 opens at the start."] if info.state == "registering" else []
-        self.query_one("#bracket-rounds", Static).update(escape("\n".join(rounds).rstrip()))
+        self.query_one("#bracket-rounds", Static).update(coloured(escape("\n".join(rounds).rstrip())))
         standings = standings_lines(reply, me)
         text = "\n".join(["[b]Final standings[/b]", *(escape(line) for line in standings)]) if standings else ""
         self.query_one("#bracket-standings", Static).update(text)

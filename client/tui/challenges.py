@@ -3,9 +3,11 @@
 
 The inbox lists invitations waiting for you (Enter plays one), your challenges waiting for a
 rival (with the id to give), those being played, and the results: who won, the times, the
-rating change, and, once a challenge is over, each run's replay (Enter: yours, ``v``: your
-rival's). Every way of starting a challenge opens your run straight away: a one-racer room
-whose countdown the server starts at once.
+rating change, the revealed deal checked against the commitment seen before (see
+client/tui/commitments.py), and, once a challenge is over, each run's replay (Enter: yours,
+``v``: your rival's). A result the server pushes (``challenge_result``) replaces its line at
+once. Every way of starting a challenge opens your run straight away: a one-racer room whose
+countdown the server starts at once.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
 
+from client.lib.settings import challenge_key
 from client.render.challenges import (
     CHALLENGE_GUIDE,
     detail_lines,
@@ -28,10 +31,12 @@ from client.render.challenges import (
     rival_of,
     status_text,
     waiting_words,
+    with_line,
 )
+from client.render.commitments import coloured
 from client.render.replay import game_piles
 from client.tui import navigation as to
-from client.tui.base import ClientScreen, ConnectionChanged
+from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
 from client.tui.widgets import GameSelect, Tick
 from protocol.messages import (
     AcceptChallenge,
@@ -40,6 +45,7 @@ from protocol.messages import (
     AsyncMatch,
     ChallengeLine,
     ChallengePlayer,
+    ChallengeResult,
     Inbox,
     Joined,
     Replay,
@@ -98,6 +104,10 @@ class ChallengesScreen(ClientScreen):
             self.show_guide()
             self.action_refresh()
 
+    def on_server_event(self, event: ServerEvent) -> None:
+        if isinstance(event.message, ChallengeResult):
+            self.show(with_line(self.lines, event.message.challenge))  # what the inbox now says
+
     def show_guide(self) -> None:
         client = self.client
         you = "" if client is None or client.player is None else f" Your player id: {client.player}."
@@ -148,12 +158,14 @@ class ChallengesScreen(ClientScreen):
         line = self.selected()
         if line is None:
             return
-        text = detail_lines(line, time.time() * 1000)
+        app = self.race_app
+        seen = app.settings.commitments.get(challenge_key(app.url, line.id))
+        text = detail_lines(line, time.time() * 1000, seen)
         if may_play(line):
             text.append("Enter plays it now.")
         elif replay_rooms(line):
             text.append("Enter replays your run, v your rival's.")
-        self.query_one("#inbox-detail", Static).update(escape("\n".join(text)))
+        self.query_one("#inbox-detail", Static).update(coloured(escape("\n".join(text))))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.show_detail()
@@ -168,7 +180,7 @@ class ChallengesScreen(ClientScreen):
         elif replay_rooms(line):
             self.replay(line, 0)
         else:
-            self.say(detail_lines(line, time.time() * 1000)[-1])
+            self.say(detail_lines(line, time.time() * 1000)[1])  # where it stands
 
     def action_replay_rival(self) -> None:
         line = self.selected()

@@ -221,8 +221,7 @@ class GameScreen(ClientScreen):
         whose = ""
         if state in ("racing", "finished") and self.shown_seat is not None and self.shown_seat != self.seat:
             whose = " · " + next(r.name for r in view.racers if r.seat == self.shown_seat) + "'s board"
-        arena = None if view.arena is None else self.race_app.arena_names.get(view.arena, "")
-        topbar.update(topbar_text(view, arena) + whose)
+        topbar.update(topbar_text(view) + whose)
 
         waiting = self.query_one("#waiting", Static)
         countdown = self.query_one("#countdown", Digits)

@@ -1,11 +1,13 @@
 """The first screens: the name prompt, the home menu (which says how many challenges wait for
-the player), the room and practice forms, and joining by code. The Play hub (every way to race:
-``p`` on the home menu), quick races, async challenges, ghost races, arena tournaments,
-daily challenges, leaderboards, statistics and the account screens have modules of their own
-(play_hub.py, quick.py, challenges.py, ghost.py, arenas.py, daily.py, standings.py, account.py)."""
+the player, from the inbox and the results the server pushes), the room and practice forms, and
+joining by code. The Play hub (every way to race: ``p`` on the home menu), quick races, async
+challenges, ghost races, arena tournaments, daily challenges, leaderboards, statistics and the
+account screens have modules of their own (play_hub.py, quick.py, challenges.py, ghost.py,
+arenas.py, daily.py, standings.py, account.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.markup import escape
@@ -17,13 +19,15 @@ from textual.widgets import Button, Footer, Input, Label, OptionList, Select, St
 from textual.widgets.option_list import Option
 
 from client.lib.connection import ServerError
-from client.render.challenges import waiting_words
+from client.render.challenges import invitations, waiting_words, with_line
 from client.tui import navigation as to
 from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent, explain
 from client.tui.widgets import GameSelect, Tick
 from protocol.messages import (
     AccountInfo,
     AskInbox,
+    ChallengeLine,
+    ChallengeResult,
     CreateRoom,
     Inbox,
     Joined,
@@ -117,6 +121,8 @@ class HomeScreen(ClientScreen):
     _was_ready = False
     #: What the inbox last said is waiting for the player ("2 challenges waiting for you", or "").
     waiting = ""
+    #: The invitations it last listed (a pushed result updates them).
+    invited: tuple[ChallengeLine, ...] = ()
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("p", "play", "Play"), Binding("q", "app.quit", "Quit")]
 
@@ -155,6 +161,8 @@ class HomeScreen(ClientScreen):
             self.refresh_menu()  # a seat restored (at reconnection or login), or now an account
         if isinstance(event.message, AccountInfo):
             self.ask_inbox()  # logged in: another player's inbox
+        if isinstance(event.message, ChallengeResult):
+            self.show_waiting(invitations(with_line(self.invited, event.message.challenge)))
 
     def ask_inbox(self) -> None:
         """Ask for the inbox, to say on the menu how many challenges wait for the player (quietly:
@@ -169,10 +177,14 @@ class HomeScreen(ClientScreen):
             except (ServerError, ConnectionError, TimeoutError):
                 return
             if isinstance(reply, Inbox) and client is self.client:
-                self.waiting = waiting_words(reply.challenges)
-                self.refresh_menu()
+                self.show_waiting(invitations(reply.challenges))
 
         self.run_worker(ask(), group="inbox", exclusive=True, exit_on_error=False)
+
+    def show_waiting(self, invited: Sequence[ChallengeLine]) -> None:
+        """Say on the menu how many of ``invited`` (invitations) wait for the player."""
+        self.invited, self.waiting = tuple(invited), waiting_words(invited)
+        self.refresh_menu()
 
     def refresh_menu(self) -> None:
         app = self.race_app

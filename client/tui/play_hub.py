@@ -5,7 +5,8 @@ player, each playable from here.
 Each entry opens the screen that already does it (the hub only names a route); a challenge
 waiting for the player is taken with ``accept_challenge``, as the inbox takes it. What waits is
 the server's inbox, asked for when the hub opens, when the player comes back to it, when the
-connection is back, and on ``r``.
+connection is back, and on ``r``; a result the server pushes (``challenge_result``: an
+invitation that expired) updates it at once.
 """
 
 from __future__ import annotations
@@ -21,10 +22,18 @@ from textual.containers import Vertical
 from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from client.render.challenges import invitations, status_text, waiting_words
+from client.render.challenges import invitations, status_text, waiting_words, with_line
 from client.tui import navigation as to
-from client.tui.base import ClientScreen, ConnectionChanged
-from protocol.messages import AcceptChallenge, AskInbox, ChallengeLine, Inbox, Joined, ServerMessage
+from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent
+from protocol.messages import (
+    AcceptChallenge,
+    AskInbox,
+    ChallengeLine,
+    ChallengeResult,
+    Inbox,
+    Joined,
+    ServerMessage,
+)
 
 #: The hub's entries, in its order: (id, words, the route it opens).
 ENTRIES: Final[tuple[tuple[str, str, to.Route], ...]] = (
@@ -96,6 +105,12 @@ class PlayHubScreen(ClientScreen):
         self.show_entries()
         if event.up:
             self.action_refresh()
+
+    def on_server_event(self, event: ServerEvent) -> None:
+        if isinstance(event.message, ChallengeResult):
+            # Over or expired: no longer an invitation to play.
+            self.waiting = invitations(with_line(self.waiting, event.message.challenge))
+            self.show_entries()
 
     def say(self, text: str, error: bool = False) -> None:
         message = self.query_one("#play-message", Static)

@@ -97,7 +97,7 @@ class ResultsScreen(ClientScreen):
         elif view.bracket is not None:
             title = f"Bracket {view.bracket} · your round's run"
         elif view.arena is not None:
-            title = escape(f"{self.race_app.arena_names.get(view.arena, 'Arena')}: results of your race")
+            title = escape(f"{view.arena_name or 'Arena'}: results of your race")
         else:
             title = f"Results of race {view.race} in room {view.code}"
         self.query_one("#results-title", Label).update(title)
@@ -116,7 +116,7 @@ class ResultsScreen(ClientScreen):
             table.add_row(str(result.place), name, time_text, str(result.moves), f"{result.home}/52", *rating)
         if 0 <= row < table.row_count:
             table.move_cursor(row=row)
-        notes = run_notes() if view.challenge is not None else results_notes(view)
+        notes = run_notes(view) if view.challenge is not None else results_notes(view)
         if view.bracket is not None:
             notes = bracket_notes()
         self.query_one("#results-notes", Static).update("\n".join(notes))

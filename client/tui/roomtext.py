@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
+from client.render.challenges import run_words
 from client.render.describe import daily_label, variant_title, waiting_text
 from protocol.messages import Racer, RoomView
 
@@ -14,22 +15,23 @@ from protocol.messages import Racer, RoomView
 STATES = {"waiting": "waiting for racers", "countdown": "get ready", "racing": "racing", "finished": "finished"}
 
 
-def topbar_text(view: RoomView, arena: str | None = None) -> str:
-    """The race screen's top bar (Rich markup): the room, its game, what kind of race it is,
-    its state and how many watch. ``arena``: the arena's name in an arena's race ("" unknown)."""
+def topbar_text(view: RoomView) -> str:
+    """The race screen's top bar (Rich markup): the room, its game, what kind of race it is
+    (a challenge's run says your side and whether it is rated; an arena's race names its
+    arena), its state and how many watch."""
     deal = f" · deal {view.options.deal}" if view.options.deal else ""
     race = f" · race {view.race}"
     if view.daily is not None:
         deal, race = f" · {daily_label(view.daily)}", ""  # one attempt: no race number
     if view.challenge is not None:
-        # One attempt too; the id is what the rival needs to play the same deal.
-        deal, race = f" · [b]Challenge {view.challenge}[/b]: give this id to your rival", ""
+        # One attempt too; the challenger is told the id, which the rival needs to play the same deal.
+        deal, race = f" · [b]Challenge {view.challenge}[/b]{escape(run_words(view))}", ""
     if view.bracket is not None:
         # The round's one attempt, alone: its places come on the bracket's page when it closes.
         deal, race = f" · [b]Bracket {view.bracket}[/b]: your round's run, one attempt", ""
     if view.arena is not None:
         # Each arena race is a room of its own; the arena's page is one key away.
-        deal, race = f" · [b]{escape(arena or 'Arena race')}[/b] (a: the arena)", ""
+        deal, race = f" · [b]{escape(view.arena_name or 'Arena race')}[/b] (a: the arena)", ""
     if view.certified is False:
         deal += " · [yellow]random deal, not certified winnable[/yellow]"
     return (

@@ -1,6 +1,8 @@
 """Brackets in words: the list in its order with where each stands, what the player can do
-now (with the time left to start a run), a closed round's places with who went on, the final
-standings, and what a bracket run's results say in place of the fairness check."""
+now (with the time left to start a run), a closed round's places with who went on (the player
+found by their id, whatever the names) and its revealed deal checked against the round's
+commitment, the final standings, what a bracket run's results say in place of the fairness
+check, and the notice that the player goes on to the next round."""
 
 from __future__ import annotations
 
@@ -11,13 +13,16 @@ from client.render.brackets import (
     SHOW_UP_MS,
     WENT_ON,
     listed,
+    next_round_notice,
     round_lines,
     standings_lines,
     state_text,
     you_text,
 )
+from client.render.commitments import FAIR, NOT_FAIR
 from client.render.fairness import fairness_text, replay_open
-from protocol.messages import BracketInfo, BracketRound, BracketView, Result, Reveal
+from protocol.fairness import commitment
+from protocol.messages import BracketInfo, BracketRound, BracketView, Result, Reveal, RoundClosed
 from tests.client.conftest import finished_run
 
 NOW = 1_764_892_800_000  # 2025-12-05 00:00 UTC
@@ -39,6 +44,10 @@ def result(place: int, seat: int, name: str) -> Result:
     return Result(place=place, seat=seat, name=name, finished=False, time_ms=None, moves=3 * place, home=10 - place)
 
 
+#: The player's id (the names are for display: two players may share one).
+ANN = "a1"
+DEAL = "73920011843650271"
+
 FIRST = BracketRound(
     number=1,
     opens=NOW - 20 * MINUTE,
@@ -46,9 +55,19 @@ FIRST = BracketRound(
     players=["Ann", "Bob", "Cat", "Dan"],
     you="played",
     results=[result(1, 2, "Cat"), result(2, 0, "Ann"), result(3, 1, "Bob"), result(4, 3, "Dan")],
-    reveal=Reveal(deal="73920011843650271", salt="51ad"),
+    reveal=Reveal(deal=DEAL, salt="51ad"),
+    player_ids=[ANN, "b2", "c3", "d4"],
+    commitment=commitment("antares", DEAL, "51ad"),
 )
-SECOND = BracketRound(number=2, opens=NOW - MINUTE, closes=NOW + 9 * MINUTE, players=["Cat", "Ann"], you="to-play")
+SECOND = BracketRound(
+    number=2,
+    opens=NOW - MINUTE,
+    closes=NOW + 9 * MINUTE,
+    players=["Cat", "Ann"],
+    you="to-play",
+    player_ids=["c3", ANN],
+    commitment="a41b",
+)
 PLAYING = msgspec.structs.replace(INFO, state="playing", players=4, registered=True, round=2)
 
 
@@ -83,13 +102,13 @@ def test_the_player_is_told_what_to_do_now() -> None:
 
 def test_a_closed_round_marks_who_went_on_and_the_final_standings_the_winner() -> None:
     view = BracketView(id=1, bracket=PLAYING, rounds=[FIRST, SECOND])
-    lines = round_lines(view, 0, "Ann", NOW)
+    lines = round_lines(view, 0, ANN, NOW)
     assert lines[0] == "Round 1 · closed · 4 players"
     assert lines[1] == f"  1. Cat: 9/52 home, 3 moves · {WENT_ON}"
     assert lines[2] == f"  2. Ann (you): 8/52 home, 6 moves · {WENT_ON}"
     assert WENT_ON not in lines[3] + lines[4]
-    assert lines[-1] == "  Deal 73920011843650271 (revealed)."
-    assert round_lines(view, 1, "Ann", NOW) == ["Round 2 · open until 00:09 UTC · 2 players", "  Cat, Ann (you)"]
+    assert lines[-1].startswith(f"  {FAIR} deal {DEAL} hashes to the commitment")
+    assert round_lines(view, 1, ANN, NOW) == ["Round 2 · open until 00:09 UTC · 2 players", "  Cat, Ann (you)"]
 
     over = BracketView(
         id=1,
@@ -101,8 +120,47 @@ def test_a_closed_round_marks_who_went_on_and_the_final_standings_the_winner() -
         standings=["Cat", "Ann", "Bob", "Dan"],
     )
     assert you_text(over, NOW) == "Over: Cat won."
-    assert f"1. Cat: 9/52 home, 3 moves · {WENT_ON}" in round_lines(over, 1, "Ann", NOW)[1]
-    assert standings_lines(over, "Ann")[:2] == ["1st Cat 🏆 won the bracket", "2nd Ann (you)"]
+    assert f"1. Cat: 9/52 home, 3 moves · {WENT_ON}" in round_lines(over, 1, ANN, NOW)[1]
+    assert standings_lines(over, ANN)[:2] == ["1st Cat 🏆 won the bracket", "2nd Ann (you)"]
+
+
+def test_you_are_found_by_your_id_not_by_a_name_you_share() -> None:
+    # Another player is called Ann too: only the player's own line says "(you)".
+    results = [result(1, 2, "Cat"), result(2, 0, "Ann"), result(3, 1, "Bob"), result(4, 3, "Ann")]
+    twins = msgspec.structs.replace(FIRST, players=["Ann", "Bob", "Cat", "Ann"], results=results)
+    view = BracketView(id=1, bracket=PLAYING, rounds=[twins, SECOND])
+    lines = round_lines(view, 0, "d4", NOW)
+    assert [line for line in lines if "(you)" in line] == ["  4. Ann (you): 6/52 home, 12 moves"]
+    assert round_lines(view, 1, "d4", NOW)[1] == "  Cat, Ann"  # the other Ann went on
+    assert "(you)" not in "".join(round_lines(view, 0, None, NOW))
+
+
+def test_a_closed_rounds_deal_is_checked_against_the_commitment_seen_before_it_closed() -> None:
+    view = BracketView(id=1, bracket=PLAYING, rounds=[FIRST, SECOND])
+    seen_first = FIRST.commitment
+    assert seen_first is not None
+    checked = round_lines(view, 0, ANN, NOW, seen=seen_first)[-1]
+    assert (
+        checked == f"  {FAIR} deal {DEAL} hashes to the commitment {seen_first[:16]}…, which you saw before the reveal."
+    )
+    # The server quotes another commitment than the one it published before the round closed.
+    changed = round_lines(view, 0, ANN, NOW, seen="be49" * 16)[-1]
+    assert changed.startswith(f"  {NOT_FAIR} before the reveal this server committed to be49")
+    forged = BracketView(id=1, bracket=PLAYING, rounds=[msgspec.structs.replace(FIRST, reveal=Reveal(DEAL, "ffff"))])
+    assert round_lines(forged, 0, ANN, NOW)[-1].startswith(f"  {NOT_FAIR} deal {DEAL} with salt ffff does not hash")
+    older = BracketView(id=1, bracket=PLAYING, rounds=[msgspec.structs.replace(FIRST, commitment=None)])
+    assert "no commitment to check it against" in round_lines(older, 0, ANN, NOW)[-1]
+
+
+def test_going_on_to_the_next_round_is_told_with_the_time_left_to_start() -> None:
+    closed = RoundClosed(bracket=PLAYING, round=FIRST, next=SECOND)
+    assert next_round_notice(closed, NOW) == (
+        "Friday bracket: round 1 closed and you go on. Play round 2 now: start within 1 min 00 s (p on its page)."
+    )
+    assert (
+        next_round_notice(msgspec.structs.replace(closed, next=msgspec.structs.replace(SECOND, you=None)), NOW) is None
+    )
+    assert next_round_notice(msgspec.structs.replace(closed, next=None), NOW) is None
 
 
 def test_a_bracket_run_says_its_results_come_when_the_round_closes() -> None:

@@ -4,7 +4,8 @@ when Bob (a plain protocol client) joins too, her race opens, its top bar naming
 both have resigned, the arena's page (still open under the race) joins again by itself; ``a``
 goes back to it, where the standings show the winner's 2 points and the loser's 0 with Ann's
 line marked, and that she waits for her next race; when Bob joins again, her next race opens.
-The words of the standings are checked on their own too."""
+A race opened without the arena's page (from the home menu's "Back to your race") names its
+arena too, as its view does. The words of the standings are checked on their own too."""
 
 from __future__ import annotations
 
@@ -30,13 +31,15 @@ from tests.end_to_end.test_quick_match import SHORT_WAIT
 pytestmark = pytest.mark.asyncio
 
 ARENA = "ARENA1"
+#: The arena's name, as it was scheduled.
+NAME = "Evening arena"
 
 
 async def open_arena(srv: Running) -> None:
     storage = srv.server.storage
     assert storage is not None
     now = now_ms()
-    await ArenaStore(storage).create(Arena(ARENA, "antares", "Evening arena", now - 1000, now + 600_000), now)
+    await ArenaStore(storage).create(Arena(ARENA, "antares", NAME, now - 1000, now + 600_000), now)
 
 
 async def waiting(srv: Running) -> set[str]:
@@ -99,3 +102,25 @@ async def test_an_arena_joined_in_the_ui_pairs_scores_and_races_on(serve: Serve,
             )
             # Racing: no more frames for the screens while the app closes.
             await eventually(lambda: "· racing ·" in text_of(app, "#topbar"), what="the next race on")
+
+
+async def test_an_arena_race_names_its_arena_without_its_page(serve: Serve, tmp_path: Path) -> None:
+    async with serve(quick_match_wait=SHORT_WAIT) as srv:
+        await open_arena(srv)
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await home(app)
+            ann = client_of(app)
+            bob = await srv.connect("Bob")
+            for racer in (ann, bob):  # Ann's line joined elsewhere than this UI's arena page
+                await racer.request(lambda i: JoinArena(id=i, arena=ARENA))
+            room = await eventually(lambda: next(iter(ann.rooms), None), what="Ann's race")
+            await choose(app, pilot, f"room:{room}")  # the home menu's "Back to your race"
+            await eventually(showing(app, GameScreen), what="the race")
+            await eventually(lambda: f"{NAME} (a: the arena)" in text_of(app, "#topbar"), what="the arena's name")
+            assert ARENA not in text_of(app, "#topbar")
+            await bob.wait_room(room, lambda m: m.view().state == "racing", timeout=15)
+            await bob.request(lambda i: Resign(id=i, room=room))
+            await pilot.press("R", "R")
+            await eventually(showing(app, ResultsScreen), what="the results")
+            assert f"{NAME}: results of your race" in text_of(app, "#results-title")

@@ -2,7 +2,10 @@
 Ann finds a bracket on the Brackets screen, registers on its page, and when round 1 opens plays
 her run from there; its results say the round's results come when it closes, with no replay
 nor rematch. Once the three other players' runs are in, the round closes: the page shows its
-places with the two who went on marked, and the list shows round 2 being played."""
+places with the two who went on marked, and the list shows round 2 being played. The player is
+marked by their id when another player has their name. When a round closes while Ann looks at
+her run's results, the server's push tells her she goes on and refreshes the page under it,
+whose revealed deal is checked against the commitment it showed before."""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ from pathlib import Path
 import msgspec
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
+from client.lib.connection import RaceClient
 from client.render.brackets import BRACKET_WAIT, WENT_ON
 from client.tui.app import RaceApp
 from client.tui.brackets import BracketScreen, BracketsScreen
@@ -20,11 +24,11 @@ from client.tui.game import GameScreen
 from client.tui.results import ResultsScreen
 from protocol.messages import JoinBracket
 from server.clock import now_ms
-from server.competition.bracket import Bracket
+from server.competition.bracket import SHOW_UP_MS, Bracket
 from server.storage.brackets import BracketStore
-from tests.client.conftest import Serve, eventually, row_text
+from tests.client.conftest import Running, Serve, eventually, row_text
 from tests.client.tui.test_roomtext import footer_cut
-from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
+from tests.client.tui.test_tui import choose, client_of, home, notices, plain, saved, showing, text_of
 from tests.features.test_brackets import play
 
 pytestmark = pytest.mark.asyncio
@@ -84,4 +88,77 @@ async def test_a_bracket_round_is_played_from_its_page_and_closes_with_its_place
             assert rounds.count(WENT_ON) == 2  # the better half of four
             assert "4. " in rounds
             assert "Round 2 · open" in rounds
-            assert "Deal " in rounds
+            assert "✓ Fair: deal " in rounds  # its deal, checked against the commitment shown before
+
+
+async def registered(srv: Running, names: tuple[str, ...]) -> dict[str, RaceClient]:
+    """A bracket ``CODE`` starting when the test says (see :func:`start`) with the players
+    ``names`` (plain clients) registered: their clients."""
+    assert srv.server.storage is not None
+    await BracketStore(srv.server.storage).create(
+        Bracket(CODE, "scorpion", "Friday bracket", now_ms() + 600_000, 8, 5), now_ms()
+    )
+    others = {name: await srv.connect(name) for name in names}
+    for racer in others.values():
+        await racer.request(lambda i: JoinBracket(id=i, bracket=CODE))
+    return others
+
+
+async def register_and_start(srv: Running, app: RaceApp, pilot: Pilot[int]) -> BracketScreen:
+    """From the home menu, Ann registers on the bracket's page; the bracket starts: its page,
+    showing round 1 open."""
+    await open_listed(app, pilot, "places left")
+    page = await eventually(showing(app, BracketScreen), what="the bracket's page")
+    await eventually(lambda: "j: register" in text_of(app, "#bracket-status"), what="the page")
+    await pilot.press("j")
+    await eventually(lambda: "You are registered" in text_of(app, "#bracket-status"), what="registered")
+    assert srv.server.storage is not None
+    await BracketStore(srv.server.storage).change(CODE, lambda b: msgspec.structs.replace(b, starts=now_ms()))
+    await eventually(lambda: "Play your round 1 now" in text_of(app, "#bracket-status"), what="round 1")
+    return page
+
+
+async def test_you_are_marked_by_your_id_when_another_player_has_your_name(serve: Serve, tmp_path: Path) -> None:
+    async with serve() as srv:
+        await registered(srv, ("Ann", "Bob", "Cat"))  # another Ann
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await register_and_start(srv, app, pilot)
+            players = text_of(app, "#bracket-rounds").splitlines()[1]
+            assert sorted(players.strip().split(", ")) == ["Ann", "Ann (you)", "Bob", "Cat"]
+
+
+async def test_a_round_closed_is_told_and_refreshes_the_page_with_its_deal_checked(
+    serve: Serve, tmp_path: Path
+) -> None:
+    async with serve() as srv:
+        others = await registered(srv, ("Bob", "Cat", "Dan"))
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            page = await register_and_start(srv, app, pilot)  # round 1's commitment seen here
+            await pilot.press("p")
+            run = await eventually(showing(app, GameScreen), what="Ann's run")
+            await client_of(app).wait_room(run.code, lambda m: m.view().state == "racing", timeout=15)
+            await pilot.press("R", "R")
+            await eventually(showing(app, ResultsScreen), what="the run's results")
+            await play(others["Dan"], CODE)
+            # Bob and Cat never start: their time to show up ends, the round closes, and of its
+            # two runs, Ann's and Dan's, both go on.
+            assert srv.server.storage is not None
+            await BracketStore(srv.server.storage).change(
+                CODE,
+                lambda b: msgspec.structs.replace(
+                    b, rounds=[msgspec.structs.replace(b.rounds[0], opens=b.rounds[0].opens - SHOW_UP_MS)]
+                ),
+            )
+            told = "Friday bracket: round 1 closed and you go on. Play round 2 now: start within"
+            await eventually(lambda: told in notices(app), what="the notification")
+            assert isinstance(app.screen, ResultsScreen)
+            # The page under the results was refreshed by the push (it is not asked while covered).
+            rounds = page.query_one("#bracket-rounds", Static)
+            await eventually(lambda: "Round 2 · open" in plain(rounds), what="the page refreshed")
+            shown = plain(rounds)
+            assert "Round 1 · closed" in shown
+            assert "✓ Fair: deal " in shown
+            assert "which you saw before the reveal" in shown
+            assert "Play your round 2 now" in plain(page.query_one("#bracket-status", Static))

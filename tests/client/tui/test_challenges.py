@@ -2,12 +2,15 @@
 challenges anyone given the id from the Challenges screen, her run says the id to give and,
 once resigned, that the result comes with the rival's run; Bob takes it by its id, and both
 inboxes then show who won, with the rating change, and replay the runs. An async match gives
-the second player the first one's deal: the same challenge."""
+the second player the first one's deal: the same challenge. A run says its side and whether it
+is rated; a result the server pushes shows in the open inbox at once, with a notification; an
+expired challenge's revealed deal is checked against the commitment seen before."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, OptionList
@@ -19,6 +22,7 @@ from client.tui.challenges import ChallengeFormScreen, ChallengesScreen
 from client.tui.game import GameScreen
 from client.tui.results import ReplayScreen, ResultsScreen
 from protocol.messages import (
+    AcceptChallenge,
     AskInbox,
     ChallengePlayer,
     CreateRoom,
@@ -29,12 +33,41 @@ from protocol.messages import (
     Resign,
     RoomOptions,
 )
+from server.clock import now_ms
+from server.competition.challenges import Challenge, Side
+from server.features.challenges import announce_closed_windows
 from tests.client.conftest import Running, Serve, eventually, row_text
 from tests.client.tui.test_roomtext import footer_cut
-from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
+from tests.client.tui.test_tui import choose, client_of, home, notices, saved, showing, text_of
 from tests.polling import eventually_async
 
 pytestmark = pytest.mark.asyncio
+
+
+async def invite(srv: Running, player: str, code: str) -> Challenge:
+    """A casual Antares challenge from Bob (who has not played it yet) to ``player``, with an
+    hour to play it: stored as the server would store it."""
+    now = now_ms()
+    invitation = Challenge(
+        id=code,
+        variant="antares",
+        deal="617",
+        salt="ab" * 16,
+        rated=False,
+        created=now - 1000,
+        expires=now + 3_600_000,
+        challenger=Side("b0b", "Bob"),
+        invited=player,
+        invited_name="Ann",
+    )
+    await srv.hub.challenges.create(invitation, now)
+    return invitation
+
+
+async def lapse(srv: Running, invitation: Challenge) -> None:
+    """``invitation``'s window closes now: the server tells its players that it expired."""
+    await srv.hub.challenges._change(invitation.id, lambda c: msgspec.structs.replace(c, expires=now_ms() - 1))
+    assert await announce_closed_windows(srv.hub, now=invitation.expires) == 2  # one push a player
 
 
 async def open_challenges(app: RaceApp, pilot: Pilot[int]) -> ChallengesScreen:
@@ -102,7 +135,8 @@ async def test_a_challenge_taken_by_its_id_ends_in_both_inboxes(serve: Serve, tm
             detail = text_of(bob, "#inbox-detail")
             assert "1. Ann" in detail
             assert "2. Bob" in detail
-            assert "Deal " in detail
+            assert "✓ Fair: deal " in detail  # checked against the commitment of his run
+            assert "which you saw before the reveal" in detail
             await pilot.press("enter")  # his own run, replayed
             replay = await eventually(showing(bob, ReplayScreen), what="Bob's run")
             assert replay.replay.name == "Bob"
@@ -167,7 +201,8 @@ async def test_an_invitation_is_counted_on_the_home_menu_and_played_from_the_inb
             screen = await eventually(showing(app, GameScreen), what="Ann's run")
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
             assert room.view().challenge == bob.rooms[code].view().challenge
-            assert "give this id to your rival" in text_of(app, "#topbar")
+            assert "(rated) · you were challenged" in text_of(app, "#topbar")
+            assert "give this id" not in text_of(app, "#topbar")
 
 
 async def test_c_on_the_results_challenges_the_selected_racer(serve: Serve, tmp_path: Path) -> None:
@@ -201,3 +236,69 @@ async def test_c_on_the_results_challenges_the_selected_racer(serve: Serve, tmp_
             inbox = await bob.request(lambda i: AskInbox(id=i))
             assert isinstance(inbox, Inbox)
             assert [(line.challenger, line.state, line.side) for line in inbox.challenges] == [("Ann", "open", None)]
+
+
+async def test_a_challenges_run_says_your_side_and_whether_it_is_rated(serve: Serve, tmp_path: Path) -> None:
+    async with serve() as srv:
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await open_challenges(app, pilot)
+            await pilot.press("c")
+            await eventually(showing(app, ChallengeFormScreen), what="the form")
+            await pilot.click("#rated")  # casual
+            await pilot.click("#send")
+            run = await eventually(showing(app, GameScreen), what="the run")
+            await client_of(app).wait_room(run.code, lambda m: m.view().state == "racing", timeout=15)
+            topbar = await eventually(lambda: text_of(app, "#topbar"), what="the top bar")
+            assert "(casual) · you challenged: give this id to your rival" in topbar
+            await pilot.press("R", "R")
+            await eventually(showing(app, ResultsScreen), what="the run's results")
+            assert "Casual: no rating moves." in text_of(app, "#results-notes")
+
+
+async def test_a_result_pushed_while_the_inbox_shows_replaces_its_line_with_a_notification(
+    serve: Serve, tmp_path: Path
+) -> None:
+    async with serve() as srv:
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await open_challenges(app, pilot)
+            code = await play_and_resign(app, pilot, "c")
+            await pilot.press("q")
+            await open_challenges(app, pilot)
+            table = app.screen.query_one("#inbox", DataTable)
+            await eventually(lambda: "waiting for a rival" in row_text(table), what="Ann's challenge")
+
+            bob = await srv.connect("Bob")
+            joined = await bob.request(lambda i: AcceptChallenge(id=i, challenge=code))
+            assert isinstance(joined, Joined)
+            await bob.wait_room(joined.room, lambda m: m.view().state == "racing", timeout=15)
+            await bob.request(lambda i: Resign(id=i, room=joined.room))
+            # Nobody pressed r: the pushed result is the line, and a notification says it.
+            await eventually(lambda: "you won · your rating" in row_text(table), what="the result in the inbox")
+            told = f"Challenge {code} (Scorpion) against Bob: you won · your rating"
+            await eventually(lambda: told in notices(app), what="the notification")
+            assert "1. Ann" in text_of(app, "#inbox-detail")
+
+
+async def test_a_revealed_deal_is_checked_against_the_commitment_seen_before(serve: Serve, tmp_path: Path) -> None:
+    async with serve() as srv:
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await home(app)
+            ann = client_of(app).player
+            assert ann is not None
+            invitation = await invite(srv, ann, "LAPSING1")
+            await open_challenges(app, pilot)
+            await eventually(lambda: "Enter plays it now" in text_of(app, "#inbox-detail"), what="the invitation")
+            assert "617" not in text_of(app, "#inbox-detail")  # its commitment only, seen now
+
+            # Its window closes: the server says it expired and reveals the deal.
+            await lapse(srv, invitation)
+            table = app.screen.query_one("#inbox", DataTable)
+            await eventually(lambda: "expired: void" in row_text(table), what="the expiry in the inbox")
+            detail = text_of(app, "#inbox-detail")
+            assert "✓ Fair: deal 617 hashes to the commitment" in detail
+            assert "which you saw before the reveal" in detail
+            told = "Challenge LAPSING1 (Antares) against Bob expired before both runs were in"
+            await eventually(lambda: told in notices(app), what="the notification")

@@ -1,7 +1,8 @@
 """The Play hub in the terminal UI, driven by Textual's test pilot against a real server: ``p``
 on the home menu opens it, each of its entries opens the screen of that way to race (and Esc
 comes back), and a challenge waiting for the player is listed there, counted on the inbox's
-entry, and played with Enter."""
+entry, and played with Enter. An invitation that expires (the server pushes its result) leaves
+the hub and the home menu's count at once, with a notification."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from client.tui.play_hub import INVITATION, PlayHubScreen
 from client.tui.quick import QuickScreen
 from protocol.messages import ChallengePlayer, Joined, Resign
 from tests.client.conftest import Serve, eventually
-from tests.client.tui.test_tui import client_of, home, saved, screen_lines, showing
+from tests.client.tui.test_challenges import invite, lapse
+from tests.client.tui.test_tui import client_of, home, notices, saved, screen_lines, showing
 
 pytestmark = pytest.mark.asyncio
 
@@ -105,3 +107,31 @@ async def test_a_challenge_waiting_shows_on_the_hub_and_enter_plays_it(serve: Se
             screen = await eventually(showing(app, GameScreen), what="Ann's run")
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
             assert room.view().challenge == challenge
+
+
+async def test_an_invitation_that_expires_leaves_the_hub_and_the_home_menus_count(serve: Serve, tmp_path: Path) -> None:
+    async with serve() as srv:
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await home(app)
+            ann = client_of(app).player
+            assert ann is not None
+            first, second = await invite(srv, ann, "LAPSING1"), await invite(srv, ann, "LAPSING2")
+            hub = await open_hub(app, pilot)
+            menu = hub.query_one("#play", OptionList)
+            await eventually(lambda: "2 challenges waiting" in str(menu.get_option("inbox").prompt), what="both")
+
+            await lapse(srv, first)  # the hub is not asked again: the pushed result updates it
+            await eventually(lambda: "1 challenge waiting" in str(menu.get_option("inbox").prompt), what="one left")
+            listed = [option.id for option in menu.options if (option.id or "").startswith(INVITATION)]
+            assert listed == [f"{INVITATION}{second.id}"]
+            told = "Challenge LAPSING1 (Antares) against Bob expired before both runs were in"
+            await eventually(lambda: told in notices(app), what="the notification")
+
+            await pilot.press("escape")
+            await home(app)
+            entry = app.screen.query_one("#menu", OptionList)
+            await eventually(lambda: "1 challenge waiting" in str(entry.get_option("challenges").prompt), what="1")
+            await lapse(srv, second)  # nor is the home menu: the push updates its count
+            await eventually(lambda: "waiting" not in str(entry.get_option("challenges").prompt), what="none left")
+            await eventually(lambda: "LAPSING2 (Antares) against Bob expired" in notices(app), what="told")

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import pytest
 from rich.text import Text
+from textual.content import Content
 from textual.css.query import NoMatches
 from textual.pilot import Pilot
 from textual.screen import Screen
@@ -73,6 +74,17 @@ def screen_lines(app: RaceApp) -> list[str]:
     """What the terminal shows, line by line (read from Textual's compositor: the pilot has
     no public way to read the screen's text)."""
     return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def notices(app: RaceApp) -> str:
+    """The notifications the current screen shows (Textual's toasts), each on one line: the app
+    must run with ``run_test(notifications=True)``."""
+    shown = []
+    for toast in app.screen.query("Toast"):
+        content = toast.render()
+        text = content.plain if isinstance(content, Content) else str(content)
+        shown.append(" ".join(text.split()))
+    return "\n".join(shown)
 
 
 def saved(tmp_path: Path, name: str) -> Path:
