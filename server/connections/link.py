@@ -25,6 +25,7 @@ from protocol.codec import encode
 from protocol.errors import CloseCode, ErrorCode
 from protocol.messages import Error, ServerMessage
 from server.connections.limits import Offences, TokenBucket
+from server.ops.log_limits import LogLimiter
 from server.ops.metrics import CLOSES
 
 #: Bytes a connection may have waiting to be written before it counts as a slow consumer.
@@ -34,6 +35,8 @@ WRITE_BUFFER_CAP: Final = 1024 * 1024
 CLOSE_GRACE: Final = 2.0
 
 logger = logging.getLogger("server.connections")
+#: Lines a client's doing (or an outage) can cause, limited: never a flood.
+_log = LogLimiter(logger)
 
 _closing: set[asyncio.Future[None]] = set()  # closes under way (see ClientLink.close), kept from the GC
 _link_ids = itertools.count(1)
@@ -186,7 +189,7 @@ class _Flushes:
             try:
                 link.flush()
             except Exception:  # one broken connection must not leave the others' frames unsent
-                logger.exception("writing to a connection failed")
+                _log.exception("write", "writing to a connection failed")
 
 
 _flushes = _Flushes()

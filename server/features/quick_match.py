@@ -21,12 +21,15 @@ from server.competition.matchmaking import MatchQueue
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits
+from server.ops.log_limits import LogLimiter
 from server.rooms.commands import Join, Presence, SetReady
 from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
 from server.storage.match_line import LineEntry
 
 logger = logging.getLogger("server.quick")
+#: Lines a client's doing (or an outage) can cause, limited: never a flood.
+_log = LogLimiter(logger)
 _tasks: set[asyncio.Task[None]] = set()  # line departures of dropped connections
 
 
@@ -62,7 +65,7 @@ async def _leave(ctx: Context, variant: str, player: str) -> None:
     try:
         await ctx.line.leave(variant, player)
     except StoreUnavailable as error:
-        logger.warning("%s stays in the %s line after dropping: %s", player, variant, error)
+        _log.log(logging.WARNING, "line-leave", "%s stays in the %s line after dropping: %s", player, variant, error)
 
 
 async def match(ctx: Context, now: float | None = None) -> int:

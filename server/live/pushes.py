@@ -22,10 +22,13 @@ from typing import Final
 from protocol.codec import encode
 from protocol.messages import ServerMessage
 from server.connections.link import ClientLink
+from server.ops.log_limits import LogLimiter
 from server.storage.accounts import AccountStore
 from server.storage.connection import StoreUnavailable
 
 logger = logging.getLogger("server.pushes")
+#: Lines a client's doing (or an outage) can cause, limited: never a flood.
+_log = LogLimiter(logger)
 
 #: The action of a pushed message on the moderation channel.
 PUSH: Final = "push"
@@ -42,7 +45,7 @@ async def push(accounts: AccountStore, player: str, message: ServerMessage) -> b
     try:
         await accounts.announce(push_event(player, message))
     except StoreUnavailable as error:
-        logger.warning("%s not pushed to %s: %s", type(message).__name__, player, error)
+        _log.log(logging.WARNING, "push", "%s not pushed to %s: %s", type(message).__name__, player, error)
         return False
     return True
 
@@ -54,7 +57,7 @@ def deliver(links: Iterable[ClientLink], event: Mapping[str, str]) -> int:
     try:
         frame = base64.b64decode(event.get("frame", ""), validate=True)
     except (binascii.Error, ValueError):
-        logger.warning("an unreadable push for %s ignored", event.get("player"))
+        _log.log(logging.WARNING, "push-unreadable", "an unreadable push for %s ignored", event.get("player"))
         return 0
     sent = 0
     for link in list(links):

@@ -4,6 +4,8 @@ tests/cluster/test_any_hour_across_nodes.py.)"""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from protocol.messages import AskInbox, ChallengeLine, ChallengeResult, Inbox, ServerMessage
@@ -40,3 +42,25 @@ async def test_a_push_reaches_every_connection_of_its_player_and_nobody_elses(se
 def test_an_unreadable_push_sends_nothing() -> None:
     link = ClientLink(None, TokenBucket(1.0, 1.0), Offences(1, 1.0))
     assert deliver([link], {"action": PUSH, "player": "p1", "frame": "not base64!"}) == 0
+
+
+def test_a_flood_of_unreadable_pushes_logs_a_few_lines() -> None:
+    link = ClientLink(None, TokenBucket(1.0, 1.0), Offences(1, 1.0))
+    written: list[logging.LogRecord] = []
+
+    class Kept(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            written.append(record)
+
+    logger, handler = logging.getLogger("server.pushes"), Kept()
+    # On the logger itself, at its level: a server started before may have set up the logs.
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        for _ in range(1_000):
+            deliver([link], {"action": PUSH, "player": "p1", "frame": "not base64!"})
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert len(written) <= 1  # one line a kind an interval (another test's may be it)
