@@ -71,6 +71,9 @@ from protocol.replies import (
     Brackets as Brackets,
 )
 from protocol.replies import (
+    BracketStarted as BracketStarted,
+)
+from protocol.replies import (
     BracketView as BracketView,
 )
 from protocol.replies import (

@@ -270,6 +270,16 @@ class ChallengeWaiting(_Reply, tag="challenge_waiting"):
     challenge: ChallengeLine
 
 
+class BracketStarted(_Reply, tag="bracket_started"):
+    """Pushed, unasked (no ``id``), to each player registered for a bracket on every connection
+    they have open when its start time came: ``round`` is its first round, open now (start your
+    run before ``start_by``), or absent when it was cancelled (``bracket.state``: too few
+    players registered)."""
+
+    bracket: BracketInfo
+    round: BracketRound | None = None
+
+
 class RoundClosed(_Reply, tag="round_closed"):
     """Pushed, unasked (no ``id``), to each player of a bracket round on every connection they
     have open when the round closes: ``round``, with its results and reveal; ``next``, the
@@ -339,6 +349,7 @@ ServerMessage = (
     | BracketView
     | ChallengeResult
     | ChallengeWaiting
+    | BracketStarted
     | RoundClosed
     | Error
     | Snapshot

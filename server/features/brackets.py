@@ -25,6 +25,7 @@ from protocol.messages import (
     BracketInfo,
     BracketRound,
     Brackets,
+    BracketStarted,
     BracketView,
     JoinBracket,
     Joined,
@@ -184,11 +185,17 @@ async def advance(ctx: Context, now: int | None = None) -> int:
         deal = await certified_deal(ctx, bracket.variant, RoomOptions(), "bracket") or random_deal(bracket.variant)
         salt = new_salt()
         closed: list[int] = []  # the number of the round this move closed, if it closed one
+        began: list[bool] = []  # whether this move ended the registration (started or cancelled)
 
         def step(
-            current_bracket: Bracket, deal: str = deal, salt: str = salt, closed: list[int] = closed
+            current_bracket: Bracket,
+            deal: str = deal,
+            salt: str = salt,
+            closed: list[int] = closed,
+            began: list[bool] = began,
         ) -> Bracket | None:
             closed[:] = [len(current_bracket.rounds)] if current(current_bracket) is not None else []
+            began[:] = [bracket_state(current_bracket) is BracketState.REGISTERING]
             return _step(current_bracket, deal, salt, now)
 
         after = await ctx.brackets.change(bracket.id, step)
@@ -197,6 +204,8 @@ async def advance(ctx: Context, now: int | None = None) -> int:
             logger.debug("bracket %s: %s, round %d", after.id, bracket_state(after).value, len(after.rounds))
             if closed and after.rounds[closed[0] - 1].places is not None:
                 await _announce_closed(ctx, after, closed[0], now)
+            if began and began[0]:
+                await _announce_started(ctx, after, now)
     return moved
 
 
@@ -209,6 +218,18 @@ async def _announce_closed(ctx: Context, bracket: Bracket, number: int, now: int
             bracket=_info(bracket, player, now),
             round=_round(bracket, number, round_, player, now),
             next=_round(bracket, number + 1, following, player, now) if following is not None else None,
+        )
+        await push(ctx.accounts, player, news)
+
+
+async def _announce_started(ctx: Context, bracket: Bracket, now: int) -> None:
+    """Tell each registered player that the bracket started (its first round is open, to play
+    before the time to start is over) or was cancelled."""
+    first = bracket.rounds[0] if bracket.rounds else None
+    for player in bracket.names:
+        news = BracketStarted(
+            bracket=_info(bracket, player, now),
+            round=_round(bracket, 1, first, player, now) if first is not None else None,
         )
         await push(ctx.accounts, player, news)
 

@@ -7,6 +7,7 @@ commitment every round publishes from its opening."""
 from __future__ import annotations
 
 from functools import partial
+from typing import TypeVar
 
 import pytest
 
@@ -16,6 +17,7 @@ from protocol.messages import (
     AskBracket,
     AskReplay,
     Brackets,
+    BracketStarted,
     BracketView,
     JoinBracket,
     Joined,
@@ -43,10 +45,18 @@ async def view(racer: RaceClient, code: str) -> BracketView:
 
 def closed_rounds(racer: RaceClient) -> list[RoundClosed]:
     """Start keeping the ``round_closed`` pushed to ``racer``; the list they go in."""
-    pushed: list[RoundClosed] = []
+    return pushed_to(racer, RoundClosed)
+
+
+M = TypeVar("M", bound=ServerMessage)
+
+
+def pushed_to(racer: RaceClient, kind: type[M]) -> list[M]:
+    """Start keeping the ``kind`` messages pushed to ``racer``; the list they go in."""
+    pushed: list[M] = []
 
     def heard(room: str, message: ServerMessage) -> None:
-        if isinstance(message, RoundClosed):
+        if isinstance(message, kind):
             pushed.append(message)
 
     racer.listen(heard)
@@ -74,6 +84,7 @@ async def test_a_bracket_plays_its_rounds_down_to_a_winner(server: RunningServer
     racers = {name: await server.connect(name) for name in ("Ann", "Bob", "Cat", "Dan")}
     ids = {racer.player: name for name, racer in racers.items()}
     pushed = {name: closed_rounds(racer) for name, racer in racers.items()}
+    started = {name: pushed_to(racer, BracketStarted) for name, racer in racers.items()}
     for racer in racers.values():
         await racer.request(lambda i: JoinBracket(id=i, bracket=code))
     listed = await racers["Ann"].request(lambda i: ListBrackets(id=i))
@@ -85,6 +96,12 @@ async def test_a_bracket_plays_its_rounds_down_to_a_winner(server: RunningServer
     assert first.rounds[0].you == "to-play"
     assert first.bracket.to_play
     assert first.rounds[0].start_by > first.rounds[0].opens
+    # Each player was told the bracket started, with the round to play now.
+    await eventually(lambda: all(started.values()), what="the start pushed to every player")
+    for name, starts in started.items():
+        [start] = starts
+        assert start.round is not None
+        assert (start.bracket.state, start.round.number, start.round.you) == ("playing", 1, "to-play"), name
     # Players by id too, by the same index as their names; the deal committed to, not shown.
     assert [ids[p] for p in first.rounds[0].player_ids or []] == first.rounds[0].players
     commitment = first.rounds[0].commitment
@@ -148,9 +165,12 @@ async def test_registration_closes_and_a_bracket_without_enough_players_is_cance
     assert early.value.code == "not-allowed"
 
     soon = "SOON"
+    told = pushed_to(ann, BracketStarted)
     await server.hub.brackets.create(Bracket(soon, "scorpion", "Soon", now_ms() + 300, 4, 5), now_ms())
     await ann.request(lambda i: JoinBracket(id=i, bracket=soon))
     cancelled = await eventually_async(partial(view, ann, soon), lambda v: v.bracket.state == "cancelled")
+    await eventually(lambda: told, what="the cancellation pushed")
+    assert [(news.bracket.id, news.bracket.state, news.round) for news in told] == [(soon, "cancelled", None)]
     assert cancelled.rounds == []
     with pytest.raises(ServerError) as late:
         await ann.request(lambda i: JoinBracket(id=i, bracket=soon))

@@ -35,6 +35,7 @@ from protocol.messages import (
     BracketInfo,
     BracketRound,
     Brackets,
+    BracketStarted,
     BracketView,
     ChallengeLine,
     ChallengePlayer,
@@ -345,6 +346,11 @@ SERVER_MESSAGES: list[ServerMessage] = [
             "QX7M2KDA", "scorpion", True, "open", 1, 2, "Ann", side=1, played=False, commitment="ab" * 32
         )
     ),
+    BracketStarted(
+        bracket=BracketInfo("BR", "antares", "Friday", 1, 16, 10, "playing", 4, True, 1, to_play=True),
+        round=BracketRound(1, 1, 2, ["Ann", "Bob"], you="to-play", player_ids=["p1", "p2"], commitment="ab" * 32),
+    ),
+    BracketStarted(bracket=BracketInfo("BR", "antares", "Friday", 1, 16, 10, "cancelled", 1, True)),
     RoundClosed(
         bracket=BracketInfo("BR", "antares", "Friday", 1, 16, 10, "playing", 4, True, 2, to_play=True),
         round=BracketRound(
