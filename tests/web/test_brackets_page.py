@@ -65,6 +65,9 @@ def test_a_bracket_round_is_played_from_its_page_and_closes_with_its_places(srv:
         srv.call(store.change(CODE, lambda bracket: msgspec.structs.replace(bracket, starts=now_ms())))
         page.wait_for_selector("#bracket-play", timeout=WAIT)
         assert "Play your round 1 now: start within" in (page.text_content("#bracket-status") or "")
+        notice = page.locator('#notices .notice[data-kind="bracket_started"]')
+        notice.wait_for(timeout=WAIT)  # pushed: the player may be on another page
+        assert (notice.text_content() or "").startswith("Friday bracket started: play round 1 now.")
         assert "Ann (you)" in (page.text_content('.bracket-round[data-number="1"]') or "")
         shot(page, "bracket-to-play")
         page.click("#bracket-play")

@@ -153,7 +153,8 @@ export class BracketScreen extends FreshScreen {
     this.standings = h("div", { className: "panel", id: "bracket-standings", hidden: true });
     fill(main, tournamentPage("bracket", this.bracket, this.title, this.when, GUIDE, this.you, this.status, this.standings, this.rounds));
     this.offPushed = this.conn.on((kind, message) => {
-      if (kind === "round_closed" && message.bracket.id === this.bracket) this.closed(message);
+      if (kind === "round_closed" && message.bracket.id === this.bracket) this.pushed(message);
+      if (kind === "bracket_started" && message.bracket.id === this.bracket) this.pushed({ ...message, next: message.round, round: null });
     });
     this.keepFresh(REFRESH_MS, () => this.drawYou());
   }
@@ -163,8 +164,11 @@ export class BracketScreen extends FreshScreen {
     super.unmount();
   }
 
-  /** A round of this bracket closed (pushed): its places and the next round at once. */
-  closed(message) {
+  /**
+   * A round of this bracket closed (`round_closed`: its places and the next round at once), or
+   * its first opened (`bracket_started`, as a close of no round).
+   */
+  pushed(message) {
     if (!this.view) return;
     if (this.view.bracket.state !== message.bracket.state) this.status.show(""); // said of another stage
     this.view = withClosedRound(this.view, message);

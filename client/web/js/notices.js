@@ -1,6 +1,7 @@
 // Short notices under the header, on every page, for what the server pushes unasked: a
 // challenge waiting for the player's run (`challenge_waiting`), a challenge's result
-// (`challenge_result`) and a bracket round that closed with the player going on (`round_closed`). Each stays until dismissed (the player may be looking elsewhere); the newest
+// (`challenge_result`), a bracket's start (`bracket_started`) and a bracket round that closed with
+// the player going on (`round_closed`). Each stays until dismissed (the player may be looking elsewhere); the newest
 // comes first, and only the last few are kept. A push the server sends again (it may, after
 // recording a run twice) is said once.
 
@@ -22,6 +23,7 @@ export class Notices {
       if (kind === "challenge_result") this.challenge(message.challenge);
       if (kind === "challenge_waiting") this.waiting(message.challenge);
       if (kind === "round_closed") this.round(message);
+      if (kind === "bracket_started") this.started(message);
     });
   }
 
@@ -37,6 +39,16 @@ export class Notices {
     const kind = line.rated ? "rated" : "casual";
     const words = `${line.challenger} challenges you (${variantName(line.variant)}, ${kind}): ${statusText(line, Date.now())}.`;
     this.show("challenge_waiting", `${line.id}:waiting`, words, "/#/challenges/inbox", "Play it from your challenges");
+  }
+
+  /** A bracket's start time came: play round 1 now, or it was cancelled. */
+  started({ bracket, round }) {
+    const href = `/#/bracket/${bracket.id}`;
+    if (round && round.you === "to-play") {
+      this.show("bracket_started", `${bracket.id}:start`, `${bracket.name} started: play round 1 now.`, href, "Play your round");
+    } else if (!round) {
+      this.show("bracket_started", `${bracket.id}:start`, `${bracket.name} was cancelled: too few players registered.`, href, "The bracket");
+    }
   }
 
   /** A round closed: a notice only when the player goes on (the next round waits for their run). */
