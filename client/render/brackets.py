@@ -3,8 +3,9 @@
 (who plays each, and once closed its places with who went on and the fairness check of its
 revealed deal), what the player can do now, the final standings, and the notice that the player
 goes on to the next round. Both clients say the same words: the terminal client uses these, the
-web client (client/web/js/brackets.js) repeats them. The player ("you") is found in a round by
-their player id (``player_ids``), not by name: two players may share a name.
+web client (client/web/js/brackets.js) repeats them. The player ("you") and the winner are found
+by their player ids (a round's ``player_ids``, the standings' ``standing_ids``, the bracket's
+``winner_id``), not by name: two players may share a name.
 
 The client knows one rule of the brackets, to say how long a player has left to start a run:
 a run must start within :data:`SHOW_UP_MS` of its round's opening. Who plays, who went on, the
@@ -110,7 +111,8 @@ def my_name(view: BracketView, me: str | None) -> str | None:
 
 def went_on(view: BracketView, index: int) -> set[int]:
     """The seats (indices in its players) of those who went on from closed round ``index``
-    (0-based): the next round's players, or the winner after the last round."""
+    (0-based): the next round's players, or the winner after the last round (by their ids;
+    by name from a server that gives none)."""
     round_ = view.rounds[index]
     if index + 1 < len(view.rounds):
         following = view.rounds[index + 1]
@@ -119,7 +121,10 @@ def went_on(view: BracketView, index: int) -> set[int]:
             return {seat for seat, player in enumerate(round_.player_ids) if player in ids}
         names = set(following.players)  # a server without ids: by name
         return {seat for seat, name in enumerate(round_.players) if name in names}
-    winner = view.bracket.winner
+    info = view.bracket
+    if info.winner_id is not None and round_.player_ids is not None:
+        return {seat for seat, player in enumerate(round_.player_ids) if player == info.winner_id}
+    winner = info.winner  # a server without ids: by name
     return {r.seat for r in round_.results or [] if winner and r.place == 1 and r.name == winner}
 
 
@@ -195,15 +200,21 @@ def round_lines(view: BracketView, index: int, me: str | None, now_ms: float, se
 
 
 def standings_lines(view: BracketView, me: str | None) -> list[str]:
-    """The final standings once the bracket is over (``1st Ann 🏆``), else none. The standings
-    name the players without their ids: the player (id ``me``) is marked by their name here."""
+    """The final standings once the bracket is over (``1st Ann 🏆``), else none. The player (id
+    ``me``) and the winner are found by their ids (``standing_ids``, ``winner_id``): two players
+    may share a name. From a server that gives no ids: by name (the player's, as its rounds name
+    them)."""
     if view.standings is None:
         return []
-    winner, mine = view.bracket.winner, my_name(view, me)
+    info, ids = view.bracket, view.standing_ids
+    if ids is not None and len(ids) != len(view.standings):
+        ids = None  # not the same players: the names alone
+    mine = my_name(view, me)
     lines = []
-    for n, name in enumerate(view.standings, 1):
-        mark = f" {WON}" if name == winner and n == 1 else ""
-        lines.append(f"{ordinal(n)} {name}{' (you)' if mine is not None and name == mine else ''}{mark}")
+    for n, name in enumerate(view.standings):
+        you = (me is not None and ids[n] == me) if ids is not None else (mine is not None and name == mine)
+        won = ids[n] == info.winner_id if ids is not None and info.winner_id else n == 0 and name == info.winner
+        lines.append(f"{ordinal(n + 1)} {name}{' (you)' if you else ''}{f' {WON}' if won else ''}")
     return lines
 
 

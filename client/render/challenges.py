@@ -1,8 +1,9 @@
 """Async challenges and the inbox as text for people (PROTOCOL.md, ``challenge``, ``inbox``,
-``challenge_result``): where each challenge stands for you, its results once both runs are in
-with the fairness check of its revealed deal, what a challenge's run says of itself (your side,
-whether it is rated) and in place of the fairness check and the replays that stay closed until
-then, and the notice of a result pushed by the server.
+``challenge_result``, ``challenge_waiting``): where each challenge stands for you, its results
+once both runs are in with the fairness check of its revealed deal, what a challenge's run says
+of itself (your side, whether it is rated) and in place of the fairness check and the replays
+that stay closed until then, and the notices of what the server pushes (a result; a challenge
+that waits for your run).
 
 The client knows no rule of the challenges: everything here reads the server's
 :class:`~protocol.messages.ChallengeLine` (``state``, ``side``, ``played``, ``results``) and a
@@ -105,8 +106,9 @@ def detail_lines(line: ChallengeLine, now_ms: float, seen: str | None = None) ->
 
 
 def with_line(lines: Sequence[ChallengeLine], line: ChallengeLine) -> list[ChallengeLine]:
-    """``lines`` (an inbox) with ``line`` (pushed in a ``challenge_result``: what the inbox now
-    says of its challenge) in place of its challenge's line, or first when it had none."""
+    """``lines`` (an inbox) with ``line`` (pushed in a ``challenge_result`` or a
+    ``challenge_waiting``: what the inbox now says of its challenge) in place of its challenge's
+    line, or first when it had none."""
     if any(old.id == line.id for old in lines):
         return [line if old.id == line.id else old for old in lines]
     return [line, *lines]
@@ -118,6 +120,16 @@ def result_notice(line: ChallengeLine, now_ms: float) -> str:
     head = f"Challenge {line.id} ({line.variant.capitalize()}) against {rival_of(line) or 'anyone'}"
     if line.state == "expired":
         return f"{head} expired before both runs were in: void, no rating change."
+    return f"{head}: {status_text(line, now_ms)}."
+
+
+def waiting_notice(line: ChallengeLine, now_ms: float) -> str:
+    """A challenge that waits for your run (pushed once its challenger's run ended) in one
+    sentence: ``Ann challenges you (Antares, rated): play the same deal within 23 h 00 min (Play
+    or Challenges).``; where it stands instead, should you have taken it already."""
+    head = f"{line.challenger} challenges you ({line.variant.capitalize()}, {'rated' if line.rated else 'casual'})"
+    if may_play(line):
+        return f"{head}: play the same deal within {time_left(line.expires - now_ms)} (Play or Challenges)."
     return f"{head}: {status_text(line, now_ms)}."
 
 

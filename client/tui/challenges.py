@@ -5,8 +5,9 @@ The inbox lists invitations waiting for you (Enter plays one), your challenges w
 rival (with the id to give), those being played, and the results: who won, the times, the
 rating change, the revealed deal checked against the commitment seen before (see
 client/tui/commitments.py), and, once a challenge is over, each run's replay (Enter: yours,
-``v``: your rival's). A result the server pushes (``challenge_result``) replaces its line at
-once. Every way of starting a challenge opens your run straight away: a one-racer room whose
+``v``: your rival's). What the server pushes of a challenge (``challenge_result``, a result;
+``challenge_waiting``, an invitation whose challenger has played) replaces its line at once.
+Every way of starting a challenge opens your run straight away: a one-racer room whose
 countdown the server starts at once.
 """
 
@@ -46,6 +47,7 @@ from protocol.messages import (
     ChallengeLine,
     ChallengePlayer,
     ChallengeResult,
+    ChallengeWaiting,
     Inbox,
     Joined,
     Replay,
@@ -105,7 +107,7 @@ class ChallengesScreen(ClientScreen):
             self.action_refresh()
 
     def on_server_event(self, event: ServerEvent) -> None:
-        if isinstance(event.message, ChallengeResult):
+        if isinstance(event.message, ChallengeResult | ChallengeWaiting):
             self.show(with_line(self.lines, event.message.challenge))  # what the inbox now says
 
     def show_guide(self) -> None:

@@ -1,9 +1,9 @@
 """The first screens: the name prompt, the home menu (which says how many challenges wait for
-the player, from the inbox and the results the server pushes), the room and practice forms, and
-joining by code. The Play hub (every way to race: ``p`` on the home menu), quick races, async
-challenges, ghost races, arena tournaments, daily challenges, leaderboards, statistics and the
-account screens have modules of their own (play_hub.py, quick.py, challenges.py, ghost.py,
-arenas.py, daily.py, standings.py, account.py)."""
+the player, from the inbox and the challenges the server pushes: results and invitations), the
+room and practice forms, and joining by code. The Play hub (every way to race: ``p`` on the
+home menu), quick races, async challenges, ghost races, arena tournaments, daily challenges,
+leaderboards, statistics and the account screens have modules of their own (play_hub.py,
+quick.py, challenges.py, ghost.py, arenas.py, daily.py, standings.py, account.py)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from protocol.messages import (
     AskInbox,
     ChallengeLine,
     ChallengeResult,
+    ChallengeWaiting,
     CreateRoom,
     Inbox,
     Joined,
@@ -121,7 +122,7 @@ class HomeScreen(ClientScreen):
     _was_ready = False
     #: What the inbox last said is waiting for the player ("2 challenges waiting for you", or "").
     waiting = ""
-    #: The invitations it last listed (a pushed result updates them).
+    #: The invitations it last listed (a pushed result or waiting challenge updates them).
     invited: tuple[ChallengeLine, ...] = ()
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("p", "play", "Play"), Binding("q", "app.quit", "Quit")]
@@ -161,7 +162,7 @@ class HomeScreen(ClientScreen):
             self.refresh_menu()  # a seat restored (at reconnection or login), or now an account
         if isinstance(event.message, AccountInfo):
             self.ask_inbox()  # logged in: another player's inbox
-        if isinstance(event.message, ChallengeResult):
+        if isinstance(event.message, ChallengeResult | ChallengeWaiting):  # one fewer or one more
             self.show_waiting(invitations(with_line(self.invited, event.message.challenge)))
 
     def ask_inbox(self) -> None:

@@ -5,8 +5,9 @@ player, each playable from here.
 Each entry opens the screen that already does it (the hub only names a route); a challenge
 waiting for the player is taken with ``accept_challenge``, as the inbox takes it. What waits is
 the server's inbox, asked for when the hub opens, when the player comes back to it, when the
-connection is back, and on ``r``; a result the server pushes (``challenge_result``: an
-invitation that expired) updates it at once.
+connection is back, and on ``r``; what the server pushes updates it at once: a result
+(``challenge_result``: an invitation that expired) or a challenge that waits for the player's
+run (``challenge_waiting``: a new invitation).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from protocol.messages import (
     AskInbox,
     ChallengeLine,
     ChallengeResult,
+    ChallengeWaiting,
     Inbox,
     Joined,
     ServerMessage,
@@ -107,8 +109,8 @@ class PlayHubScreen(ClientScreen):
             self.action_refresh()
 
     def on_server_event(self, event: ServerEvent) -> None:
-        if isinstance(event.message, ChallengeResult):
-            # Over or expired: no longer an invitation to play.
+        if isinstance(event.message, ChallengeResult | ChallengeWaiting):
+            # Over or expired: no longer an invitation to play; waiting for the player: one more.
             self.waiting = invitations(with_line(self.waiting, event.message.challenge))
             self.show_entries()
 

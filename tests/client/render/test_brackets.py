@@ -1,8 +1,9 @@
 """Brackets in words: the list in its order with where each stands, what the player can do
 now (with the time left to start a run), a closed round's places with who went on (the player
 found by their id, whatever the names) and its revealed deal checked against the round's
-commitment, the final standings, what a bracket run's results say in place of the fairness
-check, and the notice that the player goes on to the next round."""
+commitment, the final standings (the player and the winner found by their ids too), what a
+bracket run's results say in place of the fairness check, and the notice that the player goes
+on to the next round."""
 
 from __future__ import annotations
 
@@ -133,6 +134,34 @@ def test_you_are_found_by_your_id_not_by_a_name_you_share() -> None:
     assert [line for line in lines if "(you)" in line] == ["  4. Ann (you): 6/52 home, 12 moves"]
     assert round_lines(view, 1, "d4", NOW)[1] == "  Cat, Ann"  # the other Ann went on
     assert "(you)" not in "".join(round_lines(view, 0, None, NOW))
+
+
+def test_the_final_standings_find_you_and_the_winner_by_id_when_names_are_shared() -> None:
+    # Two players called Ann, "a1" (the player) and "d4", met in the final: "d4" won it.
+    final = msgspec.structs.replace(
+        SECOND,
+        players=["Ann", "Ann"],
+        player_ids=["d4", ANN],
+        you="played",
+        results=[result(1, 0, "Ann"), result(2, 1, "Ann")],
+    )
+    over = BracketView(
+        id=1,
+        bracket=msgspec.structs.replace(PLAYING, state="over", round=0, winner="Ann", winner_id="d4"),
+        rounds=[msgspec.structs.replace(FIRST, players=["Ann", "Bob", "Cat", "Ann"]), final],
+        standings=["Ann", "Ann", "Cat", "Bob"],
+        standing_ids=["d4", ANN, "c3", "b2"],
+    )
+    assert standings_lines(over, ANN) == ["1st Ann 🏆 won the bracket", "2nd Ann (you)", "3rd Cat", "4th Bob"]
+    assert standings_lines(over, "d4")[:2] == ["1st Ann (you) 🏆 won the bracket", "2nd Ann"]
+    final_lines = round_lines(over, 1, ANN, NOW)
+    assert final_lines[1] == f"  1. Ann: 9/52 home, 3 moves · {WENT_ON}"
+    assert final_lines[2] == "  2. Ann (you): 8/52 home, 6 moves"
+    # An older server names them only: the player is found by the name the rounds give them.
+    older = msgspec.structs.replace(over, standing_ids=None, standings=["Cat", "Ann", "Bob", "Dan"])
+    assert standings_lines(older, ANN)[:2] == ["1st Cat", "2nd Ann (you)"]
+    named = msgspec.structs.replace(older, bracket=msgspec.structs.replace(over.bracket, winner="Cat", winner_id=None))
+    assert standings_lines(named, ANN)[0] == "1st Cat 🏆 won the bracket"
 
 
 def test_a_closed_rounds_deal_is_checked_against_the_commitment_seen_before_it_closed() -> None:

@@ -1,8 +1,8 @@
 """The inbox in words: what waits for you, where each challenge stands from your side, the
 results once both runs are in (yours first for the replays) with the revealed deal checked
-against the challenge's commitment, a pushed result in place of its line and told in a
-sentence, what a run says of its side and rating, and the piles a run is replayed on without
-its room."""
+against the challenge's commitment, a pushed result or invitation in place of its line and told
+in a sentence, what a run says of its side and rating, and the piles a run is replayed on
+without its room."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from client.render.challenges import (
     run_notes,
     run_words,
     status_text,
+    waiting_notice,
     waiting_words,
     with_line,
 )
@@ -134,6 +135,19 @@ def test_a_pushed_result_replaces_its_line_and_is_told_in_a_sentence() -> None:
     assert result_notice(expired, NOW) == (
         "Challenge QX7M2KDA (Antares) against Ann expired before both runs were in: void, no rating change."
     )
+
+
+def test_a_challenge_pushed_as_waiting_for_you_is_told_in_a_sentence() -> None:
+    # Pushed once its challenger's run ended: what the inbox now says, an invitation.
+    assert waiting_words(with_line([], OPEN)) == "1 challenge waiting for you"
+    assert waiting_notice(OPEN, NOW) == (
+        "Ann challenges you (Antares, rated): play the same deal within 23 h 00 min (Play or Challenges)."
+    )
+    casual = msgspec.structs.replace(OPEN, variant="scorpion", rated=False)
+    assert waiting_notice(casual, NOW).startswith("Ann challenges you (Scorpion, casual): play the same deal")
+    # Taken already (the player's run is on): where it stands, not an invitation.
+    taken = msgspec.structs.replace(OPEN, state="playing", side=1, opponent="Bob")
+    assert waiting_notice(taken, NOW) == "Ann challenges you (Antares, rated): your run is not over yet."
 
 
 def test_a_run_says_your_side_and_whether_it_is_rated() -> None:

@@ -3,12 +3,14 @@ Ann finds a bracket on the Brackets screen, registers on its page, and when roun
 her run from there; its results say the round's results come when it closes, with no replay
 nor rematch. Once the three other players' runs are in, the round closes: the page shows its
 places with the two who went on marked, and the list shows round 2 being played. The player is
-marked by their id when another player has their name. When a round closes while Ann looks at
+marked by their id when another player has their name, in the rounds and in the final
+standings. When a round closes while Ann looks at
 her run's results, the server's push tells her she goes on and refreshes the page under it,
 whose revealed deal is checked against the commitment it showed before."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -17,7 +19,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from client.lib.connection import RaceClient
-from client.render.brackets import BRACKET_WAIT, WENT_ON
+from client.render.brackets import BRACKET_WAIT, WENT_ON, WON
 from client.tui.app import RaceApp
 from client.tui.brackets import BracketScreen, BracketsScreen
 from client.tui.game import GameScreen
@@ -29,7 +31,8 @@ from server.storage.brackets import BracketStore
 from tests.client.conftest import Running, Serve, eventually, row_text
 from tests.client.tui.test_roomtext import footer_cut
 from tests.client.tui.test_tui import choose, client_of, home, notices, plain, saved, showing, text_of
-from tests.features.test_brackets import play
+from tests.features.test_brackets import play, view
+from tests.polling import eventually_async
 
 pytestmark = pytest.mark.asyncio
 
@@ -120,12 +123,31 @@ async def register_and_start(srv: Running, app: RaceApp, pilot: Pilot[int]) -> B
 
 async def test_you_are_marked_by_your_id_when_another_player_has_your_name(serve: Serve, tmp_path: Path) -> None:
     async with serve() as srv:
-        await registered(srv, ("Ann", "Bob", "Cat"))  # another Ann
+        others = await registered(srv, ("Ann", "Bob", "Cat"))  # another Ann
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
             await register_and_start(srv, app, pilot)
             players = text_of(app, "#bracket-rounds").splitlines()[1]
             assert sorted(players.strip().split(", ")) == ["Ann", "Ann (you)", "Bob", "Cat"]
+
+            # Every run of both rounds, down to the winner (the page asks again by itself).
+            me = client_of(app)
+            racers = {racer.player: racer for racer in (me, *others.values())}
+            for racer in racers.values():
+                await play(racer, CODE)
+            final = await eventually_async(partial(view, me, CODE), lambda v: len(v.rounds) == 2)
+            for player in final.rounds[1].player_ids or []:
+                await play(racers[player], CODE)
+            over = await eventually_async(partial(view, me, CODE), lambda v: v.bracket.state == "over")
+            await eventually(lambda: "Final standings" in text_of(app, "#bracket-standings"), what="the standings")
+            standings = text_of(app, "#bracket-standings").splitlines()[1:]
+            assert [line.split()[1] for line in standings].count("Ann") == 2
+            assert over.standing_ids is not None
+            assert over.bracket.winner_id is not None
+            yours, winners = over.standing_ids.index(str(me.player)), over.standing_ids.index(over.bracket.winner_id)
+            # Only the player's own line says "(you)", and the winner's the cup, whatever the names.
+            assert [n for n, line in enumerate(standings) if "(you)" in line] == [yours]
+            assert [n for n, line in enumerate(standings) if WON in line] == [winners]
 
 
 async def test_a_round_closed_is_told_and_refreshes_the_page_with_its_deal_checked(
