@@ -1,7 +1,8 @@
 #!/bin/sh
 # Makes DIR/self-signed.pem (certificate and key in one file, as HAProxy reads them) for local
 # use, unless DIR already holds a .pem: a real certificate put there is never replaced.
-# Compose runs it at first start; tests/deploy/ runs it too. Usage: self-signed.sh DIR [NAME]
+# Compose runs it at first start; the test harness (bench/lib/balancer.py, for
+# tests/nodes/deployment.py) runs it too. Usage: self-signed.sh DIR [NAME]
 set -eu
 dir="$1"
 name="${2:-localhost}"

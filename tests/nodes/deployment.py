@@ -5,7 +5,9 @@ nodes on one Redis, each part on its own loopback address, clients on addresses 
 - the balancer (bench/lib/balancer.py) listens on 127.0.0.10, plain and TLS, and connects to the
   nodes from 127.0.0.20, the one address the nodes trust (``--trusted-proxies``);
 - the nodes listen on 127.0.0.1 (the test reads their metrics and readiness directly);
-- clients connect from 127.0.3.1, 127.0.3.2, ... (Linux routes all of 127/8 to loopback).
+- clients connect from 127.0.3.1, 127.0.3.2, ... (Linux routes all of 127/8 to loopback), and
+  name ``localhost`` as the host they asked for, as a browser on the machine would: the name
+  the certificate has and compose's ``ALLOWED_HOSTS`` allows.
 
 Skipped without ``haproxy`` or ``openssl`` on PATH (.ci/run installs haproxy).
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -52,20 +55,22 @@ class Deployment:
         return context
 
     async def connect(self, client: int, tls: bool = True, **options: Any) -> ClientConnection:
-        """A websocket through the balancer from client ``client``'s address."""
+        """A websocket through the balancer from client ``client``'s address, to ``localhost``
+        (its ``Host``), dialled at the balancer's address."""
         options.setdefault("compression", None)
         options.setdefault("max_size", 2**22)
+        port = self.tls_port if tls else self.plain_port
         if tls:
-            url = f"wss://{FRONT}:{self.tls_port}"
             options.setdefault("ssl", self.tls)
-        else:
-            url = f"ws://{FRONT}:{self.plain_port}"
-        socket = await connect(url, local_addr=(client_address(client), 0), **options)
+        url = f"{'wss' if tls else 'ws'}://localhost:{port}"
+        socket = await connect(url, host=FRONT, port=port, local_addr=(client_address(client), 0), **options)
         self.opened.append(socket)
         return socket
 
-    async def raw(self, client: int, request: bytes, tls: bool = True) -> bytes:
-        """The balancer's whole answer to ``request``, sent as it is from client ``client``."""
+    async def raw(self, client: int, request: bytes, tls: bool = True, answers: int = 1) -> bytes:
+        """The balancer's answers to ``request``, sent as it is from client ``client``: all it
+        sends until it closes, or until ``answers`` whole answers came (it keeps a connection
+        open for the next request a while after an answer without ``Connection: close``)."""
         reader, writer = await asyncio.open_connection(
             FRONT,
             self.tls_port if tls else self.plain_port,
@@ -75,7 +80,7 @@ class Deployment:
         try:
             writer.write(request)
             await writer.drain()
-            return await asyncio.wait_for(reader.read(), 10)
+            return await asyncio.wait_for(_read_answers(reader, answers), 10)
         finally:
             writer.close()
             with contextlib.suppress(OSError, ssl.SSLError):
@@ -108,6 +113,24 @@ async def deployed(service: Service, directory: Path, *node_settings: str) -> As
             for socket in deployment.opened:
                 with contextlib.suppress(Exception):
                     await socket.close()
+
+
+async def _read_answers(reader: asyncio.StreamReader, count: int) -> bytes:
+    """What ``reader`` gives until it ends or ``count`` whole HTTP answers came (a body as
+    long as its ``Content-Length``, none without one after a 101; else until the end)."""
+    data, start = b"", 0
+    while count > 0 and (chunk := await reader.read(65536)):
+        data += chunk
+        while count > 0 and (end := data.find(b"\r\n\r\n", start)) >= 0:
+            head = data[start:end].lower()
+            length = re.search(rb"\r\ncontent-length: *(\d+)", head)
+            if length is None and not head.startswith(b"http/1.1 101 "):
+                break  # its body ends when the connection does
+            after = end + 4 + (int(length.group(1)) if length else 0)
+            if len(data) < after:
+                break
+            start, count = after, count - 1
+    return data
 
 
 async def _answers(deployment: Deployment) -> bool:

@@ -9,6 +9,11 @@ it has Docker's client but no engine, so nothing here starts a container.
 - The image's build stage works: the wheel is built (``pip wheel``, as the Dockerfile runs it)
   from exactly the files its ``COPY`` lines send, less what ``.dockerignore`` leaves out, and it
   carries the Scorpion search's compiled C core and the web client's files.
+- The balancer's config (server/deploy/haproxy.cfg) passes ``haproxy -c`` on compose's branch
+  (replicas found by Docker's DNS, with the environment compose gives it and a certificate
+  made by server/deploy/self-signed.sh), skipped without ``haproxy``; it finds its
+  certificates where compose mounts them, and the replicas' port is the same in it, in
+  compose and in Prometheus' scrape config.
 
 What runs in the containers is tested as processes elsewhere: three nodes behind the shipped
 HAProxy config in ``test_deployment.py``, the servers themselves in ``test_service.py``.
@@ -27,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from compose_spec import PyCompose
 
 from server.config import parse_args
@@ -34,6 +40,8 @@ from server.config import parse_args
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
+DEPLOY = ROOT / "server" / "deploy"
+HAPROXY = DEPLOY / "haproxy.cfg"
 
 
 def substituted(text: str, environ: dict[str, str] | None = None) -> str:
@@ -116,6 +124,81 @@ def test_the_files_and_volumes_it_names_exist() -> None:
                 assert source in declared, f"volume {source} is not declared"
     assert services["server"]["build"] == "." or services["server"]["build"]["context"] == "."
     assert DOCKERFILE.is_file()
+
+
+def mounts(service: dict[str, Any]) -> dict[str, str]:
+    """Where each of a service's volumes is mounted in its container: target -> source."""
+    pairs = [str(volume).split(":")[:2] for volume in service.get("volumes", [])]
+    return {target: source for source, target in pairs}
+
+
+def haproxy_default(variable: str) -> str:
+    """The default haproxy.cfg gives ``variable`` (``"${NAME-default}"``), used when compose sets none."""
+    defaults: set[str] = set(re.findall(rf"\$\{{{variable}-([^}}]*)\}}", HAPROXY.read_text()))
+    (default,) = defaults  # one default, wherever the variable is used
+    return default
+
+
+def test_the_balancer_config_checks_on_composes_branch(tmp_path: Path) -> None:
+    """``haproxy -c`` as the balancer container would run it: compose sets no ``SR_NODE1``, so
+    the replicas come from the ``server-template`` found through ``resolvers docker``; the
+    certificate folder holds what the certs service makes. (Here HAProxy is Debian's, not the
+    image's; Docker's DNS is absent, so the check only warns that ``server`` does not resolve.)"""
+    executable = shutil.which("haproxy")
+    if executable is None or shutil.which("openssl") is None:
+        pytest.skip("no haproxy or openssl on PATH (apt-get install haproxy openssl)")
+    balancer = compose()["services"]["balancer"]
+    given = {str(name): str(value) for name, value in (balancer.get("environment") or {}).items()}
+    assert not [name for name in given if name.startswith(("SR_NODE", "SR_SOURCE"))], given
+    certs = tmp_path / "certs"
+    subprocess.run(["sh", str(DEPLOY / "self-signed.sh"), str(certs)], check=True, capture_output=True, timeout=60)
+    environ = {"PATH": os.environ.get("PATH", ""), **given, "SR_CERTS": f"{certs}/"}
+
+    def check(config: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([executable, "-c", "-f", str(config)], capture_output=True, text=True, env=environ)
+
+    checked = check(HAPROXY)
+    output = checked.stdout + checked.stderr
+    assert checked.returncode == 0, output
+    # The template's eight replicas were made (--scale up to 8), and nothing else was warned of.
+    assert "'server replicas/server8'" in output
+    warnings = [line for line in output.splitlines() if "[WARNING]" in line]
+    assert all("could not resolve address 'server'" in line for line in warnings), output
+    # The check has teeth on that branch: a resolvers section it does not have fails it.
+    broken = tmp_path / "broken.cfg"
+    broken.write_text(HAPROXY.read_text().replace("resolvers docker init-addr", "resolvers dokcer init-addr"))
+    assert check(broken).returncode != 0
+
+
+def test_the_balancer_finds_its_config_and_certificates_where_compose_mounts_them() -> None:
+    services = compose()["services"]
+    balancer, certs = mounts(services["balancer"]), mounts(services["certs"])
+    assert balancer["/usr/local/etc/haproxy/haproxy.cfg"] == "./server/deploy/haproxy.cfg"  # the image's default
+    # SR_CERTS is unset in compose: its default is the certificate volume's mount...
+    assert balancer[haproxy_default("SR_CERTS").rstrip("/")] == "certs"
+    # ... which the certs service fills, at the folder it gives the script.
+    _, script, folder, *_ = services["certs"]["entrypoint"]
+    assert certs[script] == "./server/deploy/self-signed.sh"
+    assert certs[folder] == "certs"
+
+
+def test_the_replicas_port_is_the_same_for_the_balancer_compose_and_prometheus() -> None:
+    services = compose()["services"]
+    server = services["server"]
+    port = int(server["environment"]["PORT"])
+    template = re.search(r"^\s*server-template\s+\S+\s+\d+\s+([\w.-]+):(\d+)\s", HAPROXY.read_text(), re.M)
+    assert template is not None
+    assert (template[1], int(template[2])) == ("server", port)  # compose's service name, its port
+    assert "server" in services
+    assert server["expose"] in ([port], [str(port)])
+    assert f":{port}/healthz" in " ".join(server["healthcheck"]["test"])
+    prometheus = yaml.safe_load((DEPLOY / "monitoring" / "prometheus.yml").read_text())
+    (job,) = prometheus["scrape_configs"]
+    (discovery,) = job["dns_sd_configs"]
+    assert (discovery["names"], discovery["port"]) == (["server"], port)
+    # The balancer listens, by default, on the container ports compose publishes.
+    published = [str(mapping).rsplit(":", 1)[1] for mapping in services["balancer"]["ports"]]
+    assert published == [haproxy_default("SR_PLAIN_PORT"), haproxy_default("SR_TLS_PORT")]
 
 
 def _build_stage_copies() -> list[str]:
