@@ -150,7 +150,8 @@ class Config:
     compression: bool = _setting(False, "permessage-deflate (costs CPU and memory for small frames)", _flag)
     event_loop: str = _setting(
         "asyncio",
-        "asyncio, or uvloop (the optional extra: pip install 'solitaire-race[uvloop]')",
+        "asyncio, or uvloop (the optional extra: pip install 'solitaire-race[uvloop]'; "
+        "without the per-address opening line and connection cap, and PROXY headers)",
         str.lower,
         choices=("asyncio", "uvloop"),
     )
