@@ -1,11 +1,12 @@
 """Bracket tournaments as text for people (PROTOCOL.md, "Bracket tournaments", ``brackets``,
-``bracket``, ``round_closed``): the list of brackets with where each stands, a bracket's rounds
-(who plays each, and once closed its places with who went on and the fairness check of its
-revealed deal), what the player can do now, the final standings, and the notice that the player
-goes on to the next round. Both clients say the same words: the terminal client uses these, the
-web client (client/web/js/brackets.js) repeats them. The player ("you") and the winner are found
-by their player ids (a round's ``player_ids``, the standings' ``standing_ids``, the bracket's
-``winner_id``), not by name: two players may share a name.
+``bracket``, ``bracket_started``, ``round_closed``): the list of brackets with where each stands, a
+bracket's rounds (who plays each, and once closed its places with who went on and the fairness
+check of its revealed deal), what the player can do now, the final standings, and the notices that
+a bracket started (or was cancelled) and that the player goes on to the next round. Both clients
+say the same words: the terminal client uses these, the web client (client/web/js/brackets.js,
+notices.js) repeats them. The player ("you") and the winner are found by their player ids (a
+round's ``player_ids``, the standings' ``standing_ids``, the bracket's ``winner_id``), not by
+name: two players may share a name.
 
 The client knows one rule of the brackets, to say how long a player has left to start a run:
 a run must start within :data:`SHOW_UP_MS` of its round's opening. Who plays, who went on, the
@@ -21,7 +22,7 @@ from client.render.arenas import ordinal, utc_clock
 from client.render.commitments import verdict
 from client.render.describe import CARDS, count, duration, time_left
 from client.render.standings import RACE_RANKING
-from protocol.messages import BracketInfo, BracketRound, BracketView, Result, RoundClosed
+from protocol.messages import BracketInfo, BracketRound, BracketStarted, BracketView, Result, RoundClosed
 
 #: What a bracket is, in two sentences (both clients' bracket pages say it).
 BRACKET_GUIDE: Final = (
@@ -230,6 +231,21 @@ def next_round_notice(closed: RoundClosed, now_ms: float) -> str | None:
         f"{closed.bracket.name}: round {closed.round.number} closed and you go on. "
         f"Play round {following.number} now: start within {left} (p on its page)."
     )
+
+
+def started_notice(started: BracketStarted, now_ms: float) -> str | None:
+    """What to tell a registered player pushed ``started`` (a bracket's start time came):
+    ``Friday bracket started: play round 1 now: start within 1 min 58 s (Bracket tournaments,
+    then p on its page).``, or ``Friday bracket was cancelled: too few players registered.``;
+    None when round 1 does not wait for their run (they started it on another connection)."""
+    name, first = started.bracket.name, started.round
+    if first is None:
+        return f"{name} was cancelled: too few players registered." if started.bracket.state == "cancelled" else None
+    if first.you != "to-play":
+        return None
+    left = time_left(start_deadline(first) - now_ms)
+    where = "Bracket tournaments, then p on its page"
+    return f"{name} started: play round {first.number} now: start within {left} ({where})."
 
 
 def bracket_notes() -> list[str]:

@@ -31,7 +31,7 @@ from client.lib.bot import Level, join_and_stay
 from client.lib.connection import RaceClient, ServerError
 from client.lib.settings import Settings
 from client.lib.settings import config_dir as settings_dir
-from client.render.brackets import next_round_notice
+from client.render.brackets import next_round_notice, started_notice
 from client.render.challenges import result_notice, waiting_notice
 from client.tui import commitments
 from client.tui import navigation as to
@@ -54,6 +54,7 @@ from client.tui.spectate import SpectateScreen
 from client.tui.standings import LeaderboardScreen, StatsScreen
 from protocol.messages import (
     AccountInfo,
+    BracketStarted,
     ChallengeResult,
     ChallengeWaiting,
     Goodbye,
@@ -314,14 +315,16 @@ class RaceApp(App[int]):
 
     def _tell(self, message: ServerMessage) -> None:
         """Notify the player of news the server pushed (a challenge's result; a challenge that
-        waits for their run; a round closed from which they go on), once each, whichever screen
-        shows."""
+        waits for their run; a bracket they registered for started, or was cancelled; a round
+        closed from which they go on), once each, whichever screen shows."""
         now = time.time() * 1000
         text: str | None
         if isinstance(message, ChallengeResult):
             news, text = f"challenge {message.challenge.id}", result_notice(message.challenge, now)
         elif isinstance(message, ChallengeWaiting):
             news, text = f"challenge {message.challenge.id} waiting", waiting_notice(message.challenge, now)
+        elif isinstance(message, BracketStarted):
+            news, text = f"bracket {message.bracket.id} started", started_notice(message, now)
         elif isinstance(message, RoundClosed):
             news, text = f"bracket {message.bracket.id} {message.round.number}", next_round_notice(message, now)
         else:

@@ -7,7 +7,8 @@ started at once). The page shows each round's players and, once it closed, its p
 who went on and its revealed deal checked against the round's commitment seen before (see
 client/tui/commitments.py), then the final standings. It asks the server again every few
 seconds while it shows, when the player comes back to it from their run, and, shown or not,
-when the server pushes that one of the player's rounds closed (``round_closed``).
+when the server pushes that the bracket started (``bracket_started``) or that one of the
+player's rounds closed (``round_closed``); the list is asked again on those pushes too.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from protocol.messages import (
     AskBracket,
     BracketInfo,
     Brackets,
+    BracketStarted,
     BracketView,
     ClientMessage,
     JoinBracket,
@@ -81,8 +83,8 @@ class BracketsScreen(TournamentList[BracketInfo]):
         return to.Bracket(tournament)
 
     def on_server_event(self, event: ServerEvent) -> None:
-        if isinstance(event.message, RoundClosed):
-            self.action_refresh()  # a round of one of the listed brackets closed
+        if isinstance(event.message, BracketStarted | RoundClosed):
+            self.action_refresh()  # one of the listed brackets started, or a round of one closed
 
 
 class BracketScreen(TournamentScreen):
@@ -126,7 +128,7 @@ class BracketScreen(TournamentScreen):
 
     def on_server_event(self, event: ServerEvent) -> None:
         message = event.message
-        if isinstance(message, RoundClosed) and message.bracket.id == self.bracket:
+        if isinstance(message, BracketStarted | RoundClosed) and message.bracket.id == self.bracket:
             self.action_refresh()  # shown or not: the player comes back to it to play on
 
     def action_refresh(self) -> None:

@@ -1,5 +1,10 @@
 """End to end in a real terminal: ``python -m client`` under tmux against a real server,
-driven by keys, checked on the captured screen."""
+driven by keys, checked on the captured screen.
+
+A key that moves the focus (Tab, ``:``, Escape) is followed by a wait for the screen to show the
+move before the next keys go: Textual moves the focus after the keys it has already read, so on a
+busy machine, where the client reads a key and the next ones at once, they would land on the
+widget the focus left (and an Escape read with the next key is Alt and that key)."""
 
 from __future__ import annotations
 
@@ -74,6 +79,21 @@ class Terminal:
                 raise AssertionError(f"the screen never showed {text!r}; it shows:\n{screen}")
             await asyncio.sleep(0.1)
 
+    async def typing_on(self, text: str, timeout: float = 10.0) -> None:
+        """Wait until the focused text field is on the line that shows ``text`` (Textual puts the
+        terminal's cursor, hidden, in the focused field), so that what is typed next goes there."""
+        deadline = time.monotonic() + timeout
+        while True:
+            row = int(await tmux("display-message", "-p", "-t", self.session, "#{cursor_y}"))
+            lines = (await self.screen()).splitlines()
+            if row < len(lines) and text in lines[row]:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"the cursor never went to the line showing {text!r}; it is on line {row} of:\n" + "\n".join(lines)
+                )
+            await asyncio.sleep(0.1)
+
 
 async def test_a_practice_race_in_a_real_terminal(serve: Serve, tmp_path: Path) -> None:
     async with serve() as srv:
@@ -102,7 +122,7 @@ async def test_a_practice_race_in_a_real_terminal(serve: Serve, tmp_path: Path) 
             await terminal.keys("Enter")
             await terminal.shows("Antares    ")  # chosen
             await terminal.keys("Tab")
-            await asyncio.sleep(0.3)  # the focus moves on the UI's next frame
+            await terminal.typing_on("Deal number")
             await terminal.type(str(ANTARES_DEAL))
             await terminal.shows(f"Deal number           {ANTARES_DEAL}")
             await terminal.keys("Enter")
@@ -115,7 +135,7 @@ async def test_a_practice_race_in_a_real_terminal(serve: Serve, tmp_path: Path) 
             assert "Ann (you)" in screen
 
             await terminal.type(":")  # to the move line
-            await asyncio.sleep(0.3)
+            await terminal.typing_on("type a move")
             await terminal.type("JD>c1")
             await terminal.keys("Enter")
             screen = await terminal.shows("✓ JD>c1")
@@ -124,8 +144,8 @@ async def test_a_practice_race_in_a_real_terminal(serve: Serve, tmp_path: Path) 
             await terminal.keys("Enter")
             await terminal.shows("✗ QD>s2: on a Scorpion pile, QD needs")
 
-            await terminal.keys("Escape")  # back to the board (then a pause: Escape and q at once read as Alt-q)
-            await asyncio.sleep(0.3)
+            await terminal.keys("Escape")  # back to the board: its keys are in the footer again
+            await terminal.shows("q Leave")
             await terminal.type("q")  # leaving a race resigns: asked twice
             await terminal.shows("press q again to leave")
             await terminal.type("q")
@@ -179,13 +199,13 @@ async def test_a_first_visit_help_rules_and_a_race_against_a_bot_to_the_results(
         screen = await terminal.shows("Your board during a race")
         assert "deal the stock (Scorpion)" in screen
         await terminal.keys("Escape")
-        await asyncio.sleep(0.3)
+        await terminal.shows("? all keys · F2 rules")  # the race screen again, the help closed
         await terminal.keys("F2")
         await terminal.shows("How to play Scorpion")
         await terminal.shows("A worked example: deal 617")
         await terminal.keys("Escape")
         await terminal.shows(" racing", timeout=15)
-        await asyncio.sleep(0.3)
+        await terminal.shows("? all keys · F2 rules")  # the race screen again, the rules closed
         await terminal.type("R")
         await terminal.shows("Press R again to resign")
         await terminal.type("R")

@@ -2,8 +2,8 @@
 now (with the time left to start a run), a closed round's places with who went on (the player
 found by their id, whatever the names) and its revealed deal checked against the round's
 commitment, the final standings (the player and the winner found by their ids too), what a
-bracket run's results say in place of the fairness check, and the notice that the player goes
-on to the next round."""
+bracket run's results say in place of the fairness check, and the notices that a bracket
+started (or was cancelled) and that the player goes on to the next round."""
 
 from __future__ import annotations
 
@@ -17,13 +17,14 @@ from client.render.brackets import (
     next_round_notice,
     round_lines,
     standings_lines,
+    started_notice,
     state_text,
     you_text,
 )
 from client.render.commitments import FAIR, NOT_FAIR
 from client.render.fairness import fairness_text, replay_open
 from protocol.fairness import commitment
-from protocol.messages import BracketInfo, BracketRound, BracketView, Result, Reveal, RoundClosed
+from protocol.messages import BracketInfo, BracketRound, BracketStarted, BracketView, Result, Reveal, RoundClosed
 from tests.client.conftest import finished_run
 
 NOW = 1_764_892_800_000  # 2025-12-05 00:00 UTC
@@ -190,6 +191,19 @@ def test_going_on_to_the_next_round_is_told_with_the_time_left_to_start() -> Non
         next_round_notice(msgspec.structs.replace(closed, next=msgspec.structs.replace(SECOND, you=None)), NOW) is None
     )
     assert next_round_notice(msgspec.structs.replace(closed, next=None), NOW) is None
+
+
+def test_a_bracket_starting_is_told_with_the_way_to_play_round_1_or_its_cancellation() -> None:
+    first = msgspec.structs.replace(SECOND, number=1, players=["Ann", "Bob", "Cat", "Dan"])
+    started = BracketStarted(bracket=msgspec.structs.replace(PLAYING, round=1), round=first)
+    assert started_notice(started, NOW) == (
+        "Friday bracket started: play round 1 now: start within 1 min 00 s (Bracket tournaments, then p on its page)."
+    )
+    # Already started elsewhere (another connection of the player's): nothing to tell.
+    elsewhere = msgspec.structs.replace(started, round=msgspec.structs.replace(first, you="playing"))
+    assert started_notice(elsewhere, NOW) is None
+    cancelled = BracketStarted(bracket=msgspec.structs.replace(INFO, state="cancelled", players=2, registered=True))
+    assert started_notice(cancelled, NOW) == "Friday bracket was cancelled: too few players registered."
 
 
 def test_a_bracket_run_says_its_results_come_when_the_round_closes() -> None:

@@ -6,7 +6,9 @@ places with the two who went on marked, and the list shows round 2 being played.
 marked by their id when another player has their name, in the rounds and in the final
 standings. When a round closes while Ann looks at
 her run's results, the server's push tells her she goes on and refreshes the page under it,
-whose revealed deal is checked against the commitment it showed before."""
+whose revealed deal is checked against the commitment it showed before. When a bracket she
+registered for starts, the push tells her to play round 1 wherever she is; when it is cancelled
+(too few players), it tells her so and refreshes its page under the screen she looks at."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from client.render.brackets import BRACKET_WAIT, WENT_ON, WON
 from client.tui.app import RaceApp
 from client.tui.brackets import BracketScreen, BracketsScreen
 from client.tui.game import GameScreen
+from client.tui.help import HelpScreen
+from client.tui.home import HomeScreen
 from client.tui.results import ResultsScreen
 from protocol.messages import JoinBracket
 from server.clock import now_ms
@@ -184,3 +188,47 @@ async def test_a_round_closed_is_told_and_refreshes_the_page_with_its_deal_check
             assert "✓ Fair: deal " in shown
             assert "which you saw before the reveal" in shown
             assert "Play your round 2 now" in plain(page.query_one("#bracket-status", Static))
+
+
+async def start(srv: Running) -> None:
+    """Bracket ``CODE``'s start time comes now (the server starts it, or cancels it, at once)."""
+    assert srv.server.storage is not None
+    await BracketStore(srv.server.storage).change(CODE, lambda b: msgspec.structs.replace(b, starts=now_ms()))
+
+
+async def test_a_bracket_starting_is_told_on_the_home_screen(serve: Serve, tmp_path: Path) -> None:
+    async with serve() as srv:
+        await registered(srv, ("Bob", "Cat", "Dan"))
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24), notifications=True):
+            await home(app)
+            await client_of(app).request(lambda i: JoinBracket(id=i, bracket=CODE))
+            await start(srv)
+            told = "Friday bracket started: play round 1 now: start within"
+            await eventually(lambda: told in notices(app), what="the notification")
+            shown = notices(app)
+            assert "(Bracket tournaments, then p on its page)" in shown
+            assert isinstance(app.screen, HomeScreen)
+            assert shown.count(told) == 1
+
+
+async def test_a_cancelled_bracket_is_told_and_refreshes_its_page_under_another_screen(
+    serve: Serve, tmp_path: Path
+) -> None:
+    async with serve() as srv:
+        await registered(srv, ("Bob",))  # with Ann, two of the four a bracket needs
+        app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await open_listed(app, pilot, "places left")
+            page = await eventually(showing(app, BracketScreen), what="the bracket's page")
+            await eventually(lambda: "j: register" in text_of(app, "#bracket-status"), what="the page")
+            await pilot.press("j")
+            await eventually(lambda: "You are registered" in text_of(app, "#bracket-status"), what="registered")
+            await pilot.press("question_mark")  # the help covers the page: it is not asked while covered
+            await eventually(showing(app, HelpScreen), what="the help")
+            await start(srv)
+            told = "Friday bracket was cancelled: too few players registered."
+            await eventually(lambda: told in notices(app), what="the notification")
+            assert isinstance(app.screen, HelpScreen)
+            status = page.query_one("#bracket-status", Static)
+            await eventually(lambda: "Cancelled: fewer than 4" in plain(status), what="the page refreshed")

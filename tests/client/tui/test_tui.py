@@ -112,8 +112,9 @@ S = TypeVar("S", bound=Screen[None])
 
 
 def showing(app: RaceApp, kind: type[S]) -> Callable[[], S | None]:
-    """A probe for :func:`eventually`: the current screen once it is a ``kind``."""
-    return lambda: app.screen if isinstance(app.screen, kind) else None
+    """A probe for :func:`eventually`: the current screen once it is a ``kind``, mounted (a screen
+    is current before its widgets are: a test that queried one at once under load found none)."""
+    return lambda: app.screen if isinstance(app.screen, kind) and app.screen.is_mounted else None
 
 
 async def test_the_first_run_asks_a_name_once_and_remembers_it(serve: Serve, tmp_path: Path) -> None:
@@ -144,10 +145,20 @@ async def lobby_table(app: RaceApp, pilot: Pilot[int]) -> DataTable[Any]:
 
 
 async def choose(app: RaceApp, pilot: Pilot[int], choice: str) -> None:
-    """Highlight the home menu's entry ``choice`` (by id) with the arrow keys, then Enter."""
+    """Highlight the home menu's entry ``choice`` (by id) with the arrow keys, then Enter. The
+    menu is rebuilt from the server's frames after they arrive (a room's "Back to your race"
+    entry comes after the client holds the room), so this waits for the entry, enabled, and
+    looks for it again after each key (rows move as entries come and go)."""
     menu = app.screen.query_one("#menu", OptionList)
-    target = next(index for index, option in enumerate(menu.options) if option.id == choice)
-    while menu.highlighted != target:
+
+    def row() -> int | None:  # plus one: row 0 is found too (eventually waits for something true)
+        rows = [n for n, option in enumerate(menu.options) if option.id == choice and not option.disabled]
+        return rows[0] + 1 if rows else None
+
+    while True:
+        target = await eventually(row, what=f"{choice!r} in the home menu") - 1
+        if menu.highlighted == target:
+            break
         await pilot.press("down" if (menu.highlighted or 0) < target else "up")
     await pilot.press("enter")
 
