@@ -19,6 +19,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Label, Static
+from textual.worker import Worker
 
 from client.lib.connection import ServerError
 from client.render.arenas import (
@@ -276,7 +277,10 @@ class ArenaScreen(TournamentScreen):
             if isinstance(top, ArenaStandings):
                 self.show(top, around if isinstance(around, ArenaStandings) else None)
 
-        self.run_worker(ask(), group="standings", exclusive=True, exit_on_error=False)
+        # The function, not a coroutine: a worker cancelled before it starts (exclusive) never
+        # makes one, so none is left unawaited.
+        worker: Worker[None] = self.run_worker(ask, group="standings", exclusive=True, exit_on_error=False)
+        del worker  # named for its type only: Textual's overloads infer none from a function
 
     def show(self, top: ArenaStandings, around: ArenaStandings | None) -> None:
         self.reply = top

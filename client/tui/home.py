@@ -17,6 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Footer, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
+from textual.worker import Worker
 
 from client.lib.connection import ServerError
 from client.render.challenges import invitations, waiting_words, with_line
@@ -180,7 +181,10 @@ class HomeScreen(ClientScreen):
             if isinstance(reply, Inbox) and client is self.client:
                 self.show_waiting(invitations(reply.challenges))
 
-        self.run_worker(ask(), group="inbox", exclusive=True, exit_on_error=False)
+        # The function, not a coroutine: a worker cancelled before it starts (exclusive) never
+        # makes one, so none is left unawaited.
+        worker: Worker[None] = self.run_worker(ask, group="inbox", exclusive=True, exit_on_error=False)
+        del worker  # named for its type only: Textual's overloads infer none from a function
 
     def show_waiting(self, invited: Sequence[ChallengeLine]) -> None:
         """Say on the menu how many of ``invited`` (invitations) wait for the player."""
