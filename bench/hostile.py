@@ -242,7 +242,7 @@ async def main_async(args: argparse.Namespace) -> str:
         logs = args.logs or Path(scratch)
         logs.mkdir(parents=True, exist_ok=True)
         async with deployed(Path(scratch), logs, args.log_level, node_ttl=None) as deployment:
-            front = Front(deployment.plain_port, deployment.tls_port, deployment.certificate, deployment.peer_ports)
+            front = Front(deployment.plain_port, deployment.tls_port, deployment.certificate, deployment.peers)
             await asyncio.sleep(2.0)  # every node's health checks passed twice (rise 2, every 0.5 s)
             watches = (LogWatch([node.log for node in deployment.nodes]), LogWatch([deployment.balancer_log]))
             pids = (deployment.service_pids(), deployment.balancer.pid)

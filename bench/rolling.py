@@ -3,9 +3,10 @@ acknowledged move lost, and the longest stall a racer sees (issue 29).
 
     python -m bench.rolling [--races 200] [--rate 1] [--drain 3] [--before 30] [--after 5] [--logs DIR]
 
-A private embedded Redis, three real ``python -m server`` nodes on it (lease TTL 2 s,
-``--trusted-proxies`` the balancer, no solver or hint workers, ``--drain``, each on a fixed
-port and peer port) and the shipped HAProxy config in front of them (bench/lib/deployment.py).
+A private embedded Redis on TCP, three real ``python -m server`` nodes on it (lease TTL 2 s,
+``--trusted-proxies`` the balancer, no solver or hint workers, ``--drain``, each on a loopback
+address of its own with a fixed port and peer port there) and the shipped HAProxy config in
+front of them, its server lines naming those addresses (bench/lib/deployment.py).
 ``--races`` races of two racers each, every racer a :class:`RaceClient` with automatic
 reconnection, as a real client has it, connected through the balancer's plain port from a
 loopback address of its own (a real player's address: the balancer and the nodes limit
@@ -15,9 +16,9 @@ records the time, room version and move of every ack (bench/lib/rolling_racers.p
 
 After ``--before`` seconds of play, each node in turn gets SIGTERM (it turns not ready, drains
 ``--drain`` s, closes its clients, which reconnect through the balancer, and hands its rooms
-over), and once it has exited a replacement starts on the same ports (the balancer's server
-lines name the three ports); the next node goes once the replacement answers /readyz and the
-balancer has marked it UP. After ``--after`` more seconds of play, the racers stop, and every
+over), and once it has exited a replacement starts on the same address and ports (the
+balancer's server lines name them); the next node goes once the replacement answers /readyz
+and the balancer has marked it UP. After ``--after`` more seconds of play, the racers stop, and every
 room is read back from Redis (bench/lib/rolling_check.py): its state (a race still racing or
 finished, no seat resigned, or else it was aborted) and its move logs, which must hold every
 acknowledged move of each seat in order (an ack's version also must not be acknowledged
@@ -28,8 +29,10 @@ before it (the baseline), the longest gap between two acks of a racer (p50, p99 
 the racers; racers out of legal moves or finished are left out, and counted), and how many
 racers' connections dropped, and move->ack; then races, racers, acked moves, moves lost,
 races aborted, the total restart time, the CPU used, the error replies to moves, the time
-from a dropped connection to the racer's next ack, the restart's timings node by node and
-the nodes' warnings (alike ones counted together). Lost moves and aborted races are listed
+from a dropped connection to the racer's next ack, the restart's timings node by node (drain
+→ DOWN: from SIGTERM to the balancer's log saying the node is DOWN, its health check having
+seen /readyz turn 503; and the longest of the three) and the nodes' warnings (alike ones
+counted together). Lost moves and aborted races are listed
 with the nodes' log lines about their rooms (the nodes log at BENCH_NODE_LOG, INFO by default
 here; ``--logs`` keeps the logs, the balancer's included).
 """

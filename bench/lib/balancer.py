@@ -1,9 +1,12 @@
 """The shipped balancer (server/deploy/haproxy.cfg, as docker-compose.yml mounts it) run as a
 process on this machine, set through its environment only, for the tests and the benches.
 
-Each part has its own loopback address (Linux routes all of 127/8 to loopback): the balancer
-listens on :data:`FRONT` and connects to the nodes from :data:`SOURCE`, the one address the
-nodes trust (``--trusted-proxies``); clients connect from addresses of their own. Its
+Each part has its own loopback address (Linux routes all of 127/8 to loopback), as each has
+its own container in compose: the balancer listens on :data:`FRONT` and connects to the nodes
+from :data:`SOURCE`, the one address the nodes trust (``--trusted-proxies``); the nodes listen
+on :data:`NODE_HOSTS` (``--host``, their peer ports too), one each, and the balancer's server
+lines name those addresses; Redis is reached over TCP at :data:`REDIS_HOST`
+(:class:`NetworkRedis`); clients connect from addresses of their own. The balancer's
 certificate is made by server/deploy/self-signed.sh, as compose makes it.
 """
 
@@ -16,19 +19,27 @@ import shutil
 import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Final
+
+from bench.lib.spawn import free_port
+from server.storage.embedded import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "server" / "deploy" / "haproxy.cfg"
 SELF_SIGNED = ROOT / "server" / "deploy" / "self-signed.sh"
 FRONT, SOURCE = "127.0.0.10", "127.0.0.20"
+#: The nodes' addresses, one each (the config has a server line for each), and Redis's.
+NODE_HOSTS: Final = ("127.0.0.21", "127.0.0.22", "127.0.0.23")
+REDIS_HOST: Final = "127.0.0.30"
 
 
 class Missing(RuntimeError):
     """A program the balancer needs (haproxy, openssl) is not on PATH; the message says which."""
 
 
-def environment(plain: int, tls: int, certificate: Path, node_ports: Sequence[int]) -> dict[str, str]:
-    """The environment the shipped config reads (its header lists each variable)."""
+def environment(plain: int, tls: int, certificate: Path, nodes: Sequence[tuple[str, int]]) -> dict[str, str]:
+    """The environment the shipped config reads (its header lists each variable); ``nodes``:
+    each node's address and port, in the order of the config's server lines."""
     variables = {
         "SR_BIND": FRONT,
         "SR_PLAIN_PORT": str(plain),
@@ -38,9 +49,29 @@ def environment(plain: int, tls: int, certificate: Path, node_ports: Sequence[in
         # Two descriptors per proxied connection, and a few of its own.
         "SR_MAXCONN": str((resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 100) // 2),
     }
-    for n, port in enumerate(node_ports, 1):
-        variables[f"SR_NODE{n}"] = f"127.0.0.1:{port}"
+    for n, (host, port) in enumerate(nodes, 1):
+        variables[f"SR_NODE{n}"] = f"{host}:{port}"
     return variables
+
+
+class NetworkRedis(EmbeddedRedis):
+    """The embedded Redis, listening on TCP at ``host``:``port`` too (a free port by default),
+    as a deployment's Redis is reached over the network: its :attr:`url` is
+    ``redis://host:port``. Its Unix socket stays, for its own readiness checks."""
+
+    def __init__(self, data_dir: Path, host: str = REDIS_HOST, port: int | None = None) -> None:
+        super().__init__(data_dir)
+        self.host = host
+        self.port = free_port(host) if port is None else port
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}"
+
+    def command(self) -> list[str]:
+        command = super().command()
+        command[command.index("--port") + 1] = str(self.port)  # 0 there: no TCP
+        return [*command, "--bind", self.host]
 
 
 def certificate(directory: Path) -> Path:

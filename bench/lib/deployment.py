@@ -1,12 +1,15 @@
-"""A deployment on this machine, for the benches that go through the balancer: a private
-embedded Redis, three ``python -m server`` nodes on it, each on a fixed port and a fixed peer
-port of its own (``--trusted-proxies`` the balancer, no solver or hint workers, each logging
-to ``node-<port>.log``), and the shipped HAProxy config in front of them (bench/lib/balancer.py:
-its environment, and its certificate made as compose makes it), its log in ``haproxy.log``.
+"""A deployment on this machine, for the benches that go through the balancer, each part on a
+loopback address of its own (bench/lib/balancer.py names them): a private embedded Redis
+reached over TCP, three ``python -m server`` nodes on it, each on an address of its own with a
+fixed port and a fixed peer port there (``--trusted-proxies`` the balancer, no solver or hint
+workers, each logging to ``node-<port>.log``), and the shipped HAProxy config in front of them
+(bench/lib/balancer.py: its environment, its server lines naming the nodes' addresses, and its
+certificate made as compose makes it), its log in ``haproxy.log``.
 
 :func:`deployed` starts it all and waits until the balancer serves; :meth:`Deployment.restart`
-stops one node with SIGTERM and starts a replacement on the same ports, as a rolling restart
-does. The nodes are started and stopped by :mod:`bench.lib.node_fleet`.
+stops one node with SIGTERM and starts a replacement on the same address and ports, as a
+rolling restart does, timing how soon the balancer marks the draining node DOWN. The nodes are
+started and stopped by :mod:`bench.lib.node_fleet`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import socket
 import ssl
 import subprocess
 import time
@@ -22,26 +24,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.lib.balancer import FRONT, SOURCE, certificate, environment, haproxy
+from bench.lib.balancer import FRONT, NODE_HOSTS, SOURCE, NetworkRedis, certificate, environment, haproxy
 from bench.lib.node_fleet import NODE_TTL, Node, start_nodes, stop_nodes
-from server.storage.embedded import EmbeddedRedis
+from bench.lib.spawn import distinct_free_ports
 
 #: The nodes behind the balancer (its config has a server line for each).
-NODES = 3
+NODES = len(NODE_HOSTS)
 #: The longest wait for a node to be ready, and then for the balancer to mark it UP.
 START_TIMEOUT = 60.0
 #: The longest wait for the balancer to serve once started.
 SERVE_TIMEOUT = 20.0
-
-
-def distinct_free_ports(count: int) -> list[int]:
-    """``count`` different free ports on 127.0.0.1 (each probe held until all are chosen:
-    :func:`bench.lib.spawn.free_port` twice in a row may give the same port)."""
-    with contextlib.ExitStack() as stack:
-        probes = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for probe in probes:
-            probe.bind(("127.0.0.1", 0))
-        return [int(probe.getsockname()[1]) for probe in probes]
 
 
 def client_context(pem: Path) -> ssl.SSLContext:
@@ -85,30 +77,54 @@ def count_in(log: Path, text: str) -> int:
     return log.read_text(errors="replace").count(text) if log.exists() else 0
 
 
+def size_of(log: Path) -> int:
+    return log.stat().st_size if log.exists() else 0
+
+
+async def logged(log: Path, text: str, offset: int) -> float:
+    """When (monotonic) ``text`` first shows in ``log`` past ``offset``, looked for every 20 ms."""
+    while True:
+        if log.exists():
+            with log.open("rb") as file:
+                file.seek(offset)
+                if text.encode() in file.read():
+                    return time.monotonic()
+        await asyncio.sleep(0.02)
+
+
 @dataclass
 class Restart:
-    """The timings (monotonic) of one node's restart."""
+    """The timings (monotonic) of one node's restart; ``down`` is None if the balancer never
+    logged the node DOWN before its replacement came UP."""
 
+    host: str
     port: int
     signalled: float
     exited: float = 0.0
     ready: float = 0.0
     up: float = 0.0
+    down: float | None = None
     exit_code: int | None = None
+
+    @property
+    def drain_to_down(self) -> float | None:
+        """Seconds from SIGTERM (the drain's start) to the balancer marking the node DOWN."""
+        return None if self.down is None else self.down - self.signalled
 
 
 async def start_ready(
     redis_url: str,
     logs: Path,
+    hosts: Sequence[str],
     ports: Sequence[int],
     peer_ports: Sequence[int],
     node_ttl: float | None,
     flags: Sequence[str],
 ) -> list[Node]:
-    """Nodes on ``ports`` and ``peer_ports`` (a node's log goes on after its predecessor's on
-    the port), each answering /readyz."""
+    """Nodes on ``hosts``, each on its port of ``ports`` and ``peer_ports`` there (a node's log
+    goes on after its predecessor's on the port), each answering /readyz."""
     nodes = await start_nodes(
-        len(ports), redis_url, logs, ports=ports, peer_ports=peer_ports, node_ttl=node_ttl, extra=flags
+        len(ports), redis_url, logs, ports=ports, peer_ports=peer_ports, hosts=hosts, node_ttl=node_ttl, extra=flags
     )
     try:
         for node in nodes:
@@ -117,7 +133,7 @@ async def start_ready(
                 if node.process.poll() is not None:  # it could not listen, or broke
                     tail = node.log.read_text(errors="replace")[-3000:]
                     raise RuntimeError(f"the node on port {node.port} exited:\n{tail}")
-                return await http_status("127.0.0.1", node.port, "/readyz") == 200
+                return await http_status(node.host, node.port, "/readyz") == 200
 
             await wait_for(f"node on port {node.port} to be ready", ready, START_TIMEOUT)
     except BaseException:
@@ -131,7 +147,7 @@ class Deployment:
     """A running deployment: its Redis, its nodes (a restarted one replaced in place), their
     peer ports, and the balancer's ports, certificate, process and log."""
 
-    redis: EmbeddedRedis
+    redis: NetworkRedis
     nodes: list[Node]
     peer_ports: tuple[int, ...]
     plain_port: int
@@ -146,6 +162,11 @@ class Deployment:
     @property
     def redis_url(self) -> str:
         return self.redis.url
+
+    @property
+    def peers(self) -> tuple[tuple[str, int], ...]:
+        """Each node's peer port, with its address."""
+        return tuple((node.host, port) for node, port in zip(self.nodes, self.peer_ports, strict=True))
 
     @property
     def plain_url(self) -> str:
@@ -163,29 +184,36 @@ class Deployment:
         return await http_status(FRONT, self.tls_port, "/healthz", self.tls()) == 200
 
     async def restart(self, index: int) -> Restart:
-        """SIGTERM node ``index``; once it has exited, start a replacement on its ports and wait
-        until it is ready and the balancer has marked it UP (its server line is node<index + 1>)."""
+        """SIGTERM node ``index``; once it has exited, start a replacement on its address and
+        ports and wait until it is ready and the balancer has marked it UP (its server line is
+        node<index + 1>). Meanwhile, the time the balancer marks it DOWN (the log is read from
+        the signal on, every 20 ms)."""
         old = self.nodes[index]
-        name = f"node{index + 1} is UP"
-        ups = count_in(self.balancer_log, name)
-        timing = Restart(old.port, time.monotonic())
-        old.process.send_signal(signal.SIGTERM)
+        server = f"node{index + 1}"
+        ups = count_in(self.balancer_log, f"{server} is UP")
 
         async def exited() -> bool:
             return old.process.poll() is not None
 
-        await wait_for(f"node on port {old.port} to exit after SIGTERM", exited, 60)
-        timing.exited, timing.exit_code = time.monotonic(), old.process.returncode
-        (self.nodes[index],) = await start_ready(
-            self.redis_url, self.logs, [old.port], [self.peer_ports[index]], self.node_ttl, self.flags
-        )
-        timing.ready = time.monotonic()
-
         async def up() -> bool:
-            return count_in(self.balancer_log, name) > ups
+            return count_in(self.balancer_log, f"{server} is UP") > ups
 
-        await wait_for(f"the balancer to mark {name.split()[0]} UP", up, START_TIMEOUT)
-        timing.up = time.monotonic()
+        downs = asyncio.ensure_future(logged(self.balancer_log, f"{server} is DOWN", size_of(self.balancer_log)))
+        timing = Restart(old.host, old.port, time.monotonic())
+        old.process.send_signal(signal.SIGTERM)
+        try:
+            await wait_for(f"node on port {old.port} to exit after SIGTERM", exited, 60)
+            timing.exited, timing.exit_code = time.monotonic(), old.process.returncode
+            (self.nodes[index],) = await start_ready(
+                self.redis_url, self.logs, [old.host], [old.port], [self.peer_ports[index]], self.node_ttl, self.flags
+            )
+            timing.ready = time.monotonic()
+            await wait_for(f"the balancer to mark {server} UP", up, START_TIMEOUT)
+            timing.up = time.monotonic()
+        finally:
+            if downs.done() and not downs.cancelled() and downs.exception() is None:
+                timing.down = downs.result()
+            downs.cancel()
         return timing
 
 
@@ -201,17 +229,18 @@ async def deployed(
     ``logs``; the nodes log at ``log_level``, with lease TTL ``node_ttl`` (None: the server's
     default) and ``flags`` besides. Raises :class:`bench.lib.balancer.Missing` without haproxy or
     openssl. Everything is stopped on exit, the balancer first."""
-    ports = distinct_free_ports(2 * NODES + 2)
+    ports = distinct_free_ports([*NODE_HOSTS, *NODE_HOSTS, FRONT, FRONT])
     node_ports, peer_ports, (plain, tls) = ports[:NODES], ports[NODES : 2 * NODES], ports[2 * NODES :]
     pem = certificate(directory / "certs")
     node_flags = ("--trusted-proxies", SOURCE, "--hint-workers", "0", "--log-level", log_level, *flags)
-    redis = EmbeddedRedis(directory / "redis")
+    redis = NetworkRedis(directory / "redis")
     await redis.start()
     nodes: list[Node] = []
     try:
-        nodes = await start_ready(redis.url, logs, node_ports, peer_ports, node_ttl, node_flags)
+        nodes = await start_ready(redis.url, logs, NODE_HOSTS, node_ports, peer_ports, node_ttl, node_flags)
         balancer_log = logs / "haproxy.log"
-        with haproxy(environment(plain, tls, pem, node_ports), balancer_log) as balancer:
+        addresses = [(node.host, node.port) for node in nodes]
+        with haproxy(environment(plain, tls, pem, addresses), balancer_log) as balancer:
             deployment = Deployment(
                 redis, nodes, tuple(peer_ports), plain, tls, pem, balancer, balancer_log, logs, node_ttl, node_flags
             )

@@ -87,13 +87,13 @@ Loop = Coroutine[Any, Any, None]
 @dataclass(frozen=True)
 class Front:
     """Where the attacks and the legitimate client go: the balancer's ports, its certificate,
-    and the nodes' peer ports (reached directly). Plain data: it is sent to the attacker's
-    process."""
+    and the nodes' peer ports with their addresses (reached directly). Plain data: it is sent
+    to the attacker's process."""
 
     plain: int
     tls: int
     certificate: Path
-    peer_ports: tuple[int, ...]
+    peers: tuple[tuple[str, int], ...]
 
     def context(self) -> ssl.SSLContext:
         return client_context(self.certificate)
@@ -340,11 +340,11 @@ async def lobby_guest(front: Front, guest: int, tally: Tally) -> None:
         await asyncio.sleep(1.0)
 
 
-async def peer_garbage(front: Front, port: int, loop: int, tally: Tally) -> None:
+async def peer_garbage(front: Front, host: str, port: int, loop: int, tally: Tally) -> None:
     for turn in itertools.takewhile(lambda _: tally.running(), itertools.count(loop)):
         name, payload = list(PEER_PAYLOADS.items())[turn % len(PEER_PAYLOADS)]
         try:
-            reader, writer = await open_raw(port, None, host="127.0.0.1")
+            reader, writer = await open_raw(port, None, host=host)
         except (OSError, TimeoutError) as error:
             tally.add(failed(error))
             await asyncio.sleep(0.1)
@@ -382,7 +382,7 @@ def attack_loops(attack: str, front: Front, connections: int, tally: Tally) -> l
     if attack == "lobby":
         return [lobby_guest(front, k, tally) for k in range(LOBBY_GUESTS)]
     if attack == "peer-port":
-        return [peer_garbage(front, port, k, tally) for port in front.peer_ports for k in range(PEER_LOOPS)]
+        return [peer_garbage(front, host, port, k, tally) for host, port in front.peers for k in range(PEER_LOOPS)]
     raise ValueError(f"no attack {attack!r}")
 
 

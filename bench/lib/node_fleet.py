@@ -47,10 +47,11 @@ class Node:
     process: subprocess.Popen[bytes]
     port: int
     log: Path
+    host: str = "127.0.0.1"  # the address it listens on (its peer port too)
 
     @property
     def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}"
+        return f"ws://{self.host}:{self.port}"
 
 
 Room = tuple[str, RaceClient, RaceClient, bool]  # code, owner's racer, guest racer, guest on another node
@@ -78,6 +79,7 @@ async def start_nodes(
     *,
     ports: Sequence[int] = (),
     peer_ports: Sequence[int] = (),
+    hosts: Sequence[str] = (),
     node_ttl: float | None = NODE_TTL,
     extra: Sequence[str] = (),
 ) -> list[Node]:
@@ -85,25 +87,29 @@ async def start_nodes(
     ``tree``: the checkout whose server runs (another one measures an older version);
     ``ports``: the first nodes' ports (a node restarted behind a balancer comes back on its
     own; its log goes on after the old one's), free ones for the rest; ``peer_ports``: the
-    first nodes' peer ports (any free one for the rest); ``node_ttl``: their lease TTL (None:
+    first nodes' peer ports (any free one for the rest); ``hosts``: the first nodes' addresses
+    (``--host``: their peer ports' too; 127.0.0.1 for the rest); ``node_ttl``: their lease TTL (None:
     the server's default); ``extra``: more flags."""
     nodes = []
     for index in range(count):
-        port = ports[index] if index < len(ports) else free_port()
+        host = hosts[index] if index < len(hosts) else "127.0.0.1"
+        port = ports[index] if index < len(ports) else free_port(host)
+        # The flag only when asked for: an older tree (``tree``) runs as it always did.
+        listen = ["--host", host] if index < len(hosts) else []
         log_path = logs / f"node-{port}.log"
         log = log_path.open("ab")
         profiler = [] if profile is None else ["-m", "cProfile", "-o", str(profile / f"{count}-nodes-{index}.prof")]
         peer = ["--peer-port", str(peer_ports[index])] if index < len(peer_ports) else []
         ttl = [] if node_ttl is None else ["--node-ttl", str(node_ttl)]
         command = [
-            sys.executable, *profiler, "-m", "server", "--port", str(port), *peer, "--redis-url", redis_url,
+            sys.executable, *profiler, "-m", "server", *listen, "--port", str(port), *peer, "--redis-url", redis_url,
             "--solver-workers", "0", *ttl, "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"), *extra,
         ]  # fmt: skip
         # Every bot is a new guest from 127.0.0.1, and the runs share one Redis: the limit on
         # new guests an address (300 an hour) would refuse the later pairs' bots.
         env = {**os.environ, "IDENTITIES_PER_ADDRESS": "1000000000"}
         process = subprocess.Popen(command, cwd=tree, stdout=log, stderr=subprocess.STDOUT, env=env)
-        nodes.append(Node(process, port, log_path))
+        nodes.append(Node(process, port, log_path, host))
     try:
         for node in nodes:
             await answering(node)

@@ -1,8 +1,9 @@
 """The report of :mod:`bench.rolling`: for each window (the restart, and a baseline as long
 just before it) the racers' longest gaps between acks, their drops and move->ack times; then
 the totals, what the check found, the time from a drop to the next ack, the restart's timings
-node by node and the nodes' warnings (alike ones counted together), and for each room in
-trouble the nodes' log lines about it.
+node by node (among them drain → DOWN: from SIGTERM to the balancer marking the node DOWN) and
+their longest drain → DOWN, the nodes' warnings (alike ones counted together), and for each
+room in trouble the nodes' log lines about it.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def report(
         errors.update(r.errors)
     lines = [
         f"rolling restart: {args.races} races ({len(racers)} racers) through HAProxy, {args.rate:g} move/s a racer,"
-        f" --drain {args.drain:g}, 3 nodes restarted one after the other on their ports; {os.cpu_count()} cores",
+        f" --drain {args.drain:g}, 3 nodes restarted one after the other, each back on its address and ports;"
+        f" {os.cpu_count()} cores",
         f"{'window':<18} {'seconds':>7} {'racers':>7} {'acks':>7} {'disconnected':>12} {'drops':>6}"
         f" {'stall p50':>9} {'p99':>9} {'max (ms)':>9} {'ack p50':>7} {'p99':>7}",
         *(window_row(window, racers, last) for window in windows),
@@ -118,9 +120,16 @@ def report(
         lines.append("racers stopped early: " + ", ".join(f"{why} {n}" for why, n in others.most_common()))
     for k, t in enumerate(restarts, 1):
         lines.append(
-            f"  node{k} (port {t.port}): SIGTERM -> exit {t.exited - t.signalled:.2f} s (code {t.exit_code}),"
+            f"  node{k} ({t.host} port {t.port}): drain → DOWN: {seconds(t.drain_to_down)},"
+            f" SIGTERM -> exit {t.exited - t.signalled:.2f} s (code {t.exit_code}),"
             f" start -> ready {t.ready - t.exited:.2f} s, ready -> UP at the balancer {t.up - t.ready:.2f} s"
         )
+    downs = [t.drain_to_down for t in restarts if t.drain_to_down is not None]
+    unseen = f" ({len(restarts) - len(downs)} not seen)" if len(downs) < len(restarts) else ""
+    lines.append(
+        "drain → DOWN (SIGTERM to the balancer marking the node DOWN, its log read every 20 ms):"
+        f" max {seconds(max(downs, default=None))}{unseen}"
+    )
     for title, items in (("LOST", checked.lost), ("ABORTED", checked.aborted), ("TWICE", checked.twice)):
         for item in items[:30]:
             lines.append(f"{title} {item}")
@@ -131,6 +140,11 @@ def report(
             hits = [line for line in log.read_text(errors="replace").splitlines() if code in line]
             lines += [f"  {log.name}: {line}" for line in hits[:10]]
     return "\n".join(lines)
+
+
+def seconds(value: float | None) -> str:
+    """``1.23 s``, or ``not seen`` for a time that never came."""
+    return "not seen" if value is None else f"{value:.2f} s"
 
 
 def log_warnings(logs: Path) -> list[str]:

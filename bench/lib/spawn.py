@@ -51,11 +51,29 @@ def parse_cpus(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(part) for part in text.split(","))
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` (a loopback address) that nobody listens on right now."""
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind((host, 0))
         return int(probe.getsockname()[1])
+
+
+def distinct_free_ports(hosts: Sequence[str]) -> list[int]:
+    """A free port on each of ``hosts`` (loopback addresses, repeats allowed), no two the same
+    number: each probe is held until all are chosen (:func:`free_port` twice in a row may give
+    the same port), and a number already chosen on another address is passed over (a
+    process's log is named after its port)."""
+    with contextlib.ExitStack() as stack:
+        ports: list[int] = []
+        for host in hosts:
+            while True:
+                probe = stack.enter_context(socket.socket())
+                probe.bind((host, 0))
+                port = int(probe.getsockname()[1])
+                if port not in ports:
+                    ports.append(port)
+                    break
+        return ports
 
 
 def check_loopback(url: str) -> None:

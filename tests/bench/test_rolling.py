@@ -1,6 +1,7 @@
 """Smoke test of bench.rolling: a rolling restart of three nodes behind the shipped HAProxy
-while 4 races run prints its table, and no acknowledged move is lost (no timing assertions).
-Skipped without haproxy or openssl on PATH (.ci/run installs haproxy)."""
+while 4 races run prints its table, each node's time from SIGTERM to the balancer marking it
+DOWN, and no acknowledged move is lost (no timing assertions). Skipped without haproxy or
+openssl on PATH (.ci/run installs haproxy)."""
 
 from __future__ import annotations
 
@@ -25,5 +26,9 @@ def test_rolling_restart_prints_its_table_and_loses_no_move() -> None:
     assert summary is not None, output
     assert int(summary[1]) > 0
     assert summary[2] == "0", output
+    # Each node on its own address, back on it after the restart; the balancer saw each drain.
     for node in (1, 2, 3):
-        assert f"node{node} (port " in output
+        assert re.search(rf"^  node{node} \(127\.0\.0\.2{node} port \d+\): drain → DOWN: \d+\.\d\d s,", output, re.M), (
+            output
+        )
+    assert re.search(r"^drain → DOWN \(.*\): max \d+\.\d\d s$", output, re.MULTILINE), output

@@ -7,8 +7,9 @@
 
 ``service``
     A :class:`Service`: start ``python -m server`` node processes on that Redis
-    (``service.start(3)``, counting down :data:`tests.polling.COUNTDOWN`), kill, pause and
-    resume them; every process is stopped after the test. Their logs are in ``tmp_path``.
+    (``service.start(3)``, counting down :data:`tests.polling.COUNTDOWN`; on 127.0.0.1, or
+    each on a loopback address of its own with ``hosts=``), kill, pause and resume them;
+    every process is stopped after the test. Their logs are in ``tmp_path``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,10 +42,10 @@ NODE_TTL = 2.0
 _START_TIMEOUT = 30.0
 
 
-async def http_get(port: int, path: str) -> tuple[int, str]:
-    """GET ``path`` from a node on ``port``: the status and the body (status 0: no answer)."""
+async def http_get(port: int, path: str, host: str = "127.0.0.1") -> tuple[int, str]:
+    """GET ``path`` from a node on ``host``:``port``: the status and the body (status 0: no answer)."""
     try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        reader, writer = await asyncio.open_connection(host, port)
     except OSError:
         return 0, ""
     try:
@@ -71,10 +72,11 @@ class NodeProcess:
     port: int
     process: subprocess.Popen[bytes]
     log: Path
+    host: str = "127.0.0.1"  # the address it listens on (its peer port too)
 
     @property
     def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}"
+        return f"ws://{self.host}:{self.port}"
 
     def signal(self, signum: int) -> None:
         self.process.send_signal(signum)
@@ -89,14 +91,17 @@ class Service:
     nodes: list[NodeProcess] = field(default_factory=list)
     clients: list[RaceClient] = field(default_factory=list)
 
-    async def start(self, count: int, *extra: str) -> list[NodeProcess]:
-        return list(await asyncio.gather(*(self._start_one(*extra) for _ in range(count))))
+    async def start(self, count: int, *extra: str, hosts: Sequence[str] = ()) -> list[NodeProcess]:
+        """``count`` ready nodes with the flags ``extra``; the ``k``-th listens on ``hosts[k]``
+        (``--host``: its peer port too) if given, else on 127.0.0.1."""
+        addresses = [hosts[k] if k < len(hosts) else "127.0.0.1" for k in range(count)]
+        return list(await asyncio.gather(*(self._start_one(host, *extra) for host in addresses)))
 
-    async def _start_one(self, *extra: str) -> NodeProcess:
-        """A ready node. A free port can be taken before the node binds it (another node's
-        peer port, an ephemeral port too, or another test's): then it starts on another."""
+    async def _start_one(self, host: str, *extra: str) -> NodeProcess:
+        """A ready node on ``host``. A free port can be taken before the node binds it (another
+        node's peer port, an ephemeral port too, or another test's): then it starts on another."""
         for _ in range(_PORT_TRIES - 1):
-            node = self._spawn(*extra)
+            node = self._spawn(host, *extra)
             self.nodes.append(node)
             try:
                 await self.ready(node)
@@ -106,26 +111,28 @@ class Service:
                 self.nodes.remove(node)  # it exited: only nodes that started are the service's
                 continue
             return node
-        node = self._spawn(*extra)
+        node = self._spawn(host, *extra)
         self.nodes.append(node)
         await self.ready(node)
         return node
 
-    def _spawn(self, *extra: str) -> NodeProcess:
-        port = free_port()
+    def _spawn(self, host: str, *extra: str) -> NodeProcess:
+        port = free_port(host)
+        while port in {node.port for node in self.nodes}:  # on another address: its log's name
+            port = free_port(host)
         log = self.directory / f"node-{port}.log"
         command = [
-            sys.executable, "-m", "server", "--port", str(port), "--redis-url", self.redis_url,
+            sys.executable, "-m", "server", "--host", host, "--port", str(port), "--redis-url", self.redis_url,
             "--node-ttl", str(NODE_TTL), "--solver-workers", "0", "--grace", "60",
             "--countdown", str(COUNTDOWN), *extra,
         ]  # fmt: skip
         with log.open("wb") as output:
             process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
-        return NodeProcess(port, process, log)
+        return NodeProcess(port, process, log, host)
 
     async def ready(self, node: NodeProcess) -> None:
         deadline = time.monotonic() + _START_TIMEOUT
-        while (answer := await http_get(node.port, "/readyz"))[0] != 200:
+        while (answer := await http_get(node.port, "/readyz", node.host))[0] != 200:
             if node.process.poll() is not None:
                 raise AssertionError(f"node on port {node.port} exited: {node.log.read_text()[-2000:]}")
             if time.monotonic() > deadline:

@@ -1,10 +1,15 @@
 """The deployment's shape on one machine: the shipped HAProxy config (server/deploy/haproxy.cfg,
 as docker-compose.yml mounts it, set through its environment only) in front of three real
-nodes on one Redis, each part on its own loopback address, clients on addresses of their own.
+nodes on one Redis, each part on its own loopback address, clients on addresses of their own
+(bench/lib/balancer.py names the addresses):
 
-- the balancer (bench/lib/balancer.py) listens on 127.0.0.10, plain and TLS, and connects to the
-  nodes from 127.0.0.20, the one address the nodes trust (``--trusted-proxies``);
-- the nodes listen on 127.0.0.1 (the test reads their metrics and readiness directly);
+- the balancer listens on 127.0.0.10, plain and TLS, and connects to the nodes from
+  127.0.0.20, the one address the nodes trust (``--trusted-proxies``);
+- the nodes listen on 127.0.0.21, 127.0.0.22 and 127.0.0.23, one each (``--host``: their peer
+  ports too), and the balancer's server lines name those addresses; the test reads their
+  metrics and readiness there directly, as the operator's scraper would;
+- Redis listens on TCP at 127.0.0.30 (:class:`bench.lib.balancer.NetworkRedis`: the fixtures
+  that make the service's Redis start one; the nodes get any Redis URL the service has);
 - clients connect from 127.0.3.1, 127.0.3.2, ... (Linux routes all of 127/8 to loopback), and
   name ``localhost`` as the host they asked for, as a browser on the machine would: the name
   the certificate has and compose's ``ALLOWED_HOSTS`` allows.
@@ -27,8 +32,8 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from bench.lib.balancer import FRONT, SOURCE, Missing, certificate, environment, haproxy
-from bench.lib.spawn import free_port
+from bench.lib.balancer import FRONT, NODE_HOSTS, SOURCE, Missing, certificate, environment, haproxy
+from bench.lib.spawn import distinct_free_ports
 from tests.nodes.conftest import NodeProcess, Service
 
 
@@ -92,14 +97,15 @@ class Deployment:
 
 @contextlib.asynccontextmanager
 async def deployed(service: Service, directory: Path, *node_settings: str) -> AsyncIterator[Deployment]:
-    """Three nodes (with ``node_settings``) behind the shipped balancer, ready to serve."""
-    nodes = await service.start(3, "--trusted-proxies", SOURCE, *node_settings)
-    plain, tls = free_port(), free_port()
+    """Three nodes (with ``node_settings``), each on its own address, behind the shipped
+    balancer, ready to serve."""
+    nodes = await service.start(len(NODE_HOSTS), "--trusted-proxies", SOURCE, *node_settings, hosts=NODE_HOSTS)
+    plain, tls = distinct_free_ports([FRONT, FRONT])
     log = directory / "haproxy.log"
     with contextlib.ExitStack() as stack:
         try:
             pem = certificate(directory / "certs")
-            stack.enter_context(haproxy(environment(plain, tls, pem, [node.port for node in nodes]), log))
+            stack.enter_context(haproxy(environment(plain, tls, pem, [(node.host, node.port) for node in nodes]), log))
         except Missing as missing:
             pytest.skip(str(missing))
         deployment = Deployment(nodes, plain, tls, pem, log)

@@ -24,7 +24,7 @@ import pytest
 import pytest_asyncio
 from websockets.exceptions import InvalidStatus
 
-from bench.lib.balancer import FRONT
+from bench.lib.balancer import FRONT, NODE_HOSTS, NetworkRedis
 from client.lib.connection import RaceClient
 from protocol.errors import ErrorCode
 from protocol.messages import (
@@ -75,7 +75,7 @@ async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Depl
     """One deployment for the tests that stop nothing, its nodes set as compose sets them
     (``ALLOWED_HOSTS``) with the small limits above; a player may wait in 10 rooms."""
     directory = tmp_path_factory.mktemp("deployment")
-    redis = EmbeddedRedis(directory / "redis")
+    redis = NetworkRedis(directory / "redis")
     running = Service(await redis.start(), directory)
     settings = {
         "--identities-per-address": IDENTITIES,
@@ -90,6 +90,17 @@ async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Depl
             yield made
     finally:
         await running.close()
+        await redis.stop()
+
+
+@pytest_asyncio.fixture
+async def embedded(tmp_path: Path) -> AsyncIterator[EmbeddedRedis]:
+    """The deployment's Redis, on its own address, which the test may stop."""
+    redis = NetworkRedis(tmp_path / "redis")
+    await redis.start()
+    try:
+        yield redis
+    finally:
         await redis.stop()
 
 
@@ -142,6 +153,17 @@ def assert_no_traceback(deployment: Deployment) -> None:
     for node in deployment.nodes:
         text = node.log.read_text(errors="replace")
         assert "Traceback" not in text, text[-3000:]
+
+
+@SHARED
+async def test_each_node_listens_on_an_address_of_its_own(shared: Deployment) -> None:
+    """The deployment's shape: no node shares the balancer's or another node's address, and
+    none answers on 127.0.0.1."""
+    assert [node.host for node in shared.nodes] == list(NODE_HOSTS)
+    for node in shared.nodes:
+        assert (await http_get(node.port, "/readyz", node.host))[0] == 200
+        assert (await http_get(node.port, "/readyz"))[0] == 0
+        assert f"up at {node.host}:{node.port}" in node.log.read_text()  # the address it gives the others
 
 
 @SHARED
@@ -294,7 +316,7 @@ async def test_hostile_requests_get_400_no_traceback_and_metrics_stay_inside(sha
     metrics_request = b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
     assert (await shared.raw(4, metrics_request)).startswith(b"HTTP/1.1 404 ")
     # Still inside, on each node's own address, for the operator's scraper.
-    assert (await http_get(shared.nodes[0].port, "/metrics"))[0] == 200
+    assert (await http_get(shared.nodes[0].port, "/metrics", shared.nodes[0].host))[0] == 200
     assert_no_traceback(shared)
 
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.asyncio
 
 async def metrics(node: NodeProcess) -> dict[str, float]:
     """The node's samples by name, labels folded in (``name{label="value"}``), parsed."""
-    status, body = await http_get(node.port, "/metrics")
+    status, body = await http_get(node.port, "/metrics", node.host)
     assert status == 200
     samples = {}
     for family in text_string_to_metric_families(body):
