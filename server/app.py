@@ -14,6 +14,7 @@ import resource
 import signal
 import socket
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Final
 
@@ -289,36 +290,30 @@ class RaceServer:
         return counts
 
     async def _match(self) -> None:
-        """Form quick-match races and tell the players of challenges whose window closed,
-        every quarter of a second (one node of the service, holding the matcher lease)."""
-        while True:
-            await asyncio.sleep(0.25)
-            stop_requested()  # a cancellation swallowed inside match() still stops the loop
-            if self.ctx is not None:
-                try:
-                    await quick_match.match(self.ctx)
-                    await challenges.announce_closed_windows(self.ctx)
-                except (StoreUnavailable, VersionConflict) as error:
-                    # Redis is down or failing over (or a room it set up was stale): one line,
-                    # not a traceback four times a second.
-                    self._log.log(logging.WARNING, "quick-match-store", "quick match paused: %s", error)
-                except Exception:
-                    self._log.exception("quick-match", "quick match failed")
+        """Form quick-match races and tell the players of challenges whose window closed
+        (one node of the service, holding the matcher lease)."""
+        await self._every_quarter_second("quick match", quick_match.match, challenges.announce_closed_windows)
 
     async def _schedule(self) -> None:
-        """Pair the arenas' players and move the brackets on, every quarter of a second, for
-        the tournaments this node schedules (every node runs this; one node a tournament)."""
+        """Pair the arenas' players and move the brackets on, for the tournaments this node
+        schedules (every node runs this; one node a tournament)."""
+        await self._every_quarter_second("tournaments", arenas.match, brackets.advance)
+
+    async def _every_quarter_second(self, name: str, *jobs: Callable[[Context], Awaitable[object]]) -> None:
+        """Run ``jobs`` in turn every quarter of a second, for ever. Redis down or failing over
+        (or a room it set up stale) is one limited line, not a traceback four times a second."""
         while True:
             await asyncio.sleep(0.25)
-            stop_requested()
-            if self.ctx is not None:
-                try:
-                    await arenas.match(self.ctx)
-                    await brackets.advance(self.ctx)
-                except (StoreUnavailable, VersionConflict) as error:
-                    self._log.log(logging.WARNING, "tournaments-store", "tournaments paused: %s", error)
-                except Exception:
-                    self._log.exception("tournaments", "scheduling the tournaments failed")
+            stop_requested()  # a cancellation swallowed inside a job still stops the loop
+            if self.ctx is None:
+                continue
+            try:
+                for job in jobs:
+                    await job(self.ctx)
+            except (StoreUnavailable, VersionConflict) as error:
+                self._log.log(logging.WARNING, f"{name}-store", "%s paused: %s", name, error)
+            except Exception:
+                self._log.exception(name, "%s failed", name)
 
     async def _record(self, recorder: RaceRecorder) -> None:
         """Record the finished races left unrecorded, every :data:`LEFT_OVER_INTERVAL` s."""

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.widgets import Select, Static
 
 from client.lib.bot import Level
 from client.lib.connection import RaceClient, ServerError
@@ -169,3 +169,16 @@ class ClientScreen(Screen[None]):
     ) -> None:
         """Send a request in a worker (see :meth:`call`)."""
         self.call(lambda client: client.request(build), done, what)
+
+
+class FormScreen(ClientScreen):
+    """A screen of fields: Escape closes an open drop-down list first, then leaves the form."""
+
+    def action_back(self) -> None:
+        """Close an open list first; otherwise leave the form."""
+        for select in self.query(Select):
+            if select.expanded:
+                select.expanded = False
+                select.focus()
+                return
+        self.app.pop_screen()

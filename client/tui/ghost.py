@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Footer, Input, Label, Select, Static
 
 from client.tui import navigation as to
-from client.tui.base import ClientScreen
+from client.tui.base import FormScreen
 from client.tui.widgets import GameSelect
 from protocol.messages import Joined, RaceGhost, ServerMessage
 
@@ -51,7 +51,7 @@ def linked_run(text: str) -> tuple[str, int] | None:
     return found.group(1).upper(), int(found.group(2) or 0)
 
 
-class GhostScreen(ClientScreen):
+class GhostScreen(FormScreen):
     """The form: a replay link, or a game, a deal and whose run; Enter or the button races it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back", priority=True)]
@@ -101,15 +101,6 @@ class GhostScreen(ClientScreen):
 
     def show_error(self, text: str) -> None:
         self.say(text, error=True)
-
-    def action_back(self) -> None:
-        """Close an open list first; otherwise leave the form."""
-        for select in self.query(Select):
-            if select.expanded:
-                select.expanded = False
-                select.focus()
-                return
-        self.app.pop_screen()
 
     def request_for(self) -> tuple[Callable[[int], RaceGhost], str] | None:
         """The request the form names (built with its id) and what it races in words, or None

@@ -22,7 +22,7 @@ from textual.worker import Worker
 from client.lib.connection import ServerError
 from client.render.challenges import invitations, waiting_words, with_line
 from client.tui import navigation as to
-from client.tui.base import ClientScreen, ConnectionChanged, ServerEvent, explain
+from client.tui.base import ClientScreen, ConnectionChanged, FormScreen, ServerEvent, explain
 from client.tui.widgets import GameSelect, Tick
 from protocol.messages import (
     AccountInfo,
@@ -267,7 +267,7 @@ class HomeScreen(ClientScreen):
             self.app.exit(0)
 
 
-class CreateScreen(ClientScreen):
+class CreateScreen(FormScreen):
     """A form for a new room, or (``practice``) a one-seat room on a chosen deal."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back", priority=True)]
@@ -327,15 +327,6 @@ class CreateScreen(ClientScreen):
 
     def show_error(self, text: str) -> None:
         self.query_one("#create-error", Static).update(text)
-
-    def action_back(self) -> None:
-        """Close an open list first; otherwise leave the form."""
-        for select in self.query(Select):
-            if select.expanded:
-                select.expanded = False
-                select.focus()
-                return
-        self.app.pop_screen()
 
     def options(self) -> RoomOptions | None:
         autoplay = self.query_one("#autoplay", Select).value
