@@ -264,8 +264,8 @@ class ChallengeResult(_Reply, tag="challenge_result"):
 
 class ChallengeWaiting(_Reply, tag="challenge_waiting"):
     """Pushed, unasked (no ``id``), to the player a challenge names, on every connection they
-    have open, once the challenger's run ended: the challenge waits for their run.
-    ``challenge`` is the line their ``inbox`` would now show them."""
+    have open, when it is made: it waits for their run. ``challenge`` is the line their
+    ``inbox`` would now show them."""
 
     challenge: ChallengeLine
 

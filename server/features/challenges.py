@@ -25,6 +25,7 @@ from protocol.messages import (
     AskInbox,
     AsyncMatch,
     ChallengePlayer,
+    ChallengeWaiting,
     Inbox,
     Joined,
     RoomOptions,
@@ -37,6 +38,7 @@ from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits, count_creation
 from server.features.rooms import certified_deal
 from server.live.challenge_runs import announce_result
+from server.live.pushes import push
 from server.live.registry import new_room_code
 from server.rooms.commands import SetReady
 from server.rooms.errors import RoomError
@@ -142,6 +144,10 @@ async def _new_challenge(
     )
     await ctx.challenges.create(created, now)
     logger.debug("challenge %s: %s challenges %s", created.id, link.name, invited or "anyone")
+    if invited is not None:
+        # Told when the challenge is made, as the inbox lists it then: told when the
+        # challenger's run ended, the time would say how fast it was.
+        await push(ctx.accounts, invited, ChallengeWaiting(challenge=line_of(created, invited, now)))
     return created
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from protocol.messages import ChallengeResult, ChallengeWaiting
+from protocol.messages import ChallengeResult
 from server.clock import now_ms
 from server.competition.challenges import Challenge, ChallengeState, Run, is_secret, line_of, results, side_of, state
 from server.live.pushes import push
@@ -84,9 +84,6 @@ class ChallengeRuns:
         if side == 0 and after.matched and state(after, now) is ChallengeState.OPEN:
             rating = await self._ratings.rating(after.variant, seat.player)
             await self._challenges.offer(after, rating.rating)
-        if side == 0 and after.invited is not None and state(after, now) is ChallengeState.OPEN:
-            waiting = ChallengeWaiting(challenge=line_of(after, after.invited, now))
-            await push(self._accounts, after.invited, waiting)
         if state(after, now) is not ChallengeState.OVER:
             return
         if after.rated and not after.ratings:

@@ -215,7 +215,8 @@ async def test_both_players_are_told_the_result_when_the_second_run_ends_and_can
     waits_ann, waits_bob = pushed_results(ann, ChallengeWaiting), pushed_results(bob, ChallengeWaiting)
     ann_room, code = await play_run(ann, partial(ChallengePlayer, variant="antares", player=bob.player))
     [waiting] = await inbox(bob)
-    # Bob, named, is told it waits for his run, with what his inbox says (no result of Ann's).
+    # Bob, named, was told when it was made (not when Ann's run ended: when would say how
+    # fast), with what his inbox says.
     await eventually(lambda: waits_bob, what="the challenge pushed to Bob")
     assert waits_bob == [waiting]
     assert waiting.state == "open"
@@ -271,3 +272,17 @@ async def test_the_players_are_told_when_a_window_closes_before_both_runs_ended(
         assert line.commitment is not None
         assert verify(line.variant, line.reveal.deal, line.reveal.salt, line.commitment)
     assert await announce_closed_windows(server.hub) == 0  # told once, whichever node asks again
+
+
+async def test_the_named_player_is_told_when_the_challenge_is_made_not_when_its_run_ends(
+    server: RunningServer,
+) -> None:
+    """When the news came would otherwise say how fast the challenger's run was."""
+    ann, bob = await server.connect("Ann"), await server.connect("Bob")
+    assert bob.player is not None
+    waits = pushed_results(bob, ChallengeWaiting)
+    joined = await ann.request(lambda i: ChallengePlayer(id=i, variant="antares", player=bob.player))
+    assert isinstance(joined, Joined)
+    await eventually(lambda: waits, what="the challenge pushed to Bob")
+    assert ann.rooms[joined.room].view().state != "finished"  # Ann's run goes on
+    assert len(waits) == 1
