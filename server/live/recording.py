@@ -22,8 +22,11 @@ recorded, however asked.
 Nothing a race's end leaves behind is lost with the node that ran it: the race is noted as
 unrecorded (:mod:`server.storage.unrecorded`) before its finishing step is stored, and cleared
 once all of the above is recorded. A note left behind (the node died, or gave up retrying) is
-taken up by any node (:meth:`RaceRecorder.record_left_over`), which rebuilds the finished race
-from storage and records it again: every part is idempotent, so it counts once.
+taken up by the node holding the recorder lease (:meth:`RaceRecorder.record_left_over`), which
+rebuilds the finished race from storage and records it again: every part is idempotent, so
+it counts once. A note that cannot be recorded (a bug) is kept, due again later, without
+holding up the others, for up to :data:`GIVE_UP_MS`; a retry after the room moved on (a
+rematch) records the race that ended, from storage.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from server.games import Autoplay, Options, variant_class
 from server.live.arena_results import ArenaResults
 from server.live.bracket_runs import BracketRuns
 from server.live.challenge_runs import ChallengeRuns
+from server.ops.log_limits import LogLimiter
 from server.rooms.entries import parse_entry
 from server.rooms.ghost import ghost_options, run_of
 from server.rooms.lifecycle import State
@@ -60,6 +64,8 @@ from server.storage.rooms import RoomStore
 from server.storage.unrecorded import Noted, UnrecordedRaces
 
 logger = logging.getLogger("server.results")
+#: A burst of races ending during an outage (or a dead node's left over) logs a few lines.
+_log = LogLimiter(logger)
 
 _RETRY_FIRST, _RETRY_MAX = 0.5, 30.0
 _TRIES: Final = 12
@@ -142,22 +148,38 @@ class RaceRecorder:
 
     async def record(self, room: Room, noted: Noted | None = None) -> None:
         """Everything ``room``'s finished race leaves behind, retried with backoff while
-        storage is away; then ``noted`` (its note as unrecorded) is cleared."""
+        storage is away; then ``noted`` (its note as unrecorded) is cleared. Each attempt
+        first puts the note off (no other node records the race meanwhile); a retry after
+        the room moved on (a rematch) records the race from storage, never the new one."""
         if room.state is not State.FINISHED:
             return
+        race = room.record.race
         delay = _RETRY_FIRST
         for _ in range(_TRIES):
             try:
                 async with self._recording:
-                    await self._record(room)
+                    if noted is not None:
+                        await self._unrecorded.put_off(noted, now_ms())
+                    finished: Room | None = room
+                    if room.record.race != race or room.state is not State.FINISHED:
+                        finished = await self._finished_room(Noted(room.code, race, 0))
+                    if finished is not None:
+                        await self._record(finished)
                     if noted is not None:
                         await self._unrecorded.done(noted)
                 return
             except StoreUnavailable as error:
-                logger.warning("room %s: results not recorded yet (%s); retrying in %.1f s", room.code, error, delay)
+                _log.log(
+                    logging.WARNING,
+                    "not-recorded",
+                    "room %s: results not recorded yet (%s); retrying in %.1f s",
+                    room.code,
+                    error,
+                    delay,
+                )
                 await asyncio.sleep(delay)
                 delay = min(_RETRY_MAX, delay * 2)
-        logger.error("room %s: race %d not recorded yet; left to the other nodes", room.code, room.record.race)
+        _log.log(logging.ERROR, "left-over", "room %s: race %d not recorded; left to the recorder", room.code, race)
 
     async def record_left_over(self, now: int) -> int:
         """Record the finished races noted as unrecorded and due at ``now`` (their node died
@@ -166,13 +188,25 @@ class RaceRecorder:
         again) or is older than :data:`GIVE_UP_MS` is dropped."""
         recorded = 0
         for noted in await self._unrecorded.take_due(now, LEFT_OVER_AT_ONCE):
-            room = await self._finished_room(noted) if now - noted.noted < GIVE_UP_MS else None
-            if room is not None:
-                async with self._recording:
-                    await self._record(room)
-                recorded += 1
-                logger.warning("room %s: race %d recorded for the node that ran it", noted.code, noted.race)
-            await self._unrecorded.done(noted)
+            try:
+                room = await self._finished_room(noted) if now - noted.noted < GIVE_UP_MS else None
+                if room is not None:
+                    async with self._recording:
+                        await self._record(room)
+                    recorded += 1
+                    _log.log(
+                        logging.WARNING,
+                        "recorded-late",
+                        "room %s: race %d recorded for the node that ran it",
+                        noted.code,
+                        noted.race,
+                    )
+                await self._unrecorded.done(noted)
+            except StoreUnavailable:
+                raise  # Redis is away: every note waits, due again later
+            except Exception:
+                # This note alone: it is due again later, the others are recorded now.
+                _log.exception("left-over-failed", "room %s: race %d could not be recorded", noted.code, noted.race)
         return recorded
 
     async def _finished_room(self, noted: Noted) -> Room | None:

@@ -76,6 +76,15 @@ class Flag(msgspec.Struct, frozen=True):
     first_move_ms: int | None = None
 
 
+# KEYS: a player's races; ARGV: the race's entry, how many to keep. Listed once: a race
+# recorded again (a retry, or another node's) neither repeats nor moves.
+_ADD_RACE: Final = """
+if redis.call('LPOS', KEYS[1], ARGV[1]) then return 0 end
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+return 1
+"""
+
 # KEYS: flags; ARGV: flag JSON, its head (up to the race: which race it is about), how many
 # to keep. Adds the flag unless one of the latest about the same race is there already, so a
 # retried recording adds none twice.
@@ -96,6 +105,7 @@ class ModerationStore:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
         self._keys = Keys(storage.prefix)
+        self._add_race = storage.redis.register_script(_ADD_RACE)
 
     async def log_action(self, action: AdminAction) -> None:
         key = self._keys.admin_log()
@@ -128,14 +138,13 @@ class ModerationStore:
 
     async def add_races(self, players: list[str], code: str, race: int) -> None:
         """Remember that each of ``players`` raced race ``race`` of room ``code``, once
-        however often asked, in one round trip (each player's list on its own: their keys
-        may be in different Cluster slots)."""
-        commands: list[tuple[str, ...]] = []
+        however often asked (neither repeated nor moved up), each player's list by its own
+        script (their keys may be in different Cluster slots), all sent at once."""
         entry = f"{code} {race}"
-        for player in players:
-            key = self._keys.races_of(player)
-            commands += [("LREM", key, "0", entry), ("LPUSH", key, entry), ("LTRIM", key, "0", str(RECENT_RACES - 1))]
-        await self._storage.send_all(f"list the race of {len(players)} player(s)", commands)
+        with self._storage.guard(f"list the race of {len(players)} player(s)"):
+            await asyncio.gather(
+                *(self._add_race(keys=[self._keys.races_of(p)], args=[entry, RECENT_RACES]) for p in players)
+            )
 
     async def races(self, player: str, n: int = 20) -> list[tuple[str, int]]:
         """``player``'s ``n`` latest races as (room code, race number), newest first."""

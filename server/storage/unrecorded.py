@@ -2,11 +2,12 @@
 results survive the death of the node that ran it.
 
 A race is noted here before its finishing step is stored, and cleared once everything its
-end leaves behind is recorded (:class:`~server.live.recording.RaceRecorder`). A node that dies
-in between leaves the note, and any node takes it up once it is due (:data:`DUE_AFTER_MS`
-after it was noted or last taken): taking a note pushes it that much later, atomically, so
-one node at a time records a race again. Every part of recording is idempotent, so a race
-recorded by its node and again by another counts once.
+end leaves behind is recorded (:class:`~server.live.recording.RaceRecorder`). A note is due
+for another node :data:`DUE_AFTER_MS` after it was noted, last taken, or last put off by its
+own node starting an attempt; taking a note pushes it that much later, atomically. So a node
+that dies in between leaves the note for another, and the notes of a live node that is
+slow to record are seldom taken meanwhile. Every part of recording is idempotent: a race
+recorded twice (by its node and another, or retried) counts once.
 """
 
 from __future__ import annotations
@@ -56,6 +57,12 @@ class UnrecordedRaces:
         with self._storage.guard(f"note race {race} of room {code} for recording"):
             await self._storage.redis.zadd(self._key, {noted.member: now + DUE_AFTER_MS})
         return noted
+
+    async def put_off(self, noted: Noted, now: int) -> None:
+        """``noted``'s race is being recorded by its own node at ``now``: due for another
+        node only :data:`DUE_AFTER_MS` later (if it is still noted)."""
+        with self._storage.guard(f"put off race {noted.race} of room {noted.code}"):
+            await self._storage.redis.zadd(self._key, {noted.member: now + DUE_AFTER_MS}, xx=True)
 
     async def done(self, noted: Noted) -> None:
         """Everything ``noted``'s race leaves behind is recorded."""

@@ -10,17 +10,29 @@ from protocol.messages import RoomOptions
 from server.clock import now_ms
 from server.live.recording import RaceRecorder
 from server.live.runner import RoomRunner
-from server.rooms.commands import Join, Resign, SetReady, Tick
+from server.rooms.commands import Join, Rematch, Resign, SetReady, Tick
 from server.rooms.room import Room
 from server.rooms.timing import DEFAULT_TIMING
 from server.storage.boards import Leaderboards
-from server.storage.connection import Storage
+from server.storage.connection import Storage, StoreUnavailable
 from server.storage.moderation import ModerationStore
 from server.storage.rooms import RoomStore
 from server.storage.unrecorded import DUE_AFTER_MS, Noted, UnrecordedRaces
 from tests.polling import eventually_async
 
 pytestmark = pytest.mark.asyncio
+
+
+class FailsOnce(RaceRecorder):
+    """A recorder whose first attempt meets Redis away."""
+
+    failed = False
+
+    async def _record(self, room: Room) -> None:
+        if not self.failed:
+            self.failed = True
+            raise StoreUnavailable("Redis is away for a moment")
+        await super()._record(room)
 
 
 class DiesBeforeRecording(RaceRecorder):
@@ -82,3 +94,33 @@ async def test_a_note_whose_race_never_finished_is_dropped(store: Storage) -> No
     other = RaceRecorder(store, Leaderboards(store))
     assert await other.record_left_over(now_ms() + DUE_AFTER_MS) == 0
     assert await ledger.pending() == 0
+
+
+async def test_a_retry_after_a_rematch_records_the_race_that_ended_not_the_new_one(store: Storage) -> None:
+    recorder = FailsOnce(store, Leaderboards(store))
+    runner = await finished_race(store, recorder)
+    await runner.run(Rematch("p1"))  # during the retry's back-off: the room is race 2 now
+    assert runner.room.record.race == 2
+    ledger = UnrecordedRaces(store)
+    await eventually_async(ledger.pending, lambda pending: pending == 0)
+    assert recorder.failed
+    assert await races_of(store, "p1") == [("ROOMTEST", 1)]
+
+
+class BreaksOn(RaceRecorder):
+    """A recorder that meets a bug rebuilding room BROKEN's race."""
+
+    async def _finished_room(self, noted: Noted) -> Room | None:
+        if noted.code == "BROKEN":
+            raise ValueError("a record this version cannot read")
+        return await super()._finished_room(noted)
+
+
+async def test_a_note_that_fails_to_record_holds_up_no_other(store: Storage) -> None:
+    ledger = UnrecordedRaces(store)
+    await ledger.note("BROKEN", 1, now_ms() - 1)  # first in line
+    await finished_race(store, DiesBeforeRecording(store, Leaderboards(store)))
+    other = BreaksOn(store, Leaderboards(store))
+    assert await other.record_left_over(now_ms() + DUE_AFTER_MS) == 1
+    assert await races_of(store, "p1") == [("ROOMTEST", 1)]
+    assert [n.code for n in await ledger.take_due(now_ms() + 3 * DUE_AFTER_MS, 10)] == ["BROKEN"]  # kept

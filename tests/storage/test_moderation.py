@@ -3,6 +3,7 @@ log, its lines of every version."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import msgspec
@@ -63,3 +64,13 @@ async def test_admin_actions_keep_the_os_user_and_host_and_old_lines_still_read(
         AdminAction("alice", 2, "unban", "p1", os_user="root", host="box"),
         AdminAction("bob", 1, "ban", "p1", "x"),
     ]
+
+
+async def test_a_race_is_listed_once_in_each_racers_races_however_often_recorded(store: Storage) -> None:
+    moderation = ModerationStore(store)
+    await moderation.add_races(["ann", "bob"], "ROOM", 1)
+    await moderation.add_races(["ann"], "ROOM", 2)
+    await asyncio.gather(moderation.add_races(["ann", "bob"], "ROOM", 1), moderation.add_races(["ann"], "ROOM", 1))
+    # Recorded again (a retry, another node's), concurrently too: neither repeated nor moved up.
+    assert await moderation.races("ann") == [("ROOM", 2), ("ROOM", 1)]
+    assert await moderation.races("bob") == [("ROOM", 1)]

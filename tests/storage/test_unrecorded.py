@@ -41,3 +41,14 @@ async def test_notes_are_taken_a_few_at_a_time(store: Storage) -> None:
 async def test_a_room_code_that_is_no_key_part_is_refused(store: Storage) -> None:
     with pytest.raises(ValueError):
         await UnrecordedRaces(store).note("AB:CD", 1, NOW)
+
+
+async def test_a_note_its_node_is_still_recording_is_put_off_and_a_cleared_one_stays_gone(store: Storage) -> None:
+    ledger = UnrecordedRaces(store)
+    noted = await ledger.note("ABCD", 1, NOW)
+    await ledger.put_off(noted, NOW + DUE_AFTER_MS - 1)  # its node retries: not another's yet
+    assert await ledger.take_due(NOW + DUE_AFTER_MS, 10) == []
+    assert await ledger.take_due(NOW + 2 * DUE_AFTER_MS, 10) == [noted]
+    await ledger.done(noted)
+    await ledger.put_off(noted, NOW + 3 * DUE_AFTER_MS)  # a late put-off brings nothing back
+    assert await ledger.pending() == 0
