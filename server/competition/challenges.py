@@ -3,7 +3,9 @@
 The challenger plays first; the challenged player (a named one, or whoever takes the open
 challenge: an async match pairs by rating) has until the window closes to play the same
 deal. Neither sees the other's run, board or result, nor the deal, until the challenge is
-**over**: both runs ended, or the window closed. Then the better run wins (the race rule:
+**over** (both runs ended) or **expired** (the window closed, and no run is still being
+played: a run that goes on past the close keeps the deal secret until it ends, for up to
+:data:`RUN_GRACE_MS`, and then counts). Then the better run wins (the race rule:
 :func:`server.competition.results.rank`) and, in a rated challenge with two runs, both ratings move
 as for a two-racer race. A challenge whose window closed with one run is void: no winner,
 no rating change.
@@ -11,10 +13,12 @@ no rating change.
 States, from the stored facts alone (so every process reads the same answer at any time):
 
 ============  ==============================================================================
-``open``      nobody has taken the challenged side yet (an open link or an async match)
-``playing``   both sides are taken; at least one run is still to end, and the window is open
+``open``      the window is open and nobody has taken the challenged side yet (an open link
+              or an async match)
+``playing``   both sides are taken and a run is still to end, the window open; or the window
+              closed while a run was still being played (for up to :data:`RUN_GRACE_MS` more)
 ``over``      both runs ended
-``expired``   the window closed before both runs ended
+``expired``   the window closed before both runs ended, and no run is still being played
 ============  ==============================================================================
 """
 
@@ -29,6 +33,9 @@ from protocol.fairness import commitment
 from protocol.messages import ChallengeLine, Result, Reveal, Variant
 from server.competition.results import Standing, rank
 
+#: Ms a run still being played when the window closes has to end before the challenge
+#: expires anyway (a run has no time limit of its own).
+RUN_GRACE_MS: Final = 2 * 3_600_000
 #: Hours the challenged player has to play, by default and at most.
 DEFAULT_WINDOW_HOURS: Final = 24
 MAX_WINDOW_HOURS: Final = 72
@@ -95,6 +102,11 @@ def state(challenge: Challenge, now: int) -> ChallengeState:
     if len(challenge.runs) == 2:
         return ChallengeState.OVER
     if now >= challenge.expires:
+        # A run still being played keeps the deal secret: revealed, it would show the player
+        # their face-down cards.
+        going = 0 not in challenge.runs or (challenge.opponent is not None and 1 not in challenge.runs)
+        if going and now < challenge.expires + RUN_GRACE_MS:
+            return ChallengeState.PLAYING
         return ChallengeState.EXPIRED
     return ChallengeState.OPEN if challenge.opponent is None else ChallengeState.PLAYING
 

@@ -32,7 +32,7 @@ from protocol.messages import (
     Variant,
 )
 from server.clock import now_ms
-from server.competition.challenges import Challenge, Side, line_of, run_tag, side_of
+from server.competition.challenges import Challenge, ChallengeState, Side, line_of, run_tag, side_of, state
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits, count_creation
@@ -103,7 +103,9 @@ async def announce_closed_windows(ctx: Context, now: int | None = None) -> int:
     told = 0
     for code in await ctx.challenges.closed_windows(now):
         found = await ctx.challenges.get(code)
-        if found is not None:  # (one no longer kept has nobody to tell)
+        # One no longer kept has nobody to tell; one whose run goes on past the close is told
+        # when that run ends (server.live.challenge_runs).
+        if found is not None and state(found, now) is not ChallengeState.PLAYING:
             told += await announce_result(ctx.accounts, found, now)
     return told
 

@@ -84,7 +84,12 @@ class ChallengeRuns:
         if side == 0 and after.matched and state(after, now) is ChallengeState.OPEN:
             rating = await self._ratings.rating(after.variant, seat.player)
             await self._challenges.offer(after, rating.rating)
-        if state(after, now) is not ChallengeState.OVER:
+        now_state = state(after, now)
+        if now_state is ChallengeState.EXPIRED:
+            # The window closed while this run went on: its close told nobody; this end does.
+            await announce_result(self._accounts, after, now)
+            return
+        if now_state is not ChallengeState.OVER:
             return
         if after.rated and not after.ratings:
             assert after.opponent is not None

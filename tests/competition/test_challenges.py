@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from protocol.fairness import verify
 from server.competition.challenges import (
+    RUN_GRACE_MS,
     Challenge,
     ChallengeState,
     Run,
@@ -55,6 +56,24 @@ def test_a_window_that_closes_before_both_runs_expires_the_challenge() -> None:
     assert state(waiting, T0 + 24 * HOUR) is ChallengeState.EXPIRED
     assert not is_secret(waiting, T0 + 24 * HOUR)
     assert results(waiting) == []  # void: no winner
+
+
+def test_a_run_still_played_when_the_window_closes_keeps_the_deal_secret_until_it_ends() -> None:
+    """Revealed at the close, the deal would show the racer still playing it their face-down
+    cards; the run counts when it ends (up to RUN_GRACE_MS after the close)."""
+    closes = T0 + 24 * HOUR
+    taken = challenge(opponent=BOB, runs={0: run("A", 90_000)})  # Bob's run goes on
+    assert state(taken, closes) is ChallengeState.PLAYING
+    assert is_secret(taken, closes)
+    assert may_take(taken, "cat", closes) is not None
+    ended = msgspec.structs.replace(taken, runs={0: run("A", 90_000), 1: run("B", 80_000)})
+    assert state(ended, closes + HOUR) is ChallengeState.OVER
+    assert state(taken, closes + RUN_GRACE_MS) is ChallengeState.EXPIRED  # it never ended
+    # The challenger's own run going on past the close: secret too, and nobody may take it.
+    still = challenge(invited=None)
+    assert state(still, closes) is ChallengeState.PLAYING
+    assert may_take(still, "cat", closes) is not None
+    assert state(msgspec.structs.replace(still, runs={0: run("A", None)}), closes) is ChallengeState.EXPIRED
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,7 @@ from protocol.messages import (
     Update,
 )
 from server.clock import now_ms
-from server.competition.challenges import Challenge, Side
+from server.competition.challenges import Challenge, Run, Side
 from server.features.challenges import announce_closed_windows
 from tests.end_to_end.conftest import RunningServer, eventually
 from tests.polling import eventually_async
@@ -260,6 +260,7 @@ async def test_the_players_are_told_when_a_window_closes_before_both_runs_ended(
         challenger=Side(ann.player, "Ann"),
         invited=bob.player,
         invited_name="Bob",
+        runs={0: Run("ANNRUN01", None, 12, 3, 0)},  # Ann's run ended; Bob never played
     )
     await server.hub.challenges.create(lapsed, now)
 

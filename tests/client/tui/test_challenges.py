@@ -33,7 +33,7 @@ from protocol.messages import (
     RoomOptions,
 )
 from server.clock import now_ms
-from server.competition.challenges import Challenge, Side
+from server.competition.challenges import Challenge, Run, Side
 from tests.client.conftest import PATIENCE, Running, Serve, eventually, row_text
 from tests.client.tui.test_roomtext import footer_cut
 from tests.client.tui.test_tui import choose, client_of, home, notices, saved, showing, text_of
@@ -50,9 +50,9 @@ LAPSING_PATIENCE = LAPSING_MS / 1000 + PATIENCE
 
 
 async def invite(srv: Running, player: str, code: str, window_ms: int = 3_600_000) -> Challenge:
-    """A casual Antares challenge from Bob (who has not played it yet) to ``player``, with
-    ``window_ms`` to play it (an hour unless told; :data:`LAPSING_MS` for one to let lapse):
-    stored as the server would store it."""
+    """A casual Antares challenge from Bob (whose run ended: he resigned it) to ``player``,
+    with ``window_ms`` to play it (an hour unless told; :data:`LAPSING_MS` for one to let
+    lapse): stored as the server would store it."""
     now = now_ms()
     invitation = Challenge(
         id=code,
@@ -65,6 +65,7 @@ async def invite(srv: Running, player: str, code: str, window_ms: int = 3_600_00
         challenger=Side("b0b", "Bob"),
         invited=player,
         invited_name="Ann",
+        runs={0: Run("B0BRUN01", None, 0, 0, 0)},
     )
     await srv.hub.challenges.create(invitation, now)
     return invitation
