@@ -307,13 +307,13 @@ class RaceServer:
             stop_requested()  # a cancellation swallowed inside a job still stops the loop
             if self.ctx is None:
                 continue
-            try:
-                for job in jobs:
+            for job in jobs:  # each on its own: one failing stops no other
+                try:
                     await job(self.ctx)
-            except (StoreUnavailable, VersionConflict) as error:
-                self._log.log(logging.WARNING, f"{name}-store", "%s paused: %s", name, error)
-            except Exception:
-                self._log.exception(name, "%s failed", name)
+                except (StoreUnavailable, VersionConflict) as error:
+                    self._log.log(logging.WARNING, f"{name}-store", "%s paused: %s", name, error)
+                except Exception:
+                    self._log.exception(name, "%s failed", name)
 
     async def _record(self, recorder: RaceRecorder) -> None:
         """Record the finished races left unrecorded, every :data:`LEFT_OVER_INTERVAL` s."""

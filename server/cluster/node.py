@@ -80,7 +80,8 @@ class Node:
     async def beat(self, load: dict[str, int], public_rooms: list[RoomSummary], daily: list[DailyLine]) -> None:
         """Write the heartbeat: ``load`` says how busy the node is (rooms, connections),
         ``public_rooms`` and ``daily`` (its live ranked daily attempts) are its share of the lobby."""
-        info: dict[str, object] = {"address": self.address, "load": load, "at": int(time.time() * 1000)}
+        # "schedules": this node takes tournaments' leases (server/cluster/schedulers.py).
+        info: dict[str, object] = {"address": self.address, "load": load, "at": int(time.time() * 1000), "schedules": 1}
         if self.peer is not None:
             info["peer"] = self.peer
         await self.store.beat(self.id, info, _encoder.encode(public_rooms), _encoder.encode(daily), self.ttl_ms)

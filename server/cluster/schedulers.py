@@ -3,11 +3,13 @@
 closes a bracket's rounds, and a node's death stalls only the tournaments it scheduled, for
 about one lease TTL, until another node takes their leases.
 
-The tournaments are spread over the live nodes by rendezvous hashing: a tournament's preferred
-node (the live node whose hash with the tournament's id is highest) claims or renews its lease
-every quarter of a TTL; any other node asks for it once a TTL, so it gets it only once the
-lease has lapsed (its holder is gone) or nobody has it yet, and hands it back when its
-preferred node is live again. A tournament no longer listed is let go.
+The tournaments are spread over the live nodes that schedule (their heartbeat says so; an
+older node's does not) by rendezvous hashing: a tournament's preferred node (the one whose
+hash with the tournament's id is highest) claims or renews its lease every quarter of a TTL;
+any other node asks for it once a TTL, so it gets it only once the lease has lapsed (its
+holder is gone) or nobody has it yet, and hands it back as soon as another node is preferred
+(one that joined), which claims it within a quarter of a TTL. A tournament no longer listed
+is let go, and so is every lease of a stopping node.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class TournamentLeases:
         self._ttl = ttl
         self._clock = clock
         self._held: set[str] = set()
+        #: Every lease this node may hold (taken and not let go): what a stop lets go.
+        self._claimed: set[str] = set()
         self._asked: float = float("-inf")
         self._round = 0
 
@@ -64,26 +68,33 @@ class TournamentLeases:
         before, self._held = self._held, set()  # none until renewed: if Redis fails now, none
         self._asked = now
         self._round += 1
-        nodes = set(await self._store.listed()) | {self._node}
+        nodes = {node for node, beat in (await self._store.listed()).items() if beat.get("schedules")}
+        nodes.add(self._node)
         ttl_ms = int(self._ttl * 1000)
         held = set()
         for tournament in sorted(listed):
             mine = preferred(tournament, nodes) == self._node
             if not mine and tournament in before:
                 # Handed to its preferred node (a node that joined): it claims it next round.
-                await self._store.let_go(lease_name(self._kind, tournament), self._node)
+                await self._let_go(tournament)
                 continue
             if (mine or self._round % OTHERS_EVERY == 1) and await self._store.hold(
                 lease_name(self._kind, tournament), self._node, ttl_ms
             ):
                 held.add(tournament)
+                self._claimed.add(tournament)
         for tournament in before - listed:
-            await self._store.let_go(lease_name(self._kind, tournament), self._node)
+            await self._let_go(tournament)
         self._held = held
         return set(held)
 
+    async def _let_go(self, tournament: str) -> None:
+        await self._store.let_go(lease_name(self._kind, tournament), self._node)
+        self._claimed.discard(tournament)
+
     async def stop(self) -> None:
-        """Give up every lease held (the node is stopping), for the other nodes to take."""
-        held, self._held = self._held, set()
-        for tournament in sorted(held):
-            await self._store.let_go(lease_name(self._kind, tournament), self._node)
+        """Give up every lease this node may hold (it is stopping), for the other nodes to
+        take, even one a round cut short by a failure or a cancellation left uncounted."""
+        self._held = set()
+        for tournament in sorted(self._claimed):
+            await self._let_go(tournament)

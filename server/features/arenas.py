@@ -3,13 +3,15 @@ players (the rules: :mod:`server.competition.arena`; the stored arenas and stand
 :mod:`server.storage.arenas`).
 
 An arena's line is a quick-match line of its own (``arena-<id>``, in Redis), so players on
-any node meet; the node holding the matcher lease pairs them (:func:`match`), as quick match
-does, on certified deals, with the public rooms' spectator delay (every racer of a race has
-the same deal). A race's points are added when it ends (:mod:`server.live.arena_results`).
+any node meet; the node holding the arena's scheduler lease (:mod:`server.cluster.schedulers`)
+pairs them (:func:`match`), as quick match does, on certified deals, with the public rooms'
+spectator delay (every racer of a race has the same deal). A race's points are added when
+it ends (:mod:`server.live.arena_results`).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Final
 
@@ -34,11 +36,17 @@ from server.features.context import Context, player_of
 from server.features.quick_match import RaceOptions, form_races
 from server.features.room_limits import check_room_limits
 from server.features.rooms import certified_deal
+from server.ops.log_limits import LogLimiter
 from server.rooms.errors import RoomError
 from server.rooms.record import decode_record
 from server.rooms.room import PUBLIC_SPECTATOR_DELAY
 from server.storage.arenas import Standing
+from server.storage.connection import StoreUnavailable
 from server.storage.match_line import LineEntry
+from server.storage.rooms import VersionConflict
+
+logger = logging.getLogger("server.arenas")
+_log = LogLimiter(logger)
 
 #: How far back :func:`list_arenas` looks for arenas that ended.
 LISTED_SINCE_MS: Final = 86_400_000
@@ -103,26 +111,35 @@ async def match(ctx: Context, now: float | None = None) -> int:
     arenas = await ctx.arenas.recent(int(now * 1000) - LISTED_SINCE_MS)
     mine = await ctx.cluster.scheduled("arena", [arena.id for arena in arenas])
     for arena in arenas:
-        if arena.id not in mine:
-            continue
-        state = arena_state(arena, int(now * 1000))
-        if state is ArenaState.OVER and now * 1000 - arena.ends < CLEAR_LINE_MS:
-            # Nobody is paired once it is over: the line empties (clients see the arena over).
-            for entry in await ctx.line.waiting(line_of(arena.id)):
-                await ctx.line.leave(line_of(arena.id), entry.player)
-        if state is not ArenaState.LIVE:
-            continue
-
-        async def deal(variant: Variant, player: str) -> str | None:
-            return await certified_deal(ctx, variant, RoomOptions(), player)
-
-        async def racing(players: list[tuple[str, str]], room: str, arena: Arena = arena) -> None:
-            await ctx.arenas.playing(arena, players, room, now_ms())
-
-        # The race's room keeps the arena's name with its id, for its view.
-        how = RaceOptions(deal=deal, spectator_delay=PUBLIC_SPECTATOR_DELAY, arena=race_tag(arena), started=racing)
-        started += await form_races(ctx, line_of(arena.id), arena.variant, now, how)
+        if arena.id in mine:
+            try:
+                started += await _match_arena(ctx, arena, now)
+            except (StoreUnavailable, VersionConflict):
+                raise  # Redis away: every arena waits, one line says so
+            except Exception:
+                _log.exception("arena", "arena %s: its players not paired", arena.id)  # the others are
     return started
+
+
+async def _match_arena(ctx: Context, arena: Arena, now: float) -> int:
+    """Pair the waiting players of ``arena`` if it is live (empty its line once it is over)."""
+    state = arena_state(arena, int(now * 1000))
+    if state is ArenaState.OVER and now * 1000 - arena.ends < CLEAR_LINE_MS:
+        # Nobody is paired once it is over: the line empties (clients see the arena over).
+        for entry in await ctx.line.waiting(line_of(arena.id)):
+            await ctx.line.leave(line_of(arena.id), entry.player)
+    if state is not ArenaState.LIVE:
+        return 0
+
+    async def deal(variant: Variant, player: str) -> str | None:
+        return await certified_deal(ctx, variant, RoomOptions(), player)
+
+    async def racing(players: list[tuple[str, str]], room: str) -> None:
+        await ctx.arenas.playing(arena, players, room, now_ms())
+
+    # The race's room keeps the arena's name with its id, for its view.
+    how = RaceOptions(deal=deal, spectator_delay=PUBLIC_SPECTATOR_DELAY, arena=race_tag(arena), started=racing)
+    return await form_races(ctx, line_of(arena.id), arena.variant, now, how)
 
 
 async def _still_racing(ctx: Context, code: str, player: str) -> bool:

@@ -3,10 +3,11 @@ brackets on (the rules: :mod:`server.competition.bracket`; stored: :mod:`server.
 
 A round's run is a one-racer room on the round's secret deal, dealt as a challenge's run is,
 no hints, one attempt, its clock stopping when the round's window closes. The node holding
-the matcher lease moves every bracket on (:func:`advance`): it opens the first round at the
-start, closes a round once it is due and opens the next. Each move is one transaction on the
-bracket, so it happens once whichever node tries; the players of a round that closed are then
-told on the connections they have open, on any node (:class:`RoundClosed`).
+the bracket's scheduler lease (:mod:`server.cluster.schedulers`) moves it on
+(:func:`advance`): it opens the first round at the start, closes a round once it is due and
+opens the next. Each move is one transaction on the bracket, so it happens once whichever node
+tries; the players are then told on the connections they have open, on any node
+(:class:`BracketStarted`, :class:`RoundClosed`).
 """
 
 from __future__ import annotations
@@ -59,11 +60,15 @@ from server.features.context import Context, player_of
 from server.features.room_limits import check_room_limits
 from server.features.rooms import certified_deal
 from server.live.pushes import push
+from server.ops.log_limits import LogLimiter
 from server.rooms.commands import SetReady
 from server.rooms.errors import RoomError
 from server.rooms.room import random_deal
+from server.storage.connection import StoreUnavailable
+from server.storage.rooms import VersionConflict
 
 logger = logging.getLogger("server.brackets")
+_log = LogLimiter(logger)
 
 #: How far back :func:`list_brackets` and :func:`advance` look (a bracket lasts less).
 LISTED_SINCE_MS: Final = 86_400_000
@@ -173,40 +178,44 @@ async def advance(ctx: Context, now: int | None = None) -> int:
     brackets = await ctx.brackets.recent(now - LISTED_SINCE_MS)
     mine = await ctx.cluster.scheduled("bracket", [bracket.id for bracket in brackets])
     for bracket in brackets:
-        if bracket.id not in mine:
-            continue
-        state = bracket_state(bracket)
-        open_now = current(bracket)
-        due = (state is BracketState.REGISTERING and now >= bracket.starts) or (
-            open_now is not None and is_due(open_now, now)
-        )
-        if not due:
-            continue
-        deal = await certified_deal(ctx, bracket.variant, RoomOptions(), "bracket") or random_deal(bracket.variant)
-        salt = new_salt()
-        closed: list[int] = []  # the number of the round this move closed, if it closed one
-        began: list[bool] = []  # whether this move ended the registration (started or cancelled)
-
-        def step(
-            current_bracket: Bracket,
-            deal: str = deal,
-            salt: str = salt,
-            closed: list[int] = closed,
-            began: list[bool] = began,
-        ) -> Bracket | None:
-            closed[:] = [len(current_bracket.rounds)] if current(current_bracket) is not None else []
-            began[:] = [bracket_state(current_bracket) is BracketState.REGISTERING]
-            return _step(current_bracket, deal, salt, now)
-
-        after = await ctx.brackets.change(bracket.id, step)
-        if after is not None and after != bracket:
-            moved += 1
-            logger.debug("bracket %s: %s, round %d", after.id, bracket_state(after).value, len(after.rounds))
-            if closed and after.rounds[closed[0] - 1].places is not None:
-                await _announce_closed(ctx, after, closed[0], now)
-            if began and began[0]:
-                await _announce_started(ctx, after, now)
+        if bracket.id in mine:
+            try:
+                moved += await _advance_bracket(ctx, bracket, now)
+            except (StoreUnavailable, VersionConflict):
+                raise  # Redis away: every bracket waits, one line says so
+            except Exception:
+                _log.exception("bracket", "bracket %s: not moved on", bracket.id)  # the others are
     return moved
+
+
+async def _advance_bracket(ctx: Context, bracket: Bracket, now: int) -> int:
+    """Open, close or open again ``bracket``'s round if one is due; 1 if it moved."""
+    state = bracket_state(bracket)
+    open_now = current(bracket)
+    due = (state is BracketState.REGISTERING and now >= bracket.starts) or (
+        open_now is not None and is_due(open_now, now)
+    )
+    if not due:
+        return 0
+    deal = await certified_deal(ctx, bracket.variant, RoomOptions(), "bracket") or random_deal(bracket.variant)
+    salt = new_salt()
+    closed: list[int] = []  # the number of the round this move closed, if it closed one
+    began: list[bool] = []  # whether this move ended the registration (started or cancelled)
+
+    def step(current_bracket: Bracket) -> Bracket | None:
+        closed[:] = [len(current_bracket.rounds)] if current(current_bracket) is not None else []
+        began[:] = [bracket_state(current_bracket) is BracketState.REGISTERING]
+        return _step(current_bracket, deal, salt, now)
+
+    after = await ctx.brackets.change(bracket.id, step)
+    if after is None or after == bracket:
+        return 0
+    logger.debug("bracket %s: %s, round %d", after.id, bracket_state(after).value, len(after.rounds))
+    if closed and after.rounds[closed[0] - 1].places is not None:
+        await _announce_closed(ctx, after, closed[0], now)
+    if began and began[0]:
+        await _announce_started(ctx, after, now)
+    return 1
 
 
 async def _announce_closed(ctx: Context, bracket: Bracket, number: int, now: int) -> None:

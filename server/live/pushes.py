@@ -1,5 +1,5 @@
-"""Messages a player is sent unasked (a challenge's result, a bracket round closed), on every
-node that holds one of their connections.
+"""Messages a player is sent unasked (a challenge waiting for them or its result, a bracket
+started or a round of it closed), on every node that holds one of their connections.
 
 The process that learns the news may hold none of them: it announces the message on the
 channel every server process hears (the moderation channel of

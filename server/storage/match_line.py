@@ -1,8 +1,8 @@
 """The quick-match lines in Redis, one hash per game (``sr:qm:{<game>}``: player -> entry),
-so players waiting on different nodes meet: every node adds its players, and the one node
-holding the matcher lease forms the races. A race's players are taken out of the line with
-``HDEL``, which says for each whether it was still there: a player who left meanwhile is
-never put in a room."""
+so players waiting on different nodes meet: every node adds its players, and one node forms
+the races (the matcher lease's holder for quick match, an arena's scheduler for its line).
+A race's players are taken out of the line with ``HDEL``, which says for each whether it was
+still there: a player who left meanwhile is never put in a room."""
 
 from __future__ import annotations
 

@@ -24,9 +24,9 @@ class Clock:
         return self.now
 
 
-async def beat(store: NodeStore, *nodes: str) -> None:
+async def beat(store: NodeStore, *nodes: str, schedules: bool = True) -> None:
     for node in nodes:
-        await store.beat(node, {}, b"", b"", 60_000)
+        await store.beat(node, {"schedules": 1} if schedules else {}, b"", b"", 60_000)
 
 
 async def rounds(clock: Clock, leases: list[TournamentLeases], n: int) -> list[set[str]]:
@@ -81,3 +81,25 @@ async def test_a_tournament_no_longer_listed_is_let_go(store: Storage) -> None:
     clock.now += TTL
     assert await a.scheduled(["t2"]) == {"t2"}
     assert await store.redis.get(nodes.keys.lease(lease_name("arena", "t1"))) is None
+
+
+async def test_a_node_that_does_not_schedule_leaves_its_share_to_those_that_do(store: Storage) -> None:
+    """An older node, listed but taking no tournament leases, is nobody's preferred node: the
+    others schedule every tournament, every round."""
+    nodes, clock = NodeStore(store), Clock()
+    await beat(nodes, "a")
+    await beat(nodes, "old", schedules=False)
+    a = TournamentLeases(nodes, "arena", "a", TTL, clock)
+    for held in await rounds(clock, [a], 1) + await rounds(clock, [a], 1) + await rounds(clock, [a], 1):
+        assert held == set(TOURNAMENTS)
+
+
+async def test_a_stopping_node_lets_go_of_every_lease_it_took(store: Storage) -> None:
+    nodes, clock = NodeStore(store), Clock()
+    await beat(nodes, "a")
+    a = TournamentLeases(nodes, "arena", "a", TTL, clock)
+    (held,) = await rounds(clock, [a], 1)
+    assert held == set(TOURNAMENTS)
+    await a.stop()
+    for tournament in TOURNAMENTS:
+        assert await store.redis.get(nodes.keys.lease(lease_name("arena", tournament))) is None
