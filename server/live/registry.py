@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import secrets
 from collections.abc import Callable
@@ -80,7 +81,8 @@ class Registry:
         self._pick_deal = deal_picker
         self._on_delivery = on_delivery
         self._rooms: dict[str, RoomRunner] = {}
-        self._releasing: set[asyncio.Task[None]] = set()
+        #: Leases of rooms let go, on their way back to Redis, by room code.
+        self._releasing: dict[str, asyncio.Task[None]] = {}
         #: Loads under way, by room: a second request for the room waits for the first's
         #: (its own claim would fail against this node's, and read as "no such room").
         self._loading: dict[str, asyncio.Task[RoomRunner | None]] = {}
@@ -216,7 +218,15 @@ class Registry:
         if not done.cancelled():
             done.exception()  # retrieved: every waiter that is still there gets it raised
 
+    def _released(self, code: str, done: asyncio.Task[None]) -> None:
+        if self._releasing.get(code) is done:
+            del self._releasing[code]
+
     async def _load(self, code: str) -> RoomRunner | None:
+        releasing = self._releasing.get(code)
+        if releasing is not None:
+            # Let go a moment ago: claimed before the release lands, it would seem another's.
+            await asyncio.gather(releasing, return_exceptions=True)
         if not self.leases.holds(code):
             claim = await self.leases.claim(code)
             if claim.lease is None:
@@ -341,9 +351,8 @@ class Registry:
         ]
         for code in stale:
             self._rooms.pop(code).close()
-            task = asyncio.ensure_future(self.leases.release(code))
-            self._releasing.add(task)
-            task.add_done_callback(self._releasing.discard)
+            task = self._releasing[code] = asyncio.ensure_future(self.leases.release(code))
+            task.add_done_callback(functools.partial(self._released, code))
         return len(stale)
 
     async def drain(self) -> None:
