@@ -21,7 +21,7 @@ from websockets.exceptions import InvalidHandshake
 
 from bench.lib.arena_bots import ArenaBot, Plan, Schedule, WorkerResult
 from bench.lib.sources import address_of, connect_from, from_own_addresses
-from bench.lib.spawn import raise_nofile_limit
+from bench.lib.spawn import WorkerProcesses, raise_nofile_limit
 from client.lib.connection import RaceClient, ServerError
 
 #: Bots of a worker opening their connections at once.
@@ -85,19 +85,11 @@ def worker_main(plan: Plan, pipe: multiprocessing.connection.Connection) -> None
     pipe.send(("result", result))
 
 
-class Workers:
-    """The worker processes, one per plan; a context manager that never leaves one behind."""
+class Workers(WorkerProcesses):
+    """The arena bench's worker processes, one per plan (:class:`WorkerProcesses`)."""
 
     def __init__(self, plans: list[Plan]) -> None:
-        context = multiprocessing.get_context("spawn")
-        self.pipes: list[multiprocessing.connection.Connection] = []
-        self.processes: list[multiprocessing.process.BaseProcess] = []
-        for k, plan in enumerate(plans):
-            ours, theirs = context.Pipe()
-            process = context.Process(target=worker_main, args=(plan, theirs), name=f"arena-worker-{k}")
-            process.start()
-            self.pipes.append(ours)
-            self.processes.append(process)
+        super().__init__(worker_main, plans, "arena-worker")
 
     def ready(self, timeout: float) -> int:
         """Wait until every worker has connected its bots; how many are connected."""
@@ -109,10 +101,6 @@ class Workers:
             connected += count
         return connected
 
-    def tell(self, kind: str, value: object) -> None:
-        for pipe in self.pipes:
-            pipe.send((kind, value))
-
     def results(self, timeout: float) -> list[WorkerResult]:
         """Each worker's result, once its bots have stopped (blocking: run it in a thread)."""
         deadline, results = time.monotonic() + timeout, []
@@ -122,13 +110,3 @@ class Workers:
                 assert kind == "result"
                 results.append(result)
         return results
-
-    def __enter__(self) -> Workers:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for process in self.processes:
-            process.join(10)
-            if process.is_alive():
-                process.terminate()
-                process.join(5)

@@ -14,13 +14,11 @@ process on Linux, so the parent can cut the workers' samples by its own windows.
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
-import multiprocessing.connection
-import multiprocessing.process
 import time
 
 from bench.lib.bot_results import WorkerResult
 from bench.lib.bots import Plan, worker_main
+from bench.lib.spawn import WorkerProcesses
 
 
 def split_plan(plan: Plan, workers: int) -> list[Plan]:
@@ -49,26 +47,18 @@ def merge(results: list[WorkerResult]) -> WorkerResult:
     return merged
 
 
-class Fleet:
-    """Worker processes, one per plan, started at once; a context manager that never leaves one behind."""
+class Fleet(WorkerProcesses):
+    """The load bench's worker processes, one per plan, started at once
+    (:class:`WorkerProcesses`; on exit they are terminated at once, :meth:`stop` having
+    waited for them)."""
+
+    grace = 0.0
 
     def __init__(self, plans: list[Plan]) -> None:
-        context = multiprocessing.get_context("spawn")
-        self.pipes: list[multiprocessing.connection.Connection] = []
-        self.processes: list[multiprocessing.process.BaseProcess] = []
-        for k, plan in enumerate(plans):
-            ours, theirs = context.Pipe()
-            process = context.Process(target=worker_main, args=(plan, theirs), name=f"load-worker-{k}")
-            process.start()
-            self.pipes.append(ours)
-            self.processes.append(process)
+        super().__init__(worker_main, plans, "load-worker")
         self.started = time.monotonic()
         #: Codes of the rooms racing, once :meth:`wait_ready` has returned.
         self.rooms: list[str] = []
-
-    @property
-    def pids(self) -> list[int]:
-        return [process.pid for process in self.processes if process.pid is not None]
 
     def wait_ready(self, timeout: float) -> tuple[int, float]:
         """Wait until every worker's rooms race (or gave up); (rooms racing, seconds it took)."""
@@ -91,21 +81,5 @@ class Fleet:
                 kind, result = pipe.recv()
                 assert kind == "result"
                 results.append(result)
-        self._join()
+        self.join(10)
         return merge(results)
-
-    def _join(self) -> None:
-        for process in self.processes:
-            process.join(10)
-            if process.is_alive():
-                process.terminate()
-                process.join(5)
-
-    def __enter__(self) -> Fleet:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for process in self.processes:
-            if process.is_alive():
-                process.terminate()
-        self._join()

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import multiprocessing
+import multiprocessing.connection
+import multiprocessing.process
 import os
 import resource
 import signal
@@ -18,9 +21,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -316,3 +320,48 @@ def target(args: argparse.Namespace) -> Iterator[Target]:
     else:
         check_loopback(args.url)
         yield Target(args.url, args.server_pid)
+
+
+class WorkerProcesses:
+    """Worker processes, one per plan, started at once (spawned: no state of this process
+    goes with them), each given its plan and its end of a pipe; a context manager that never
+    leaves one behind: on exit each has :attr:`grace` seconds to end, then is terminated."""
+
+    #: Seconds a worker has to end by itself when the block is left.
+    grace: float = 10.0
+
+    def __init__(
+        self, target: Callable[[Any, multiprocessing.connection.Connection], None], plans: Sequence[Any], name: str
+    ) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.pipes: list[multiprocessing.connection.Connection] = []
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+        for k, plan in enumerate(plans):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=target, args=(plan, theirs), name=f"{name}-{k}")
+            process.start()
+            self.pipes.append(ours)
+            self.processes.append(process)
+
+    @property
+    def pids(self) -> list[int]:
+        return [process.pid for process in self.processes if process.pid is not None]
+
+    def tell(self, kind: str, value: object) -> None:
+        """Send every worker ``(kind, value)``."""
+        for pipe in self.pipes:
+            pipe.send((kind, value))
+
+    def join(self, grace: float) -> None:
+        """Wait up to ``grace`` seconds for each worker to end, then terminate it."""
+        for process in self.processes:
+            process.join(grace)
+            if process.is_alive():
+                process.terminate()
+                process.join(5)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.join(self.grace)
