@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from protocol.messages import RoomSummary
 from server.cluster.leases import RoomLeases
 from server.cluster.lobby import DailyLine
-from server.cluster.node import PEERS_FRESH, Node
+from server.cluster.node import PEERS_FRESH, Node, new_node_id
 from server.cluster.node_mail import NodeMail
 from server.cluster.peers import PeerLinks
 from server.cluster.proxies import Proxies
@@ -76,12 +76,14 @@ class Cluster:
         from it); ``address`` is where clients reach this node (``host:port``, the port
         already bound); ``node_id`` keeps an id across restarts (None: a new one)."""
         store = NodeStore(storage)
-        node = Node(store, address, config.node_ttl, node_id)
-        mail = NodeMail(node, secret)
-        port = await listen_for_peers(mail.peers, config)
-        host = advertised_host(config)
-        node.peer = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        node_id = node_id or new_node_id()
+        # The post first: its peer port is part of what the node's heartbeat says.
+        mail = NodeMail(store, node_id, secret)
         try:
+            port = await listen_for_peers(mail.peers, config)
+            host = advertised_host(config)
+            peer = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+            node = Node(store, address, config.node_ttl, node_id, peer)
             await node.start()
         except BaseException:
             await mail.close()

@@ -41,16 +41,28 @@ def new_node_id() -> str:
     return f"{os.getpid()}-{secrets.token_hex(4)}"
 
 
+async def peer_address(store: NodeStore, node: str) -> str | None:
+    """Where ``node`` takes direct links (``host:port``), as its heartbeat says; None for a
+    node that advertises none (or no longer beats)."""
+    info = await store.beat_of(node)
+    peer = None if info is None else info.get("peer")
+    return peer if isinstance(peer, str) else None
+
+
 class Node:
     """One server process in the service, identified by :attr:`id`."""
 
-    def __init__(self, store: NodeStore, address: str, ttl: float, node_id: str | None = None) -> None:
-        """``ttl``: seconds the heartbeat (and every lease) lives unrenewed."""
+    def __init__(
+        self, store: NodeStore, address: str, ttl: float, node_id: str | None = None, peer: str | None = None
+    ) -> None:
+        """``address``: where clients reach this node; ``ttl``: seconds the heartbeat (and
+        every lease) lives unrenewed; ``node_id``: None for a new one; ``peer``: where other
+        nodes open direct links to this one (``host:port``, :mod:`server.cluster.peers`),
+        advertised in its heartbeat (None: nowhere, every node writes to its Redis inbox)."""
         self.id = node_id or new_node_id()
         self.store = store
         self.address = address
-        #: Where other nodes open direct links to this one (server/cluster/peers.py), if anywhere.
-        self.peer: str | None = None
+        self.peer: Final[str | None] = peer
         self.ttl = ttl
         self._alive: set[str] = set()
         self._alive_at = float("-inf")
@@ -140,13 +152,6 @@ class Node:
             self._alive = await self.store.alive(others | self._alive)
             self._alive_at = now
         return (others & self._alive) | (nodes & {self.id})
-
-    async def peer_address(self, node: str) -> str | None:
-        """Where ``node`` takes direct links (``host:port``), as its heartbeat says; None
-        for a node that advertises none (or no longer beats)."""
-        info = await self.store.beat_of(node)
-        peer = None if info is None else info.get("peer")
-        return peer if isinstance(peer, str) else None
 
     def suspect(self, node: str) -> None:
         """``node`` did not answer: ask Redis whether it still beats next time."""

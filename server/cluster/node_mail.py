@@ -11,57 +11,72 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
-from collections.abc import Callable
 
 import msgspec
 
 from server.cluster.inbox import DECODER, ENCODER, Message
-from server.cluster.node import Node
+from server.cluster.node import peer_address
 from server.cluster.peers import PeerLinks, link_key
 from server.ops.metrics import NODE_BATCHES_SENT
 from server.ops.stopping import stop_tasks
 from server.storage.connection import StoreUnavailable
+from server.storage.nodes import NodeStore
 
 logger = logging.getLogger("server.nodes")
 
 
 class NodeMail:
-    """This node's post: :meth:`post` sends; what arrives goes to the handler given to
-    :meth:`serve` (kept until then, in order: a link may deliver before the edge is built)."""
+    """This node's post: :meth:`post` sends; what arrives is read with :meth:`arrived`.
 
-    def __init__(self, node: Node, secret: bytes) -> None:
-        """``secret``: the service's secret, from which the direct links' key is derived."""
-        self.node = node
-        self._handler: Callable[[Message], None] | None = None
-        self._early: list[Message] = []
+    What arrives is pulled by its one reader (the router, :mod:`server.net.forwarding`), not
+    pushed to a handler: the reader is built from the features, which are built from the
+    cluster this post is part of, so it exists only after the post, and links may deliver
+    before it does. Arrivals wait in order until read, none lost, and a read takes every one
+    waiting: the reader wakes once per batch of arrivals, not once per message.
+    """
+
+    def __init__(self, store: NodeStore, node_id: str, secret: bytes) -> None:
+        """The post of node ``node_id`` (its inbox and the others' on ``store``).
+        ``secret``: the service's secret, from which the direct links' key is derived."""
+        self.node_id = node_id
+        self.store = store
+        self._arrivals: list[Message] = []
+        self._reader: asyncio.Future[None] | None = None  # resolved when something arrives
         #: Direct links to the other nodes (not listening until :meth:`PeerLinks.start`);
         #: to a node that has none, every batch goes through Redis.
-        self.peers = PeerLinks(node.id, link_key(secret), node.peer_address, self.received, self.send_by_redis)
-        #: Set when the server stops: the inbox reader ends.
-        self.stopping = False
+        self.peers = PeerLinks(
+            node_id, link_key(secret), functools.partial(peer_address, store), self.received, self.send_by_redis
+        )
+        self._stopping = False  # set by stop_listening: the inbox reader ends
         self._outbox: dict[str, list[Message]] = {}
         self._redis_out: dict[str, list[bytes]] = {}
         self._writer: asyncio.Task[None] | None = None
 
-    def serve(self, handler: Callable[[Message], None]) -> None:
-        """Hand every message that arrives (and those that came before) to ``handler``."""
-        self._handler = handler
-        early, self._early = self._early, []
-        for message in early:
-            handler(message)
+    async def arrived(self) -> list[Message]:
+        """Every message that arrived since the last call, in order of arrival (a message
+        posted to this node included), waiting for one if none has. One reader at a time."""
+        if not self._arrivals:
+            self._reader = reader = asyncio.get_running_loop().create_future()
+            try:
+                await reader
+            finally:
+                self._reader = None
+        arrivals, self._arrivals = self._arrivals, []
+        return arrivals
 
-    def _arrived(self, message: Message) -> None:
-        if self._handler is None:
-            self._early.append(message)
-        else:
-            self._handler(message)
+    def _wake(self) -> None:
+        reader = self._reader
+        if reader is not None and not reader.done():
+            reader.set_result(None)
 
     def post(self, node: str, message: Message) -> None:
-        """Send ``message`` to ``node`` (to this one: handled at once)."""
-        if node == self.node.id:
-            self._arrived(message)
+        """Send ``message`` to ``node`` (to this one: it arrives here at once)."""
+        if node == self.node_id:
+            self._arrivals.append(message)
+            self._wake()
             return
         if not self._outbox:
             asyncio.get_running_loop().call_soon(self._flush)
@@ -93,7 +108,7 @@ class NodeMail:
                 for round_ in itertools.zip_longest(*waiting.values()):
                     sends = {node: data for node, data in zip(waiting, round_, strict=True) if data is not None}
                     try:
-                        await self.node.store.send(sends)
+                        await self.store.send(sends)
                     except StoreUnavailable as error:
                         logger.warning("messages to nodes %s lost: %s", ", ".join(sends), error)
         finally:
@@ -111,33 +126,37 @@ class NodeMail:
         except msgspec.DecodeError:
             logger.warning("unreadable message from another node")
             return
-        for message in messages:
-            self._arrived(message)
+        self._arrivals += messages
+        self._wake()
 
     async def listen(self) -> None:
         """Read this node's inbox until the server stops (subscribing again after a Redis
         outage). redis-py may turn a cancellation inside a read into a connection error, so
-        the loop also ends on :attr:`stopping`, not only on cancellation."""
-        while not self.stopping:
+        the loop also ends after :meth:`stop_listening`, not only on cancellation."""
+        while not self._stopping:
             try:
-                subscription = await self.node.store.subscribe(self.node.id)
+                subscription = await self.store.subscribe(self.node_id)
             except StoreUnavailable as error:
                 logger.warning("inbox not subscribed: %s", error)
                 await asyncio.sleep(0.5)
                 continue
             try:
-                while not self.stopping:
-                    data = await self.node.store.receive(subscription)
+                while not self._stopping:
+                    data = await self.store.receive(subscription)
                     if data is not None:
                         self.received(data)
             except StoreUnavailable as error:
-                if self.stopping:
+                if self._stopping:
                     return
                 logger.warning("inbox lost, subscribing again: %s", error)
                 await asyncio.sleep(0.2)
             finally:
                 with contextlib.suppress(Exception):
                     await subscription.aclose()
+
+    def stop_listening(self) -> None:
+        """The server stops: :meth:`listen` ends (what arrives on the direct links is still read)."""
+        self._stopping = True
 
     async def close(self) -> None:
         """Send what is waiting (a second at most), then close the links."""

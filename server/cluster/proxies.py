@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from server.cluster.inbox import Frames
+from server.cluster.inbox import Frames, Request, Resume
 from server.cluster.node_mail import NodeMail
 from server.connections.limits import Offences, TokenBucket
 from server.connections.link import ClientLink
@@ -45,6 +45,12 @@ class Proxies:
         proxy.player, proxy.name, proxy.bot = player, name, bot
         return proxy
 
+    def of_sender(self, asking: Request | Resume) -> ClientLink:
+        """The proxy of the connection that sent ``asking``, with its client's address."""
+        proxy = self.get(asking.origin, asking.link, asking.player, asking.name, asking.bot)
+        proxy.address = asking.address or "unknown"
+        return proxy
+
     def relay(self, links: list[ClientLink], frame: bytes) -> None:
         """:class:`~server.connections.link.Relay`: one message per client node, naming its links."""
         by_node: dict[str, list[int]] = {}
@@ -53,7 +59,7 @@ class Proxies:
             if origin is not None:
                 by_node.setdefault(origin, []).append(link.id)
         for origin, ids in by_node.items():
-            self._mail.post(origin, Frames(self._mail.node.id, ids, frame))
+            self._mail.post(origin, Frames(self._mail.node_id, ids, frame))
 
     def origin_of(self, link: ClientLink) -> str | None:
         """The node whose connection ``link`` stands for; None for a link of this node's own

@@ -81,17 +81,17 @@ class Router:
         self._seq = itertools.count(1)
         #: What this node and the others send each other (direct links, Redis inboxes).
         self.mail = cluster.mail
-        self.mail.serve(self._on)
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
         #: Lines each client can cause (every request during an outage): rate-limited.
         self._log = LogLimiter(logger)
+        self._background(self._read_mail())
 
     def stop_forwarding(self) -> None:
         """The server is stopping: requests waiting on other nodes fail at once, and no new
         one is forwarded (connections must close now, not after the forwarding timeout)."""
         self._stopping = True
-        self.mail.stopping = True
+        self.mail.stop_listening()
         self.answers.fail_all(StoreUnavailable("storage unavailable: this server is shutting down"))
 
     def _check_running(self) -> None:
@@ -259,12 +259,6 @@ class Router:
 
     # -- the owner's side -----------------------------------------------------------------
 
-    def _proxy_of(self, asking: Request | Resume) -> ClientLink:
-        """The stand-in for the connection that sent ``asking``, with its client's address."""
-        proxy = self.proxies.get(asking.origin, asking.link, asking.player, asking.name, asking.bot)
-        proxy.address = asking.address or "unknown"
-        return proxy
-
     def _rerouted_dropped(self, origin: str, link: int, seq: int) -> bool:
         """True, and the client sent to reconnect, if its proxy here was dropped when its node
         went silent: a new proxy would follow none of its rooms (no updates would follow its
@@ -284,7 +278,7 @@ class Router:
     async def _serve(self, request: Request) -> None:
         if self._rerouted_dropped(request.origin, request.link, request.seq):
             return
-        proxy = self._proxy_of(request)
+        proxy = self.proxies.of_sender(request)
         moved = False
         request_id: int | None = None
         try:
@@ -312,7 +306,7 @@ class Router:
     async def _resume(self, resume: Resume) -> None:
         if self._rerouted_dropped(resume.origin, resume.link, resume.seq):
             return
-        proxy = self._proxy_of(resume)
+        proxy = self.proxies.of_sender(resume)
         moved = False
         try:
             handed_over = self._stopping and not self.ctx.rooms.live(resume.code)
@@ -354,6 +348,18 @@ class Router:
     def _close(self, link: ClientLink, why: str) -> None:
         if link.socket is not None:
             self._background(link.socket.close(CloseCode.GOING_AWAY, f"{why}: reconnect with your resume token"))
+
+    async def _read_mail(self) -> None:
+        """Until :meth:`close`, handle what the nodes post here (since before this router was
+        built), in order, all that waits at each wake: the post is built before the router, so
+        it is read (:meth:`~server.cluster.node_mail.NodeMail.arrived`), not handed a handler.
+        A message whose handling fails is logged and the next one handled."""
+        while True:
+            for message in await self.mail.arrived():
+                try:
+                    self._on(message)
+                except Exception:
+                    self._log.exception(f"arrival/{type(message).__name__}", "a message from a node was not handled")
 
     def _on(self, message: Message) -> None:
         match message:
@@ -490,5 +496,5 @@ class Router:
         task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
-        """Stop serving other nodes' requests (the cluster sends what waits for them)."""
+        """Stop serving and reading other nodes' posts (the cluster sends what waits for them)."""
         await stop_tasks(list(self._tasks) + self.answers.checks())

@@ -1,9 +1,12 @@
 """The owner's side of forwarding: a relayed request keeps its client's address, and the log
 lines each client's request can cause (on a dropped proxy, or in a storage outage) are
-limited: a flood of them writes a few lines, one kind of failure not hiding another."""
+limited: a flood of them writes a few lines, one kind of failure not hiding another. The
+post: what arrives before the router reads it waits, in order, and one message the router
+fails to handle does not stop the next."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import time
@@ -12,12 +15,16 @@ import pytest
 
 from protocol.codec import encode
 from protocol.messages import ListRooms
-from server.cluster.inbox import Request
+from server.cluster.inbox import Done, Gone, Message, Request
+from server.cluster.node import Node
+from server.cluster.node_mail import NodeMail
 from server.connections.link import ClientLink
 from server.net import forwarding
 from server.ops.log_limits import LogLimiter
-from server.storage.connection import StoreUnavailable
+from server.storage.connection import Storage, StoreUnavailable
+from server.storage.nodes import NodeStore
 from tests.end_to_end.conftest import RunningServer
+from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio
 
@@ -87,3 +94,44 @@ async def test_a_relayed_request_carries_its_clients_address_for_the_owners_limi
     await router._serve(Request("other-node", 1, 1, "p1", "Ann", False, frame, "198.51.100.7"))
     await router._serve(Request("other-node", 2, 2, "p2", "Bob", False, frame))  # from an older node
     assert seen == ["198.51.100.7", "unknown"]
+
+
+async def test_what_arrives_before_it_is_read_waits_in_order(store: Storage) -> None:
+    nodes, secret = NodeStore(store), b"the service's secret"
+    here, there = NodeMail(nodes, "here", secret), NodeMail(nodes, "there", secret)
+    node = Node(nodes, "127.0.0.1:1", 5.0, "here", f"127.0.0.1:{await here.peers.start('127.0.0.1', 0)}")
+    await node.start()
+    try:
+        for link in range(3):
+            here.post("here", Gone("here", link))  # to itself
+        assert await here.arrived() == [Gone("here", link) for link in range(3)]  # all in one read
+        for link in range(100):
+            there.post("here", Gone("there", link))  # on the direct link
+        arrived: list[Message] = []
+        async with asyncio.timeout(30):  # a guard against a hang, not a measurement
+            while len(arrived) < 100:
+                arrived += await here.arrived()
+        assert arrived == [Gone("there", link) for link in range(100)]
+    finally:
+        await there.close()
+        await here.close()
+        await node.stop()
+
+
+async def test_a_message_the_router_fails_to_handle_does_not_stop_the_next(
+    server: RunningServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    router = forwarding_router(server)
+    handled: list[Done] = []
+
+    def arrived(done: Done) -> None:
+        if done.seq == 1:
+            raise RuntimeError("a bug in handling one message")
+        handled.append(done)
+
+    monkeypatch.setattr(router.answers, "arrived", arrived)
+    for seq in (1, 2, 3):
+        router.mail.post(router.node.id, Done(seq, False))
+    await eventually(lambda: len(handled) == 2, what="the messages after the failing one")
+    assert [done.seq for done in handled] == [2, 3]
+    assert any("a message from a node was not handled" in r.getMessage() for r in caplog.records)
