@@ -59,7 +59,6 @@ COVERED_ELSEWHERE: Final[dict[str, str]] = {
     "server/cluster/node_mail.py": "tests/net/test_forwarding.py",
     "server/cluster/proxies.py": "tests/cluster/test_membership.py",
     "server/competition/move_timing.py": "tests/test_move_timing.py",
-    "server/connections/link.py": "tests/live/test_runner.py",
     "server/connections/origin.py": "tests/net/test_listener.py",
     # Features: through a real server and its websockets.
     "server/features/context.py": "tests/net/test_dispatch.py",

@@ -48,12 +48,123 @@ class Relay(Protocol):
     def relay(self, links: list[ClientLink], frame: bytes) -> None: ...
 
 
+class FrameSink(Protocol):
+    """Where the frames sent to a :class:`ClientLink` go: its websocket, the relay to the node
+    holding its connection, or (in tests) a list. ``send_frame`` never waits and keeps the
+    frames' order; once ``closed`` (by :meth:`close`, or for not reading) it takes no more."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    def send_frame(self, frame: bytes) -> None: ...
+
+    def close(self, code: CloseCode, reason: str) -> None:
+        """Close the connection without waiting for the peer."""
+
+
+class WebSocketSink:
+    """A websocket connection's writes: frames queued in one event-loop turn leave in one
+    write at its end; past ``write_cap`` unsent bytes the connection is closed as a slow
+    consumer."""
+
+    __slots__ = ("closed", "flushing", "socket", "write_cap")
+
+    def __init__(self, socket: ServerConnection, write_cap: int = WRITE_BUFFER_CAP) -> None:
+        self.socket = socket
+        self.write_cap = write_cap
+        #: Set once the connection was closed by the server; nothing more is sent to it.
+        self.closed = False
+        #: A write of the frames queued this turn is scheduled.
+        self.flushing = False
+
+    def send_frame(self, frame: bytes) -> None:
+        if self.closed or self.socket.protocol.state is not State.OPEN:
+            return
+        self.socket.protocol.send_binary(frame)
+        if not self.flushing:
+            self.flushing = True
+            _flushes.add(self)
+
+    def flush(self) -> None:
+        """Write what was queued, in one piece (websockets' own sends flush it too, in order)."""
+        self.flushing = False
+        transport = self.socket.transport
+        chunks = self.socket.protocol.data_to_send()
+        pending = [chunk for chunk in chunks if chunk]
+        if pending:
+            transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
+        if len(pending) != len(chunks):  # the end of data after a close frame, as websockets does it
+            if transport.can_write_eof():
+                transport.write_eof()
+            else:
+                transport.close()
+        self.check_backlog()
+
+    def check_backlog(self) -> None:
+        """Close the connection if its unsent bytes are over the cap."""
+        transport = self.socket.transport
+        if transport is None or self.closed or transport.get_write_buffer_size() <= self.write_cap:
+            return
+        CLOSES.labels("slow").inc()
+        self.close(CloseCode.SLOW_CONSUMER, "too slow: frames were not read")
+
+    def close(self, code: CloseCode, reason: str) -> None:
+        """Nothing more is sent, and the connection is dropped after :data:`CLOSE_GRACE`
+        seconds whatever the peer does."""
+        if self.closed:
+            return
+        self.closed = True
+        closing = asyncio.ensure_future(self.socket.close(code, reason))
+        _closing.add(closing)
+        closing.add_done_callback(_closing.discard)
+        # The close frame may sit behind a backlog the client never reads: give it a
+        # moment, then let go.
+        asyncio.get_running_loop().call_later(CLOSE_GRACE, self.socket.transport.abort)
+
+
+class RelaySink:
+    """A connection held by another node: each frame goes through the relay, naming ``link``.
+    Closing is the client's own node's business: it closes nothing here."""
+
+    __slots__ = ("link", "relay")
+
+    closed: Final = False
+
+    def __init__(self, relay: Relay, link: ClientLink) -> None:
+        self.relay = relay
+        self.link = link
+
+    def send_frame(self, frame: bytes) -> None:
+        self.relay.relay([self.link], frame)
+
+    def close(self, code: CloseCode, reason: str) -> None:
+        pass
+
+
+class _NoSink:
+    """A link with neither websocket nor relay: what is sent to it goes nowhere."""
+
+    __slots__ = ()
+
+    closed: Final = False
+
+    def send_frame(self, frame: bytes) -> None:
+        pass
+
+    def close(self, code: CloseCode, reason: str) -> None:
+        pass
+
+
+_NO_SINK: Final = _NoSink()
+
+
 @dataclass(eq=False, slots=True)
 class ClientLink:
-    """A websocket connection and what the server knows of it. Compared by identity.
+    """A client connection and what the server knows of it. Compared by identity.
 
-    A link with a ``relay`` stands for a connection on another node (its ``socket`` is None):
-    what is sent to it goes through the relay."""
+    What is sent to it goes to its ``sink``: made from its ``socket`` (a
+    :class:`WebSocketSink` capped at ``write_cap``) or, for a connection on another node (its
+    ``socket`` is None), from its ``relay``; tests give a sink of their own."""
 
     socket: ServerConnection | None
     bucket: TokenBucket
@@ -70,8 +181,7 @@ class ClientLink:
     #: Rooms this connection follows, as racer (seat number) or spectator (None).
     rooms: dict[str, int | None] = field(default_factory=dict)
     opened: float = field(default_factory=time.monotonic)
-    #: Set once the connection was closed for not reading; nothing more is sent to it.
-    dropped: bool = False
+    #: The write buffer cap of the websocket sink made from ``socket``.
     write_cap: int = WRITE_BUFFER_CAP
     #: The request being served, and its outcome so far (``ok`` or its error code), for metrics.
     serving: int | None = None
@@ -83,6 +193,20 @@ class ClientLink:
     #: (server/connections/origin.py); set when the connection opens.
     address: str = "unknown"
     secure: bool = False
+    sink: FrameSink = _NO_SINK
+
+    def __post_init__(self) -> None:
+        if self.sink is _NO_SINK:
+            if self.socket is not None:
+                self.sink = WebSocketSink(self.socket, self.write_cap)
+            elif self.relay is not None:
+                self.sink = RelaySink(self.relay, self)
+
+    @property
+    def dropped(self) -> bool:
+        """Whether the connection was closed by the server (for not reading, say): nothing
+        more is sent to it."""
+        return self.sink.closed
 
     def forget_handshake(self) -> None:
         """Let the handshake's request headers and response go: websockets holds them for the
@@ -99,95 +223,48 @@ class ClientLink:
     def begin(self, request_id: int) -> None:
         self.serving, self.outcome = request_id, "ok"
 
-    #: A write of the frames queued this turn is scheduled.
-    flushing: bool = False
-
     def send_frame(self, frame: bytes) -> None:
-        """Queue an encoded frame without waiting (frames keep their order); it goes out with
-        the others of this event-loop turn."""
-        if self.socket is None:
-            if self.relay is not None and not self.dropped:
-                self.relay.relay([self], frame)
-            return
-        if self.dropped or self.socket.protocol.state is not State.OPEN:
-            return
-        self.socket.protocol.send_binary(frame)
-        if not self.flushing:
-            self.flushing = True
-            _flushes.add(self)
-
-    def flush(self) -> None:
-        """Write what was queued, in one piece (websockets' own sends flush it too, in order)."""
-        self.flushing = False
-        if self.socket is None:
-            return
-        transport = self.socket.transport
-        chunks = self.socket.protocol.data_to_send()
-        pending = [chunk for chunk in chunks if chunk]
-        if pending:
-            transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
-        if len(pending) != len(chunks):  # the end of data after a close frame, as websockets does it
-            if transport.can_write_eof():
-                transport.write_eof()
-            else:
-                transport.close()
-        self.check_backlog()
+        """Queue an encoded frame without waiting (frames keep their order); on a websocket it
+        goes out with the others of this event-loop turn."""
+        self.sink.send_frame(frame)
 
     def send(self, message: ServerMessage) -> None:
-        self.send_frame(encode(message))
+        self.sink.send_frame(encode(message))
 
     def error(self, code: ErrorCode, message: str, request_id: int | None, rule: str | None = None) -> None:
         if request_id is not None and request_id == self.serving:
             self.outcome = code
         self.send(Error(code=code, message=message, id=request_id, rule=rule))
 
-    def check_backlog(self) -> None:
-        """Close the connection if its unsent bytes are over the cap."""
-        if self.socket is None:
-            return
-        transport = self.socket.transport
-        if transport is None or self.dropped or transport.get_write_buffer_size() <= self.write_cap:
-            return
-        CLOSES.labels("slow").inc()
-        self.close(CloseCode.SLOW_CONSUMER, "too slow: frames were not read")
-
     def close(self, code: CloseCode, reason: str) -> None:
         """Close the connection without waiting, for a peer that may never answer: nothing
         more is sent to it, and it is dropped after :data:`CLOSE_GRACE` seconds whatever the
         peer does."""
-        if self.socket is None or self.dropped:
-            return
-        self.dropped = True
-        closing = asyncio.ensure_future(self.socket.close(code, reason))
-        _closing.add(closing)
-        closing.add_done_callback(_closing.discard)
-        # The close frame may sit behind a backlog the client never reads: give it a
-        # moment, then let go.
-        asyncio.get_running_loop().call_later(CLOSE_GRACE, self.socket.transport.abort)
+        self.sink.close(code, reason)
 
 
 class _Flushes:
-    """The links with frames queued in this event-loop turn, each written once at its end by
-    one callback for them all (a callback a link cost as much as the write, for a room's
-    spectators)."""
+    """The websocket sinks with frames queued in this event-loop turn, each written once at
+    its end by one callback for them all (a callback a sink cost as much as the write, for a
+    room's spectators)."""
 
     def __init__(self) -> None:
-        self._links: list[ClientLink] = []
+        self._sinks: list[WebSocketSink] = []
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def add(self, link: ClientLink) -> None:
+    def add(self, sink: WebSocketSink) -> None:
         loop = asyncio.get_running_loop()
-        if loop is not self._loop:  # a first loop, or the last one stopped with links queued
-            self._links, self._loop = [], loop
-        if not self._links:
+        if loop is not self._loop:  # a first loop, or the last one stopped with sinks queued
+            self._sinks, self._loop = [], loop
+        if not self._sinks:
             loop.call_soon(self._run)
-        self._links.append(link)
+        self._sinks.append(sink)
 
     def _run(self) -> None:
-        links, self._links = self._links, []
-        for link in links:
+        sinks, self._sinks = self._sinks, []
+        for sink in sinks:
             try:
-                link.flush()
+                sink.flush()
             except Exception:  # one broken connection must not leave the others' frames unsent
                 _log.exception("write", "writing to a connection failed")
 
@@ -200,10 +277,10 @@ def send_to_all(links: list[ClientLink], frame: bytes) -> None:
     per relay, naming them all)."""
     relayed: list[ClientLink] = []
     for link in links:
-        if link.socket is None:
-            relayed.append(link)
+        if link.relay is None:
+            link.sink.send_frame(frame)
         else:
-            link.send_frame(frame)
+            relayed.append(link)
     if relayed:
         _relay_all(relayed, frame)
 

@@ -11,8 +11,6 @@ event (a copy of the board per move) but taken afresh from the room when a snaps
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections import deque
 from collections.abc import Callable, Mapping
 
@@ -21,8 +19,8 @@ import msgspec
 from protocol.codec import encode
 from protocol.messages import Ack, Snapshot, Update
 from protocol.mirror import RoomMirror
-from server.clock import now_ms
 from server.connections.link import ClientLink, send_to_all
+from server.live.clock import SYSTEM_CLOCK, RoomClock, Timer
 from server.live.delivery import Delivery, ToLink, ToRacers, ToSeats, ToSpectators, snapshot_of
 from server.rooms.room import Room
 
@@ -30,15 +28,19 @@ from server.rooms.room import Room
 class Audience:
     """The racers' and spectators' connections of one room, and the spectator delay."""
 
-    def __init__(self, room: Room, on_delivery: Callable[[int], None] | None = None) -> None:
-        """``on_delivery`` is told how many frames went to spectators (metrics)."""
+    def __init__(
+        self, room: Room, on_delivery: Callable[[int], None] | None = None, clock: RoomClock = SYSTEM_CLOCK
+    ) -> None:
+        """``on_delivery`` is told how many frames went to spectators (metrics); the delay is
+        kept on ``clock``."""
         self.code = room.code
+        self._clock = clock
         self.racers: dict[int, list[ClientLink]] = {}
         self.spectators: list[ClientLink] = []
         self._mirror = RoomMirror(snapshot_of(room, None))
         #: Frames for spectators not yet due: (when, frame, the update or snapshot it holds).
         self._delayed: deque[tuple[float, bytes, Update | Snapshot]] = deque()
-        self._release: asyncio.TimerHandle | None = None
+        self._release: Timer | None = None
         self._on_delivery = on_delivery
         #: The mirror missed events sent without a delay: take it from the room before use.
         self._mirror_behind = False
@@ -106,7 +108,7 @@ class Audience:
             return snapshot_of(room, seat, request_id)
         self._catch_up(room)
         view = self._mirror.view()
-        view = msgspec.structs.replace(view, clock=msgspec.structs.replace(view.clock, now=now_ms()))
+        view = msgspec.structs.replace(view, clock=msgspec.structs.replace(view.clock, now=self._clock.now_ms()))
         return Snapshot(room=self.code, version=self._mirror.version, view=view, id=request_id)
 
     def execute(self, delivery: Delivery) -> None:
@@ -139,7 +141,7 @@ class Audience:
                 self._mirror_behind = True  # the room itself is the spectators' view now
             self._to_spectators(frame)
         else:
-            self._delayed.append((time.monotonic() + delay, frame, message))
+            self._delayed.append((self._clock.time() + delay, frame, message))
             self._schedule_release()
 
     def _to_spectators(self, frame: bytes) -> None:
@@ -149,12 +151,12 @@ class Audience:
 
     def _schedule_release(self) -> None:
         if self._release is None and self._delayed:
-            loop = asyncio.get_running_loop()
-            self._release = loop.call_at(loop.time() + max(0.0, self._delayed[0][0] - time.monotonic()), self._flush)
+            clock = self._clock
+            self._release = clock.call_later(max(0.0, self._delayed[0][0] - clock.time()), self._flush)
 
     def _flush(self) -> None:
         self._release = None
-        now = time.monotonic()
+        now = self._clock.time()
         while self._delayed and self._delayed[0][0] <= now:
             _, frame, update = self._delayed.popleft()
             if isinstance(update, Snapshot):

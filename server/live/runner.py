@@ -20,16 +20,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from protocol.errors import ErrorCode
 from protocol.messages import Snapshot
-from server.clock import now_ms
 from server.connections.link import ClientLink
 from server.live.audience import Audience
+from server.live.clock import SYSTEM_CLOCK, RoomClock, Timer
 from server.live.delivery import delivery_of, resync_delivery
 from server.live.loading import load_room
-from server.live.recording import RaceRecorder
 from server.rooms.commands import Command, SetSpectators, Tick
 from server.rooms.draft import DealPicker
 from server.rooms.entries import entry_text
@@ -40,7 +39,8 @@ from server.rooms.room import Room
 from server.rooms.step import Step
 from server.rooms.timing import RoomTiming
 from server.storage.connection import StoreUnavailable
-from server.storage.rooms import Expiry, Fenced, RoomStore, RoomWrite, VersionConflict
+from server.storage.rooms import Expiry, Fenced, RoomStorePort, RoomWrite, VersionConflict
+from server.storage.unrecorded import Noted
 
 if TYPE_CHECKING:
     from server.cluster.cluster import Cluster
@@ -54,14 +54,30 @@ SPECTATOR_COUNT_INTERVAL: Final = 1.0
 _RETRY_FIRST, _RETRY_MAX = 0.2, 5.0
 
 
+class RaceRecording(Protocol):
+    """What a room needs recorded of its races (:class:`~server.live.recording.RaceRecorder`)."""
+
+    async def rate(self, room: Room, step: Step) -> None:
+        """Add the racers' new ratings to ``step``, which finishes the race, before it is stored."""
+
+    async def note(self, room: Room, step: Step) -> Noted:
+        """Note the finishing ``step`` as unrecorded, before it is stored."""
+
+    async def record(self, room: Room, noted: Noted | None = None) -> None:
+        """Everything the finished race leaves behind, then clear ``noted``."""
+
+    async def started(self, room: Room) -> None:
+        """Count a race started."""
+
+
 class RoomRunner:
     """A live room: the sans-I/O :class:`Room`, its audience, its storage and its timers."""
 
     def __init__(
         self,
         room: Room,
-        store: RoomStore,
-        recorder: RaceRecorder,
+        store: RoomStorePort,
+        recorder: RaceRecording,
         finished_ttl: Callable[[RoomRecord], int],
         deal_picker: DealPicker,
         timing: RoomTiming,
@@ -69,13 +85,16 @@ class RoomRunner:
         leases: RoomLeases | None = None,
         seats: Cluster | None = None,
         on_fenced: Callable[[RoomRunner], None] | None = None,
+        clock: RoomClock = SYSTEM_CLOCK,
     ) -> None:
         """``finished_ttl`` says how long a finished room is kept (seconds); ``deal_picker``
         and ``timing`` are needed to rebuild the room on a resync. ``leases``: this node's
         leases (None: no lease is checked, for a room alone on its Redis); ``seats`` (the
-        cluster) keeps the service-wide index of who races where; ``on_fenced`` is told when another node took over."""
+        cluster) keeps the service-wide index of who races where; ``on_fenced`` is told when
+        another node took over; ``clock`` gives the room its time and timers."""
         self.room = room
-        self.audience = Audience(room, on_delivery)
+        self._clock = clock
+        self.audience = Audience(room, on_delivery, clock)
         self.lock = asyncio.Lock()
         self.closed = False
         self._store = store
@@ -84,11 +103,11 @@ class RoomRunner:
         self._pick_deal = deal_picker
         self._timing = timing
         self._stale = False
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
         self._retry = _RETRY_FIRST
-        self._heal_timer: asyncio.TimerHandle | None = None
+        self._heal_timer: Timer | None = None
         self._heal_retry = _RETRY_FIRST
-        self._count_timer: asyncio.TimerHandle | None = None
+        self._count_timer: Timer | None = None
         self._count_sent = float("-inf")
         self._tasks: set[asyncio.Task[None]] = set()
         self._leases = leases
@@ -122,7 +141,7 @@ class RoomRunner:
                     except StoreUnavailable:
                         self._heal_later()
                         raise
-                step = self.room.decide(command, now_ms())
+                step = self.room.decide(command, self._clock.now_ms())
                 noted = None
                 if step.outcome.finished:
                     await self._recorder.rate(self.room, step)
@@ -239,6 +258,7 @@ class RoomRunner:
             lambda record: self._timing,
             present=frozenset(self.audience.present_seats()),
             spectators=self.room.spectators,
+            now=self._clock.now_ms,
         )
         if room is None:
             raise StoreUnavailable(f"room {self.code} is gone from storage")
@@ -255,8 +275,7 @@ class RoomRunner:
         nobody repeats (a racer's drop, which starts their grace period), and the clients
         whose requests failed learn the truth from the snapshots the resync sends."""
         if self._heal_timer is None and not self.closed:
-            loop = asyncio.get_running_loop()
-            self._heal_timer = loop.call_later(self._heal_retry, lambda: self._background(self._heal()))
+            self._heal_timer = self._clock.call_later(self._heal_retry, lambda: self._background(self._heal()))
 
     async def _heal(self) -> None:
         self._heal_timer = None
@@ -289,11 +308,10 @@ class RoomRunner:
         deadline = self.room.next_deadline()
         if deadline is None or self.closed:
             return
-        self._arm(max(0.0, (deadline - now_ms()) / 1000))
+        self._arm(max(0.0, (deadline - self._clock.now_ms()) / 1000))
 
     def _arm(self, delay: float) -> None:
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_at(loop.time() + delay, lambda: self._background(self._tick()))
+        self._timer = self._clock.call_later(delay, lambda: self._background(self._tick()))
 
     async def _tick(self) -> None:
         self._timer = None
@@ -312,13 +330,12 @@ class RoomRunner:
         """The spectators changed: their count goes out at once if none went out in the last
         second, else at the end of that second, once, however many joined or left meanwhile."""
         if self._count_timer is None and not self.closed:
-            loop = asyncio.get_running_loop()
-            wait = max(0.0, self._count_sent + SPECTATOR_COUNT_INTERVAL - loop.time())
-            self._count_timer = loop.call_later(wait, self._send_count)
+            wait = max(0.0, self._count_sent + SPECTATOR_COUNT_INTERVAL - self._clock.time())
+            self._count_timer = self._clock.call_later(wait, self._send_count)
 
     def _send_count(self) -> None:
         self._count_timer = None
-        self._count_sent = asyncio.get_running_loop().time()
+        self._count_sent = self._clock.time()
         self._background(self._count())
 
     async def _count(self) -> None:

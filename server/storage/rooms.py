@@ -23,7 +23,7 @@ import enum
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, cast
+from typing import Final, Protocol, cast
 
 from redis.exceptions import NoScriptError, ResponseError
 
@@ -154,6 +154,25 @@ class RoomWrite:
     expiry: int
     #: The writer's owner lease (``<node>:<token>``); "" skips the check (tools, tests).
     lease: str = ""
+
+
+class RoomStorePort(Protocol):
+    """What a live room needs of room storage (:class:`RoomStore` on Redis; tests have one in
+    memory). The semantics are :class:`RoomStore`'s, method by method."""
+
+    async def commit(self, write: RoomWrite) -> Committed:
+        """Store ``write`` (all of it, or nothing) if the writer holds the room's lease and the
+        stored version is ``write.base``: else :class:`Fenced` or :class:`VersionConflict`;
+        :class:`StoreUnavailable` when storage fails (the write may then have happened)."""
+
+    async def load(self, code: str) -> StoredRoom | None:
+        """The room's record and stored version (its logs left empty), or None."""
+
+    async def logs(self, code: str, race: int, seats: int = MAX_SEATS) -> dict[int, list[str]]:
+        """The log entries of race ``race`` by seat, seats without entries left out."""
+
+    async def mark_active(self, code: str, active: bool) -> None:
+        """Add the room to the rooms in progress, or take it off."""
 
 
 #: (room, race)s whose key names are kept.

@@ -1,0 +1,74 @@
+"""A room clock that moves only when the test says (:class:`server.live.clock.RoomClock`)."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from collections.abc import Callable
+from typing import Final
+
+from server.live.clock import Timer
+
+#: Event-loop turns given to the work a timer started (in-memory storage answers in a few).
+SETTLE_TURNS: Final = 100
+
+
+class ManualTimer:
+    __slots__ = ("callback", "cancelled")
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class ManualClock:
+    """Starts at the system's wall time and stands still; :meth:`advance` moves it, running
+    each timer at its due time, in order, and letting what it starts run before the next."""
+
+    def __init__(self, start: float | None = None) -> None:
+        self._now = time.time() if start is None else start
+        self._due: list[tuple[float, int, ManualTimer]] = []
+        self._order = itertools.count()
+
+    def now_ms(self) -> int:
+        return int(self._now * 1000)
+
+    def time(self) -> float:
+        return self._now
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
+        """A timer due now runs on the event loop's next turn, as the system clock's would;
+        a later one when :meth:`advance` reaches it."""
+        if delay <= 0:
+            return asyncio.get_running_loop().call_soon(callback)
+        timer = ManualTimer(callback)
+        heapq.heappush(self._due, (self._now + delay, next(self._order), timer))
+        return timer
+
+    async def advance(self, seconds: float) -> None:
+        """Move ``seconds`` on, firing the timers due meanwhile (and those they arm)."""
+        end = self._now + seconds
+        await settle()
+        while self._due and self._due[0][0] <= end:
+            due, _, timer = heapq.heappop(self._due)
+            self._now = max(self._now, due)
+            if not timer.cancelled:
+                timer.callback()
+                await settle()
+        self._now = end
+        await settle()
+
+    def pending(self) -> list[float]:
+        """Seconds from now to each armed timer, soonest first."""
+        return sorted(due - self._now for due, _, timer in self._due if not timer.cancelled)
+
+
+async def settle() -> None:
+    """Let the tasks ready to run (and those they wake) run."""
+    for _ in range(SETTLE_TURNS):
+        await asyncio.sleep(0)
