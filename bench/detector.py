@@ -11,19 +11,21 @@ slower machine may find other lines and other figures), timed by a seeded pacing
 that solution and the player's own earlier races, exactly as the server judges a ranked
 entry. ``--runs`` runs of each kind:
 
-- ``people``, ``experts``: must not be flagged (the false alarms);
-- ``studied`` (the day's solution, 0.3 to 1.0 s between moves, started at once) and
-  ``studied-paced`` (the same line paced like a person, after a reading pause): must be
-  flagged (the hits);
+- ``people``, ``experts`` and ``explorers`` (the day's solution found by exploring around
+  it, paced like a person): must not be flagged (the false alarms);
+- ``studied`` (the day's solution, 0.3 to 1.0 s between moves, started at once),
+  ``studied-paced`` (the same line paced like a person, after a reading pause) and
+  ``studied-masked`` (paced like a person, with two random moves made and undone on the
+  way): must be flagged (the hits);
 - ``studied-other``: a solver line that is not the day's (the first line found from the
-  start, no par shortening), paced like ``studied``, and ``studied-masked``: the day's
-  solution with two moves made and undone on the way, paced like a person: known limits,
-  reported apart;
+  start, no par shortening), paced like ``studied``; ``studied-masked-5``: five random moves
+  made and undone; ``studied-masked-long``: five detours of 1 to 4 random moves each, undone:
+  where the check stops, reported apart;
 - ``machine``: the day's solution 2 to 20 ms a move: must be refused.
 
 It prints, per kind, how many were flagged and refused, the scores' quartiles, the share of
-choices on the day's line (median, max) and how many won; then the hit rate (both studied
-kinds), the false-alarm rate (people and experts), the limits and the machine-speed refusals.
+choices on the day's line (median, max) and how many won; then the hit rate, the
+false-alarm rate, the limits and the machine-speed refusals.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from dataclasses import dataclass
 
 from bench.lib.people import (
     expert_log,
+    explorer_log,
     history,
     masked_log,
     person_log,
@@ -98,6 +101,14 @@ def experts(day: Day, start: Game, rng: random.Random) -> tuple[list[str], list[
     return entries, person_times(pacing, entries, rng, START_MS), history(pacing, rng)
 
 
+def explorers(day: Day, start: Game, rng: random.Random) -> tuple[list[str], list[int], list[list[int]]]:
+    pacing = person_pacing(rng)
+    entries = explorer_log(start, day.solution, rng)
+    # Their earlier races explored as much: as many quick undos in the norm.
+    earlier = history(pacing, rng, entries.count("undo") / len(entries))
+    return entries, person_times(pacing, entries, rng, START_MS), earlier
+
+
 def studied(day: Day, start: Game, rng: random.Random) -> tuple[list[str], list[int], list[list[int]]]:
     entries = list(day.solution)
     return entries, uniform_times(entries, rng, START_MS, 300, 1000), history(person_pacing(rng), rng)
@@ -114,10 +125,16 @@ def studied_other(day: Day, start: Game, rng: random.Random) -> tuple[list[str],
     return entries, uniform_times(entries, rng, START_MS, 300, 1000), history(person_pacing(rng), rng)
 
 
-def studied_masked(day: Day, start: Game, rng: random.Random) -> tuple[list[str], list[int], list[list[int]]]:
-    pacing = person_pacing(rng)
-    entries = masked_log(start, day.solution, rng, detours=2)
-    return entries, person_times(pacing, entries, rng, START_MS), history(pacing, rng)
+def masked(detours: int, longest: int) -> Run:
+    """A studied kind: the day's solution with ``detours`` detours of 1 to ``longest`` random
+    moves, undone, paced like a person."""
+
+    def run(day: Day, start: Game, rng: random.Random) -> tuple[list[str], list[int], list[list[int]]]:
+        pacing = person_pacing(rng)
+        entries = masked_log(start, day.solution, rng, detours, longest)
+        return entries, person_times(pacing, entries, rng, START_MS), history(pacing, rng)
+
+    return run
 
 
 def machine(day: Day, start: Game, rng: random.Random) -> tuple[list[str], list[int], list[list[int]]]:
@@ -128,15 +145,18 @@ def machine(day: Day, start: Game, rng: random.Random) -> tuple[list[str], list[
 KINDS: dict[str, Run] = {
     "people": people,
     "experts": experts,
+    "explorers": explorers,
     "studied": studied,
     "studied-paced": studied_paced,
+    "studied-masked": masked(2, 1),
     "studied-other": studied_other,
-    "studied-masked": studied_masked,
+    "studied-masked-5": masked(5, 1),
+    "studied-masked-long": masked(5, 4),
     "machine": machine,
 }
-HITS = ("studied", "studied-paced")
-FALSE_ALARMS = ("people", "experts")
-LIMITS = ("studied-other", "studied-masked")
+HITS = ("studied", "studied-paced", "studied-masked")
+FALSE_ALARMS = ("people", "experts", "explorers")
+LIMITS = ("studied-other", "studied-masked-5", "studied-masked-long")
 
 
 def judge_runs(kind: str, runs: int, bench_days: list[Day], seed: int) -> list[Judgement]:
@@ -152,6 +172,10 @@ def judge_runs(kind: str, runs: int, bench_days: list[Day], seed: int) -> list[J
 
 def caught(judged: list[Judgement]) -> int:
     return sum(j.verdict is not Verdict.CLEAR for j in judged)
+
+
+def share(count: int, total: int) -> str:
+    return f"{count}/{total} = {count / total:.1%}"
 
 
 def main() -> None:
@@ -172,21 +196,20 @@ def main() -> None:
         q1, median, q3 = statistics.quantiles([j.score for j in judged], n=4)
         shares = [j.play.line_share for j in judged]
         print(
-            f"{kind:14} runs {len(judged):4}  flagged {flagged:4}  refused {refused:4}"
+            f"{kind:19} runs {len(judged):4}  flagged {flagged:4}  refused {refused:4}"
             f"  score quartiles {q1:.2f} {median:.2f} {q3:.2f}  max {max(j.score for j in judged):.2f}"
             f"  line share median {statistics.median(shares):.2f} max {max(shares):.2f}"
             f"  won {sum(j.play.won for j in judged)}"
         )
     hits = [j for kind in HITS for j in results[kind]]
     alarms = [j for kind in FALSE_ALARMS for j in results[kind]]
-    print(f"hit rate (studied, studied-paced): {caught(hits)}/{len(hits)} = {caught(hits) / len(hits):.1%}")
-    print(f"false alarms (people, experts): {caught(alarms)}/{len(alarms)} = {caught(alarms) / len(alarms):.1%}")
+    print(f"hit rate ({', '.join(HITS)}): {share(caught(hits), len(hits))}")
+    print(f"false alarms ({', '.join(FALSE_ALARMS)}): {share(caught(alarms), len(alarms))}")
     for kind in LIMITS:
-        judged = results[kind]
-        print(f"{kind} (a known limit): {caught(judged)}/{len(judged)} = {caught(judged) / len(judged):.1%}")
+        print(f"{kind} (a known limit): {share(caught(results[kind]), len(results[kind]))}")
     machines = results["machine"]
     refused = sum(j.verdict is Verdict.REFUSED for j in machines)
-    print(f"machine speed refused: {refused}/{len(machines)} = {refused / len(machines):.1%}")
+    print(f"machine speed refused: {share(refused, len(machines))}")
     print(f"({time.perf_counter() - began:.0f} s)")
 
 

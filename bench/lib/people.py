@@ -1,7 +1,7 @@
 """Synthetic ranked daily attempts for the anti-cheat bench (``bench.detector``): logs played
 with the rules engine and timed by a seeded pacing model, no server involved.
 
-Three kinds of player, each a function of a seeded :class:`random.Random`:
+Four kinds of player, each a function of a seeded :class:`random.Random`:
 
 - **people** (:func:`person_log`): choose among the engine's hints (visible information
   only, like a person reading the table) with a skill-dependent chance of the best ones,
@@ -11,10 +11,14 @@ Three kinds of player, each a function of a seeded :class:`random.Random`:
 - **experts** (:func:`expert_log`): a few moves of their own, then a winning line from
   there that is not the day's (the solver's first line found from that position, which is
   no par line): a clean, quick win off the day's solution, the hardest case for false alarms;
+- **explorers** (:func:`explorer_log`): people who end up playing the day's solution
+  itself, having tried detours of a few moves around it and taken them back: the honest
+  case closest to a studied run;
 - **studied** runs: the day's solution replayed (the bench's own kinds), paced uniformly
   (0.3 to 1.0 s between moves, started at once: the case found in issue 28) or like a
   person (their own pacing, a reading pause first: a cheater covering tracks), or with
-  moves made and undone along the way (:func:`masked_log`: faking exploration).
+  detours of random moves made and undone along the way (:func:`masked_log`: faking
+  exploration).
 
 Pacing (:class:`Pacing`): a person's median gap is drawn around 1.5 s (lognormal, 0.6 to 6
 s), each gap is that median times a lognormal factor (sigma 0.55 to 0.95), now and then a
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from server.competition.move_timing import gaps
@@ -81,11 +86,16 @@ def uniform_times(entries: list[str], rng: random.Random, start_ms: int, low: fl
     return times
 
 
-def history(pacing: Pacing, rng: random.Random) -> list[list[int]]:
-    """The gaps of 0 to 4 earlier races (40 to 150 entries each) in ``pacing``."""
+def history(pacing: Pacing, rng: random.Random, undo_share: float = 0.0) -> list[list[int]]:
+    """The gaps of 0 to 4 earlier races (40 to 150 entries each) in ``pacing``, with this
+    share of the entries undos (taken back quicker than a move is thought of)."""
     races = []
     for _ in range(rng.randint(0, 4)):
-        entries = ["x"] * rng.randint(40, 150)
+        count = rng.randint(40, 150)
+        # Draws nothing without undos, so the other kinds' runs do not depend on it.
+        entries = (
+            [("undo" if rng.random() < undo_share else "x") for _ in range(count)] if undo_share else ["x"] * count
+        )
         times = person_times(pacing, entries, rng, 0)
         races.append(gaps(times))
     return races
@@ -190,17 +200,53 @@ def expert_log(start: Game, rng: random.Random) -> list[str]:
     return entries
 
 
-def masked_log(start: Game, line: tuple[str, ...], rng: random.Random, detours: int) -> list[str]:
-    """``line`` played from ``start`` with ``detours`` moves off it, each undone at once."""
+def _detour(game: Game, line_move: Move, length: int, choose: Callable[[Game, list[Move]], Move]) -> list[str]:
+    """Up to ``length`` moves from ``game`` picked by ``choose``, the first not ``line_move``,
+    then as many undos: the entries, ``game`` back where it was."""
+    entries: list[str] = []
+    made = 0
+    for step in range(length):
+        moves = [move for move in game.legal_moves() if step or move != line_move]
+        if not moves or game.is_won():
+            break
+        move = choose(game, moves)
+        entries.append(game.move_text(move))
+        game.apply(move)
+        made += 1
+    for _ in range(made):
+        game.undo()
+        entries.append("undo")
+    return entries
+
+
+def masked_log(start: Game, line: tuple[str, ...], rng: random.Random, detours: int, longest: int = 1) -> list[str]:
+    """``line`` played from ``start`` with ``detours`` detours off it at random places, each of
+    1 to ``longest`` random moves, undone at once (faked exploration)."""
     game = start.copy(history=False)
     at = set(rng.sample(range(len(line)), min(detours, len(line))))
     entries: list[str] = []
     for index, text in enumerate(line):
+        move = game.parse_move(text)
         if index in at:
-            move = game.parse_move(text)
-            others = [other for other in game.legal_moves() if other != move]
-            if others:
-                entries += [game.move_text(rng.choice(others)), "undo"]
+            length = 1 if longest == 1 else rng.randint(1, longest)
+            entries += _detour(game, move, length, lambda _, moves: rng.choice(moves))
         entries.append(text)
-        game.apply(game.parse_move(text))
+        game.apply(move)
+    return entries
+
+
+def explorer_log(start: Game, line: tuple[str, ...], rng: random.Random) -> list[str]:
+    """A person who finds ``line`` by exploring around it: before each of its moves, with a
+    chance of 0.1 to 0.3 (the player's), a detour of 1 to 6 moves (chosen as a person does,
+    mostly among the hints) that is undone, then the line's move."""
+    game = start.copy(history=False)
+    skill = rng.uniform(0.55, 0.95)
+    curiosity = rng.uniform(0.1, 0.3)
+    entries: list[str] = []
+    for text in line:
+        move = game.parse_move(text)
+        if rng.random() < curiosity:
+            entries += _detour(game, move, rng.randint(1, 6), lambda at, moves: _choose(at, moves, skill, rng))
+        entries.append(text)
+        game.apply(move)
     return entries

@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from bench.lib.people import expert_log, masked_log, person_log, person_pacing, person_times, uniform_times
+from bench.lib.people import (
+    expert_log,
+    explorer_log,
+    masked_log,
+    person_log,
+    person_pacing,
+    person_times,
+    uniform_times,
+)
 from server.competition.move_timing import played_line
 from server.games import Antares
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
@@ -46,6 +54,16 @@ def test_masked_replays_undo_their_detours_and_times_follow_the_entries() -> Non
     assert times[0] > 1000  # a reading pause first
     steady = uniform_times(masked, rng, 0, 300, 1000)
     assert all(300 <= b - a <= 1000 for a, b in zip([0, *steady], steady, strict=False))
+    longer = masked_log(new_antares(), line, rng, detours=5, longest=4)
+    assert 5 <= longer.count("undo") <= 20
+    assert played_line(longer) == list(line)
+
+
+def test_explorers_end_on_the_line_having_tried_detours_around_it() -> None:
+    line = winning_line()
+    explored = explorer_log(new_antares(), line, random.Random(3))
+    assert played_line(explored) == list(line)
+    assert explored.count("undo") > len(line) // 10
 
 
 @pytest.mark.slow
@@ -59,5 +77,6 @@ def test_the_bench_prints_its_rates() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    for line in ("hit rate (studied, studied-paced): ", "false alarms (people, experts): ", "machine speed refused"):
+    hits, alarms = "hit rate (studied, studied-paced, studied-masked): ", "false alarms (people, experts, explorers): "
+    for line in (hits, alarms, "machine speed refused"):
         assert line in result.stdout
