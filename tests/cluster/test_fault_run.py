@@ -1,6 +1,11 @@
 """A randomized fault run on real processes, in the manner of Jepsen: three nodes on one Redis,
 racers and spectators on every node, and a nemesis that SIGKILLs nodes (started again),
-SIGSTOPs nodes past their TTL and SIGSTOPs or SIGKILLs Redis (started again on its data).
+SIGSTOPs nodes past their TTL, SIGSTOPs or SIGKILLs Redis (started again on its data) and,
+where the machine allows it (root, iproute2's ``ip``), cuts a node from Redis for 1-4 s, past
+its TTL at times (``cut-redis``, its first action): that node runs in a network namespace of
+its own (:mod:`tests.cluster.netns`) whose route to Redis is blackholed, while it still
+reaches the other nodes and the clients reach it. Where the machine does not allow it, the
+run goes on without that action and prints why.
 
 The checker, through the protocol only:
 
@@ -24,7 +29,8 @@ import os
 import random
 import signal
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +41,7 @@ from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, AskRaceLog, ClientMessage, Joined, PlayMove, RaceLog, Resign, RoomOptions, Spectate
 from server.games import variant_class
 from server.storage.embedded import EmbeddedRedis
+from tests.cluster.netns import NamespaceUnavailable, RedisCutNamespace, TcpEmbeddedRedis, redis_cut_namespace
 from tests.cluster.test_membership import reached
 from tests.faults.invariants import replay_log
 from tests.nodes.conftest import NodeProcess, Service
@@ -48,6 +55,8 @@ ROOMS = 3
 #: Seconds an ack may go before the update that brings the client's copy to its version.
 UPDATE_WITHIN = 3.0
 ANTARES = variant_class("antares")
+#: Redis's TCP port, on an address of the run's own namespace link (so no other process has it).
+REDIS_PORT = 6379
 
 
 @dataclass
@@ -86,6 +95,9 @@ async def race(player: Player, code: str, seat: int, service: Service, until: fl
         except ServerError as error:
             if error.code == "storage-unavailable":
                 player.in_doubt += 1
+                # A pause, as a person would take: retrying at once while Redis is away only
+                # piles up moves in doubt, which loosens the "none without cause" bound.
+                await asyncio.sleep(0.2)
             elif error.code == "not-in-room":
                 player.not_in_room += 1
             continue
@@ -109,18 +121,43 @@ async def race(player: Player, code: str, seat: int, service: Service, until: fl
         await asyncio.sleep(rng.uniform(0.05, 0.3))
 
 
-async def nemesis(service: Service, redis: EmbeddedRedis, until: float, rng: random.Random) -> list[str]:
-    """Break something every 2-6 s until ``until``; what it did."""
-    done = []
+@dataclass(frozen=True)
+class Layout:
+    """Where the nodes run: with a namespace, all but one on its host address and one inside
+    it, on Redis's TCP address (the one node whose route to Redis the nemesis cuts); else all
+    on 127.0.0.1 on Redis's socket."""
+
+    redis: EmbeddedRedis
+    namespace: RedisCutNamespace | None
+
+    async def start(self, service: Service, count: int, *, inside: bool = False) -> None:
+        if self.namespace is None:
+            await service.start(count)
+        elif inside:
+            assert isinstance(self.redis, TcpEmbeddedRedis)
+            hosts = [self.namespace.inner_address] * count
+            await service.start(count, hosts=hosts, netns=self.namespace.name, redis_url=self.redis.tcp_url)
+        else:
+            await service.start(count, hosts=[self.namespace.host_address] * count)
+
+
+async def nemesis(service: Service, layout: Layout, until: float, rng: random.Random) -> list[str]:
+    """Break something every 2-6 s until ``until``, first of all the route to Redis if it can;
+    what it did."""
+    done: list[str] = []
+    actions = ["kill", "pause", "pause-redis", "kill-redis"] + (["cut-redis"] if layout.namespace else [])
+    redis = layout.redis
     while time.monotonic() + 6 < until:
         await asyncio.sleep(rng.uniform(2, 6))
         live = [node for node in service.nodes if node.process.poll() is None]
-        action = rng.choice(["kill", "pause", "pause-redis", "kill-redis"])
+        action = rng.choice(actions) if done or layout.namespace is None else "cut-redis"
         if action == "kill" and len(live) > 1:
             victim = rng.choice(live)
             victim.signal(signal.SIGKILL)
             victim.process.wait()
-            await service.start(1)  # its replacement, on a new port
+            await layout.start(service, 1, inside=victim.netns is not None)  # its replacement, on a new port
+        elif action == "cut-redis" and layout.namespace is not None:
+            await _cut(layout.namespace, rng.uniform(1.0, 4.0))  # past the nodes' TTL at times
         elif action == "pause":
             await _paused(rng.choice(live), rng.uniform(1.0, 4.0))
         elif action == "pause-redis" and redis.pid is not None:
@@ -132,6 +169,14 @@ async def nemesis(service: Service, redis: EmbeddedRedis, until: float, rng: ran
             await asyncio.sleep(rng.uniform(0.5, 1.5))
         done.append(action)
     return done
+
+
+async def _cut(namespace: RedisCutNamespace, seconds: float) -> None:
+    await namespace.cut()
+    try:
+        await asyncio.sleep(seconds)
+    finally:
+        await namespace.heal()
 
 
 async def _paused(node: NodeProcess, seconds: float) -> None:
@@ -174,13 +219,40 @@ def check_log(log: RaceLog, racers: dict[int, Player]) -> None:
         assert len(moves) <= len(player.acked) + player.in_doubt, (moves, player.acked, player.in_doubt)
 
 
+@contextlib.asynccontextmanager
+async def layout_for_the_run(directory: Path) -> AsyncIterator[Layout]:
+    """Redis, and the namespace if the machine allows one (else why not, printed)."""
+    with contextlib.ExitStack() as namespaces:
+        try:
+            namespace: RedisCutNamespace | None = namespaces.enter_context(redis_cut_namespace())
+        except NamespaceUnavailable as why:
+            print(f"no cut-redis in this fault run: {why}")
+            namespace = None
+        redis = (
+            EmbeddedRedis(directory / "redis")
+            if namespace is None
+            else TcpEmbeddedRedis(directory / "redis", namespace.redis_address, REDIS_PORT)
+        )
+        await redis.start()
+        try:
+            yield Layout(redis, namespace)
+        finally:
+            await redis.stop()
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.timeout(SECONDS + 300)  # the suite's 300 s for all but the run itself
-async def test_a_randomized_fault_run_keeps_every_promise(embedded: EmbeddedRedis, tmp_path: Path, seed: int) -> None:
+async def test_a_randomized_fault_run_keeps_every_promise(tmp_path: Path, seed: int) -> None:
+    async with layout_for_the_run(tmp_path) as layout:
+        await fault_run(layout, tmp_path, seed)
+
+
+async def fault_run(layout: Layout, directory: Path, seed: int) -> None:
     rng = random.Random(seed)
-    service = Service(embedded.url, tmp_path)
+    service = Service(layout.redis.url, directory)
     try:
-        await service.start(3)
+        await layout.start(service, 2)
+        await layout.start(service, 1, inside=True)
         rooms: list[tuple[str, dict[int, Player]]] = []
         spectators: list[RaceClient] = []
         for k in range(ROOMS):
@@ -201,11 +273,12 @@ async def test_a_randomized_fault_run_keeps_every_promise(embedded: EmbeddedRedi
             for code, racers in rooms
             for seat, player in racers.items()
         ]
-        actions, *_ = await asyncio.gather(nemesis(service, embedded, until, rng), *racing)
+        actions, *_ = await asyncio.gather(nemesis(service, layout, until, rng), *racing)
         assert actions, "the nemesis did nothing"
         players = [player for _, racers in rooms for player in racers.values()]
+        counts = ", ".join(f"{action} {n}" for action, n in sorted(Counter(actions).items()))
         print(  # the run's figures, for a long run's report (pytest -s)
-            f"seed {seed}, {SECONDS:g} s: nemesis {', '.join(actions)};"
+            f"seed {seed}, {SECONDS:g} s: nemesis {', '.join(actions)} ({counts});"
             f" {sum(len(p.acked) for p in players)} moves acknowledged, {sum(p.in_doubt for p in players)} in doubt"
         )
         for code, racers in rooms:

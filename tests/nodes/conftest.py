@@ -8,7 +8,8 @@
 ``service``
     A :class:`Service`: start ``python -m server`` node processes on that Redis
     (``service.start(3)``, counting down :data:`tests.polling.COUNTDOWN`; on 127.0.0.1, or
-    each on a loopback address of its own with ``hosts=``), kill, pause and resume them;
+    each on a loopback address of its own with ``hosts=``; in a network namespace with
+    ``netns=``), kill, pause and resume them;
     every process is stopped after the test. Their logs are in ``tmp_path``.
 """
 
@@ -73,6 +74,7 @@ class NodeProcess:
     process: subprocess.Popen[bytes]
     log: Path
     host: str = "127.0.0.1"  # the address it listens on (its peer port too)
+    netns: str | None = None  # the network namespace it runs in (None: the test's own)
 
     @property
     def url(self) -> str:
@@ -91,17 +93,28 @@ class Service:
     nodes: list[NodeProcess] = field(default_factory=list)
     clients: list[RaceClient] = field(default_factory=list)
 
-    async def start(self, count: int, *extra: str, hosts: Sequence[str] = ()) -> list[NodeProcess]:
+    async def start(
+        self,
+        count: int,
+        *extra: str,
+        hosts: Sequence[str] = (),
+        netns: str | None = None,
+        redis_url: str | None = None,
+    ) -> list[NodeProcess]:
         """``count`` ready nodes with the flags ``extra``; the ``k``-th listens on ``hosts[k]``
-        (``--host``: its peer port too) if given, else on 127.0.0.1."""
+        (``--host``: its peer port too) if given, else on 127.0.0.1. With ``netns`` they run in
+        that network namespace (``ip netns exec``; the hosts are its addresses), with
+        ``redis_url`` on that Redis URL instead of the service's."""
         addresses = [hosts[k] if k < len(hosts) else "127.0.0.1" for k in range(count)]
-        return list(await asyncio.gather(*(self._start_one(host, *extra) for host in addresses)))
+        launch = _Launch(netns, redis_url or self.redis_url)
+        return list(await asyncio.gather(*(self._start_one(host, *extra, launch=launch) for host in addresses)))
 
-    async def _start_one(self, host: str, *extra: str) -> NodeProcess:
+    async def _start_one(self, host: str, *extra: str, launch: _Launch | None = None) -> NodeProcess:
         """A ready node on ``host``. A free port can be taken before the node binds it (another
         node's peer port, an ephemeral port too, or another test's): then it starts on another."""
+        launch = launch or _Launch(None, self.redis_url)
         for _ in range(_PORT_TRIES - 1):
-            node = self._spawn(host, *extra)
+            node = self._spawn(host, *extra, launch=launch)
             self.nodes.append(node)
             try:
                 await self.ready(node)
@@ -111,24 +124,26 @@ class Service:
                 self.nodes.remove(node)  # it exited: only nodes that started are the service's
                 continue
             return node
-        node = self._spawn(host, *extra)
+        node = self._spawn(host, *extra, launch=launch)
         self.nodes.append(node)
         await self.ready(node)
         return node
 
-    def _spawn(self, host: str, *extra: str) -> NodeProcess:
-        port = free_port(host)
-        while port in {node.port for node in self.nodes}:  # on another address: its log's name
-            port = free_port(host)
+    def _spawn(self, host: str, *extra: str, launch: _Launch) -> NodeProcess:
+        taken = {node.port for node in self.nodes}  # on another address too: a log is named by its port
+        port = launch.port(host)
+        while port in taken:
+            port = launch.port(host)
         log = self.directory / f"node-{port}.log"
         command = [
-            sys.executable, "-m", "server", "--host", host, "--port", str(port), "--redis-url", self.redis_url,
-            "--node-ttl", str(NODE_TTL), "--solver-workers", "0", "--grace", "60",
+            *launch.prefix(), sys.executable, "-m", "server", "--host", host, "--port", str(port),
+            "--redis-url", launch.redis_url, "--node-ttl", str(NODE_TTL), "--solver-workers", "0", "--grace", "60",
             "--countdown", str(COUNTDOWN), *extra,
         ]  # fmt: skip
         with log.open("wb") as output:
+            # ``ip netns exec`` execs the command: the process is the node itself (its signals too).
             process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
-        return NodeProcess(port, process, log, host)
+        return NodeProcess(port, process, log, host, launch.netns)
 
     async def ready(self, node: NodeProcess) -> None:
         deadline = time.monotonic() + _START_TIMEOUT
@@ -162,6 +177,23 @@ class Service:
             except subprocess.TimeoutExpired:
                 node.process.kill()
                 node.process.wait()
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """Where a node process runs: its network namespace (None: ours) and its Redis."""
+
+    netns: str | None
+    redis_url: str
+
+    def prefix(self) -> list[str]:
+        return [] if self.netns is None else ["ip", "netns", "exec", self.netns]
+
+    def port(self, host: str) -> int:
+        """A port for a node on ``host``. Another namespace's address cannot be probed from
+        here; nothing but its nodes listens there, and below Linux's ephemeral range (32768
+        and up) no outgoing connection or peer port (port 0) takes it."""
+        return free_port(host) if self.netns is None else random.randint(10_000, 32_000)
 
 
 def _cluster_ports(count: int) -> list[int]:

@@ -1,0 +1,114 @@
+"""A network namespace one node runs in, whose route to Redis the fault run can cut and heal.
+
+:func:`redis_cut_namespace` makes (as root, with iproute2's ``ip``) a namespace linked to the
+host by a veth pair on ``10.231.K.0/24``, ``K`` unique among the test processes of the
+machine: the host side has ``10.231.K.1`` (where the other nodes listen) and ``10.231.K.100``
+(where Redis listens, see :class:`TcpEmbeddedRedis`), the namespace side ``10.231.K.2``.
+:meth:`RedisCutNamespace.cut` adds a blackhole route to the Redis address inside the
+namespace, as a real partition would: established connections hang (nothing leaves), new
+ones fail, while the nodes and the test's clients still reach each other;
+:meth:`RedisCutNamespace.heal` removes it, and the hung connections deliver again. The
+namespace and the veth pair are deleted when the context ends, whatever way it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from server.storage.embedded import EmbeddedRedis
+
+#: Namespaces tried (each on another ``K``) before giving up: another process may hold a ``K``.
+_TRIES = 8
+_IP_TIMEOUT = 10.0
+
+
+class NamespaceUnavailable(Exception):
+    """The machine does not allow the namespace (not root, no ``ip``, an ``ip`` error); the message says why."""
+
+
+@dataclass(frozen=True)
+class RedisCutNamespace:
+    name: str
+    host_address: str  # the host side's own address: nodes in the host namespace listen here
+    redis_address: str  # the host side's second address: Redis listens here
+    inner_address: str  # the namespace side's address: the node inside listens here
+
+    async def cut(self) -> None:
+        """Drop everything the namespace sends to Redis (established connections hang)."""
+        await _ip_async("netns", "exec", self.name, "ip", "route", "add", "blackhole", f"{self.redis_address}/32")
+
+    async def heal(self) -> None:
+        """Undo :meth:`cut`."""
+        await _ip_async("netns", "exec", self.name, "ip", "route", "del", "blackhole", f"{self.redis_address}/32")
+
+
+@contextlib.contextmanager
+def redis_cut_namespace() -> Iterator[RedisCutNamespace]:
+    """A fresh :class:`RedisCutNamespace`, deleted afterwards; raises :class:`NamespaceUnavailable`."""
+    if shutil.which("ip") is None:
+        raise NamespaceUnavailable("no `ip` command (iproute2)")
+    last_error = ""
+    for k in random.sample(range(1, 255), _TRIES):
+        name, outer, inner = f"fault-ns-{k}", f"fault-h-{k}", f"fault-n-{k}"
+        try:
+            _ip("netns", "add", name)  # fails if another test process (or a leftover) has this K
+        except NamespaceUnavailable as error:
+            if "exists" not in str(error):
+                raise
+            last_error = str(error)
+            continue
+        try:
+            try:
+                _ip("link", "add", outer, "type", "veth", "peer", "name", inner)
+                _ip("link", "set", inner, "netns", name)
+                _ip("addr", "add", f"10.231.{k}.1/24", "dev", outer)
+                _ip("addr", "add", f"10.231.{k}.100/24", "dev", outer)
+                _ip("link", "set", outer, "up")
+                _ip("netns", "exec", name, "ip", "addr", "add", f"10.231.{k}.2/24", "dev", inner)
+                _ip("netns", "exec", name, "ip", "link", "set", inner, "up")
+                _ip("netns", "exec", name, "ip", "link", "set", "lo", "up")
+                yield RedisCutNamespace(name, f"10.231.{k}.1", f"10.231.{k}.100", f"10.231.{k}.2")
+            finally:
+                with contextlib.suppress(NamespaceUnavailable):
+                    _ip("link", "del", outer)  # its peer goes with it
+        finally:
+            with contextlib.suppress(NamespaceUnavailable):
+                _ip("netns", "del", name)
+        return
+    raise NamespaceUnavailable(f"no free namespace in {_TRIES} tries: {last_error}")
+
+
+class TcpEmbeddedRedis(EmbeddedRedis):
+    """An :class:`EmbeddedRedis` that also listens on TCP at ``bind``:``port`` (its restarts too)."""
+
+    def __init__(self, data_dir: Path, bind: str, port: int) -> None:
+        super().__init__(data_dir)
+        self.tcp_url = f"redis://{bind}:{port}"
+        self._tcp = ["--port", str(port), "--bind", bind, "--protected-mode", "no"]
+
+    def command(self) -> list[str]:
+        return [*super().command(), *self._tcp]  # the later --port wins over the embedded one's 0
+
+
+def _ip(*args: str) -> None:
+    try:
+        done = subprocess.run(["ip", *args], capture_output=True, timeout=_IP_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise NamespaceUnavailable(f"ip {' '.join(args)}: {error}") from error
+    if done.returncode != 0:
+        raise NamespaceUnavailable(f"ip {' '.join(args)}: {done.stderr.decode(errors='replace').strip()}")
+
+
+async def _ip_async(*args: str) -> None:
+    """:func:`_ip` without blocking the event loop (the nemesis runs beside the racers)."""
+    process = await asyncio.create_subprocess_exec("ip", *args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, error = await asyncio.wait_for(process.communicate(), _IP_TIMEOUT)
+    if process.returncode != 0:
+        raise NamespaceUnavailable(f"ip {' '.join(args)}: {error.decode(errors='replace').strip()}")
