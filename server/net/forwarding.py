@@ -42,6 +42,7 @@ from server.net.following import Following, Role
 from server.ops.log_limits import LogLimiter
 from server.ops.metrics import FORWARD_SECONDS, FORWARDED_RECEIVED, FORWARDED_SENT
 from server.ops.stopping import stop_requested, stop_tasks
+from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
 
 logger = logging.getLogger("server.nodes")
@@ -265,12 +266,8 @@ class Router:
         acks), so its node is told to close it, and the client resumes everywhere."""
         if not self.proxies.was_silenced(origin, link):
             return False
-        self._log.log(
-            logging.INFO,
-            "dropped-proxy",
-            "a request on a dropped proxy of node %s: its client is sent to reconnect",
-            origin,
-        )
+        line = "a request on a dropped proxy of node %s: its client is sent to reconnect"
+        self._log.log(logging.INFO, "dropped-proxy", line, origin)
         self.mail.post(origin, Reroute([link]))
         self.mail.post(origin, Done(seq, False))
         return True
@@ -316,6 +313,8 @@ class Router:
                 runner = await self.ctx.rooms.get(resume.code)
                 if runner is not None and runner.room.seat_of(resume.player) is not None:
                     await identity.resume_seat(self.ctx, proxy, runner, resume.request)
+        except RoomError:  # closed as it left this node (its lease lapsed): ask its new owner
+            moved = True
         except StoreUnavailable as error:
             line = "room %s: seat of %s not given back: %s"
             self._log.log(logging.WARNING, "seat-not-given-back", line, resume.code, resume.name, error)
