@@ -16,20 +16,39 @@
     it, and this fixture runs on the function-scoped loop: use it from tests on that loop
     (``@pytest.mark.asyncio`` without ``loop_scope``). Tests on a wider loop connect a Storage
     of their own with ``await Storage.connect(redis_url, prefix=...)``.
+
+``start_server`` (function scope, async)
+    The one way tests start a race server in this process: a factory,
+    ``async with start_server(deal="24", grace=1.0) as srv:``, of
+    :func:`tests.in_process_server.running_server` on ``redis_url`` (a free port, a key prefix
+    of its own or ``prefix=``, no solver or hint workers and a countdown of
+    :data:`tests.polling.COUNTDOWN` unless the settings say otherwise). ``srv`` is a
+    :class:`~tests.in_process_server.RunningServer`: ``srv.url``, ``srv.connect(name)`` (a
+    :class:`RaceClient`), ``srv.raw(name)`` (a :class:`~tests.in_process_server.RawClient`),
+    ``srv.hub``. Clients are closed when their server stops (at the test's end with
+    ``close_clients=False``), and every task the test left behind is stopped after it.
+
+``server`` / ``slow_countdown_server`` (function scope, async)
+    One such server with the default settings / counting down
+    :data:`tests.polling.LONG_COUNTDOWN`, for tests that look at a room while it counts down.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-import uuid
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
 
+from server.app import stop_leftovers
 from server.storage.connection import Storage
 from server.storage.embedded import EmbeddedRedis
+from tests.in_process_server import RunningServer, ServerFactory, fresh_prefix, running_server
+from tests.polling import LONG_COUNTDOWN
 
 _SETUP_TIMEOUT = 60.0
 
@@ -53,8 +72,38 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest_asyncio.fixture(loop_scope="function")
 async def store(redis_url: str) -> AsyncIterator[Storage]:
-    connected = await Storage.connect(redis_url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
+    connected = await Storage.connect(redis_url, prefix=fresh_prefix())
     try:
         yield connected
     finally:
         await connected.close()
+
+
+@pytest_asyncio.fixture
+async def start_server(redis_url: str) -> AsyncIterator[ServerFactory]:
+    started: list[RunningServer] = []
+
+    @contextlib.asynccontextmanager
+    async def start(**settings: Any) -> AsyncIterator[RunningServer]:
+        async with running_server(redis_url, **settings) as running:
+            started.append(running)
+            yield running
+
+    yield start
+    for running in started:
+        await running.close_clients()
+    # As `python -m server` does at exit: pytest-asyncio cancels what is left only once, and
+    # a task that swallowed it would hold the teardown for the whole test timeout.
+    await stop_leftovers()
+
+
+@pytest_asyncio.fixture
+async def server(start_server: ServerFactory) -> AsyncIterator[RunningServer]:
+    async with start_server() as running:
+        yield running
+
+
+@pytest_asyncio.fixture
+async def slow_countdown_server(start_server: ServerFactory) -> AsyncIterator[RunningServer]:
+    async with start_server(countdown=LONG_COUNTDOWN) as running:
+        yield running

@@ -5,7 +5,6 @@ a 3-primary Redis Cluster, with the asker on one node and what the answer depend
 from __future__ import annotations
 
 import contextlib
-import uuid
 from collections.abc import AsyncIterator
 from functools import partial
 from pathlib import Path
@@ -36,11 +35,11 @@ from protocol.messages import (
     StartDaily,
 )
 from server.app import RaceServer, stop_leftovers
-from server.config import Config
 from tests.end_to_end.conftest import RawClient
 from tests.end_to_end.test_daily import SOLVER, account_token, ask, daily_deal, lobby, racing, start_daily
+from tests.in_process_server import fresh_prefix, running_server
 from tests.nodes.conftest import redis_cluster
-from tests.polling import COUNTDOWN, eventually_async
+from tests.polling import eventually_async
 
 pytestmark = pytest.mark.asyncio
 
@@ -52,13 +51,9 @@ async def nodes_of_one_service(
     """Two nodes of one service with ``settings``, on the session's Redis or a Cluster."""
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(redis_cluster(tmp_path)) if backend == "cluster" else redis_url
-        prefix = f"test:{uuid.uuid4().hex[:12]}:"
-        settings = {"countdown": COUNTDOWN, **settings, "redis_url": url, "key_prefix": prefix}
-        async with (
-            RaceServer(Config(port=0, node_ttl=2.0, **settings)) as a,
-            RaceServer(Config(port=0, node_ttl=2.0, **settings)) as b,
-        ):
-            yield a, b
+        settings = {"node_ttl": 2.0, **settings, "prefix": fresh_prefix()}
+        async with running_server(url, **settings) as a, running_server(url, **settings) as b:
+            yield a.server, b.server
         await stop_leftovers()
 
 

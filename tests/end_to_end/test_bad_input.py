@@ -38,7 +38,6 @@ from tests.end_to_end.conftest import (
     ServerFactory,
     board_lists,
     eventually,
-    fixed_deal,
 )
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 
@@ -298,7 +297,7 @@ async def test_an_abusive_connection_is_closed_with_1008(server: RunningServer) 
 
 async def test_a_bad_actor_does_not_affect_the_other_racer(start_server: ServerFactory) -> None:
     line = winning_line()
-    async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL))) as srv:
+    async with start_server(deal=str(ANTARES_DEAL)) as srv:
         bob = await srv.connect("Bob")
         created = await bob.request(lambda i: CreateRoom(id=i, variant="antares"))
         assert isinstance(created, Joined)

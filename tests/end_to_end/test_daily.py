@@ -12,7 +12,6 @@ import asyncio
 import datetime as dt
 import multiprocessing
 import time
-import uuid
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -58,7 +57,6 @@ from protocol.mirror import RoomMirror
 from server.app import RaceServer
 from server.clock import now_ms
 from server.competition.daily import DAILY_OPTIONS, DailyDeal, utc_date
-from server.config import Config
 from server.games import Antares, Deal
 from server.solver import Budget, Solved, solve
 from tests.end_to_end.conftest import (
@@ -71,7 +69,8 @@ from tests.end_to_end.conftest import (
     eventually,
     registered_before_today,
 )
-from tests.polling import COUNTDOWN, eventually_async
+from tests.in_process_server import fresh_prefix
+from tests.polling import eventually_async
 
 pytestmark = pytest.mark.asyncio
 
@@ -338,11 +337,11 @@ async def test_watching_and_finishing_the_daily_keep_its_deal_secret(start_serve
         assert_deal_never_sent([ann, bob], deal.deal)
 
 
-async def test_the_ranked_attempt_survives_a_server_restart(redis_url: str) -> None:
-    prefix = f"test:{uuid.uuid4().hex[:12]}:"
-    config = Config(port=0, redis_url=redis_url, key_prefix=prefix, countdown=COUNTDOWN, **SOLVER)
+async def test_the_ranked_attempt_survives_a_server_restart(start_server: ServerFactory) -> None:
+    prefix = fresh_prefix()
     children = set(multiprocessing.active_children())
-    async with RaceServer(config) as first:
+    async with start_server(prefix=prefix, **SOLVER) as running:
+        first = running.server
         deal = await daily_deal(first)
         ann = await RawClient.open(f"ws://127.0.0.1:{first.port}", first.storage)
         try:
@@ -358,7 +357,8 @@ async def test_the_ranked_attempt_survives_a_server_restart(redis_url: str) -> N
         lambda: not set(multiprocessing.active_children()) - children, timeout=2.0, what="the solver processes gone"
     )
 
-    async with RaceServer(config) as second:
+    async with start_server(prefix=prefix, **SOLVER) as running:
+        second = running.server
         back = await RawClient.open(f"ws://127.0.0.1:{second.port}")
         try:
             await back.hello("Ann", resume=token)

@@ -38,7 +38,7 @@ from protocol.messages import (
 )
 from protocol.mirror import RoomMirror
 from server.games import FullView, Game, Scorpion
-from tests.end_to_end.conftest import RawClient, ServerFactory, board_lists, fixed_deal
+from tests.end_to_end.conftest import RawClient, ServerFactory, board_lists
 
 pytestmark = pytest.mark.asyncio
 
@@ -111,7 +111,7 @@ async def play_race(racers: list[RawClient], code: str, games: list[Game], rng: 
 
 
 async def test_no_frame_shows_hidden_cards_the_deal_or_a_rivals_board(start_server: ServerFactory) -> None:
-    async with start_server(deal_picker=fixed_deal(DEAL)) as srv:
+    async with start_server(deal=DEAL) as srv:
         ann, bob, sam = await srv.raw("Ann"), await srv.raw("Bob"), await srv.raw("Sam")
         created = await ann.request(lambda i: CreateRoom(id=i, variant="scorpion"))
         assert isinstance(created, Joined)

@@ -33,7 +33,6 @@ from tests.end_to_end.conftest import (
     ServerFactory,
     cleared_by_a_moderator,
     eventually,
-    fixed_deal,
     registered_before_today,
     start_race,
 )
@@ -161,7 +160,7 @@ async def test_the_daily_board_ranks_finishers_by_time_then_the_others_by_progre
 
 
 async def test_the_rating_board_ranks_racers_by_their_new_rating(start_server: ServerFactory) -> None:
-    async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL))) as srv:
+    async with start_server(deal=str(ANTARES_DEAL)) as srv:
         race = await start_race(srv, "antares")
         ann, bob = race.racers
         for text in winning_line():

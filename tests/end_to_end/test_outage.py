@@ -4,7 +4,6 @@ and the server carries on once Redis is back."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,10 +27,9 @@ from protocol.messages import (
     RoomOptions,
     Spectate,
 )
-from server.app import RaceServer
-from server.config import Config
 from server.storage.embedded import EmbeddedRedis
-from tests.end_to_end.conftest import COUNTDOWN, RawClient, RunningServer, fixed_deal, start_race
+from tests.end_to_end.conftest import start_race
+from tests.in_process_server import running_server
 
 pytestmark = pytest.mark.asyncio
 
@@ -39,49 +37,42 @@ pytestmark = pytest.mark.asyncio
 async def test_every_request_family_answers_storage_unavailable_in_an_outage(tmp_path: Path) -> None:
     redis = EmbeddedRedis(tmp_path / "redis")
     url = await redis.start()
-    prefix = f"test:{uuid.uuid4().hex[:8]}:"
-    config = Config(port=0, redis_url=url, key_prefix=prefix, solver_workers=0, countdown=COUNTDOWN)
     try:
-        async with RaceServer(config, fixed_deal("24")) as server:
-            srv = RunningServer(server, f"ws://127.0.0.1:{server.port}")
-            try:
-                race = await start_race(srv, "antares")
-                other = await RawClient.open(srv.url)
-                await other.hello("Cy")
-                finished = await other.request(
-                    lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(max_racers=1))
-                )
-                assert isinstance(finished, Joined)
-                # Out of memory, so a request for it must read Redis.
-                server.ctx.rooms.sweep(0, keep_finished_ms=-1) if server.ctx else None
-                ann = race.racers[0]
-                legal = await ann.request(lambda i: AskLegalMoves(id=i, room=race.code))
-                assert isinstance(legal, LegalMoves)
-                await redis.stop()
-                with pytest.raises(ServerError) as refused:
-                    await ann.request(lambda i: PlayMove(id=i, room=race.code, move=legal.moves[0]))
-                assert refused.value.code == "storage-unavailable"
-                families: dict[str, Callable[[int], ClientMessage]] = {
-                    "rooms: create": lambda i: CreateRoom(id=i, variant="antares"),
-                    "rooms: join a stored room": lambda i: JoinRoom(id=i, room="ZZZZZZZZ"),
-                    "rooms: spectate a stored room": lambda i: Spectate(id=i, room="ZZZZZZZZ"),
-                    "lobby": lambda i: ListRooms(id=i),
-                    "quick match": lambda i: QuickMatch(id=i, variant="antares"),
-                    "boards": lambda i: AskLeaderboard(id=i, variant="antares", board="rating"),
-                    "statistics": lambda i: AskStats(id=i, variant="antares"),
-                    "replays": lambda i: AskRaceLog(id=i, room="ZZZZZZZZ"),
-                }
-                for family, ask in families.items():
-                    reply = await other.request(ask)
-                    assert isinstance(reply, Error), family
-                    assert reply.code == "storage-unavailable", (family, reply)
-                await redis.start()
-                again = await other.request(
-                    lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(max_racers=1))
-                )
-                assert isinstance(again, Joined)
-            finally:
-                await srv.close_clients()
+        async with running_server(url, deal="24") as srv:
+            race = await start_race(srv, "antares")
+            other = await srv.raw("Cy")
+            finished = await other.request(
+                lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(max_racers=1))
+            )
+            assert isinstance(finished, Joined)
+            # Out of memory, so a request for it must read Redis.
+            srv.hub.rooms.sweep(0, keep_finished_ms=-1)
+            ann = race.racers[0]
+            legal = await ann.request(lambda i: AskLegalMoves(id=i, room=race.code))
+            assert isinstance(legal, LegalMoves)
+            await redis.stop()
+            with pytest.raises(ServerError) as refused:
+                await ann.request(lambda i: PlayMove(id=i, room=race.code, move=legal.moves[0]))
+            assert refused.value.code == "storage-unavailable"
+            families: dict[str, Callable[[int], ClientMessage]] = {
+                "rooms: create": lambda i: CreateRoom(id=i, variant="antares"),
+                "rooms: join a stored room": lambda i: JoinRoom(id=i, room="ZZZZZZZZ"),
+                "rooms: spectate a stored room": lambda i: Spectate(id=i, room="ZZZZZZZZ"),
+                "lobby": lambda i: ListRooms(id=i),
+                "quick match": lambda i: QuickMatch(id=i, variant="antares"),
+                "boards": lambda i: AskLeaderboard(id=i, variant="antares", board="rating"),
+                "statistics": lambda i: AskStats(id=i, variant="antares"),
+                "replays": lambda i: AskRaceLog(id=i, room="ZZZZZZZZ"),
+            }
+            for family, ask in families.items():
+                reply = await other.request(ask)
+                assert isinstance(reply, Error), family
+                assert reply.code == "storage-unavailable", (family, reply)
+            await redis.start()
+            again = await other.request(
+                lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(max_racers=1))
+            )
+            assert isinstance(again, Joined)
     finally:
         await redis.stop()
 
@@ -91,9 +82,8 @@ async def test_the_quick_match_loop_logs_one_line_not_tracebacks_while_redis_is_
 ) -> None:
     redis = EmbeddedRedis(tmp_path / "redis")
     url = await redis.start()
-    config = Config(port=0, redis_url=url, key_prefix=f"test:{uuid.uuid4().hex[:8]}:", solver_workers=0)
     try:
-        async with RaceServer(config, fixed_deal("24")):
+        async with running_server(url, deal="24"):
             await asyncio.sleep(0.5)  # the matcher lease is taken and the loop runs
             await redis.stop()
             caplog.clear()

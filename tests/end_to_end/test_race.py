@@ -22,7 +22,6 @@ from tests.end_to_end.conftest import (
     ServerFactory,
     board_lists,
     eventually,
-    fixed_deal,
     open_room,
     ready_and_race,
 )
@@ -38,7 +37,7 @@ def keep(into: list[ServerMessage], room: str, message: ServerMessage) -> None:
 
 async def test_two_racers_race_a_known_deal_from_ready_to_results(start_server: ServerFactory) -> None:
     line = winning_line()
-    async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL))) as srv:
+    async with start_server(deal=str(ANTARES_DEAL)) as srv:
         race = await open_room(srv, "antares")
         ann, bob = race.racers
         heard: dict[int, list[ServerMessage]] = {0: [], 1: []}
@@ -103,7 +102,7 @@ async def test_two_racers_race_a_known_deal_from_ready_to_results(start_server: 
 async def test_a_race_ends_when_the_last_racer_resigns(start_server: ServerFactory) -> None:
     """A finisher beats a racer who resigns, whatever the resigner's progress."""
     line = winning_line()
-    async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL))) as srv:
+    async with start_server(deal=str(ANTARES_DEAL)) as srv:
         race = await open_room(srv, "antares")
         ann, bob = race.racers
         await ready_and_race(race)

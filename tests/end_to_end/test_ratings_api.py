@@ -22,7 +22,7 @@ from protocol.messages import (
     Update,
 )
 from server.competition.ratings import DEFAULT_RATING, DEFAULT_RD, Rating, rate_race
-from tests.end_to_end.conftest import ServerFactory, eventually, fixed_deal, start_race
+from tests.end_to_end.conftest import ServerFactory, eventually, start_race
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.polling import eventually_async
 
@@ -49,7 +49,7 @@ async def test_a_two_player_race_moves_both_ratings_and_counts_in_both_statistic
     start_server: ServerFactory,
 ) -> None:
     line = winning_line()
-    async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL))) as srv:
+    async with start_server(deal=str(ANTARES_DEAL)) as srv:
         race = await start_race(srv, "antares")
         ann, bob = race.racers
         heard: list[ServerMessage] = []
@@ -105,7 +105,7 @@ async def test_a_two_player_race_moves_both_ratings_and_counts_in_both_statistic
 
 async def test_a_race_alone_is_not_rated(start_server: ServerFactory) -> None:
     line = winning_line()
-    async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL))) as srv:
+    async with start_server(deal=str(ANTARES_DEAL)) as srv:
         ann = await srv.connect("Ann")
         created = await ann.request(lambda i: CreateRoom(id=i, variant="antares", options=RoomOptions(max_racers=1)))
         assert isinstance(created, Joined)

@@ -11,7 +11,6 @@ from tests.end_to_end.conftest import (
     ServerFactory,
     board_lists,
     eventually,
-    fixed_deal,
     start_race,
 )
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
@@ -21,7 +20,7 @@ pytestmark = pytest.mark.asyncio
 
 async def test_a_racer_who_reconnects_with_the_token_gets_the_seat_and_board_back(start_server: ServerFactory) -> None:
     line = winning_line()
-    async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL))) as srv:
+    async with start_server(deal=str(ANTARES_DEAL)) as srv:
         race = await start_race(srv, "antares")
         ann, bob = race.racers
         replica = new_antares()

@@ -33,7 +33,6 @@ from tests.end_to_end.conftest import (
     ServerFactory,
     board_lists,
     eventually,
-    fixed_deal,
     open_room,
     ready_and_race,
     without_clock,
@@ -59,7 +58,7 @@ def expected_of(game: Game) -> Expected:
 
 async def test_a_spectator_follows_both_boards_and_a_late_spectator_sees_the_same(start_server: ServerFactory) -> None:
     line = winning_line()
-    async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL))) as srv:
+    async with start_server(deal=str(ANTARES_DEAL)) as srv:
         race = await open_room(srv, "antares")
         bob = race.racers[1]
         sam = await srv.connect("Sam")

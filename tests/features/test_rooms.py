@@ -21,7 +21,7 @@ from protocol.messages import (
     RoomOptions,
     Spectate,
 )
-from tests.end_to_end.conftest import RunningServer, ServerFactory, eventually, fixed_deal, start_race
+from tests.end_to_end.conftest import RunningServer, ServerFactory, eventually, start_race
 from tests.known_deals import ANTARES_DEAL
 
 pytestmark = pytest.mark.asyncio
@@ -71,7 +71,7 @@ async def test_a_spectator_who_takes_a_seat_stops_spectating_on_every_connection
 async def test_a_hint_names_a_winning_move_searched_in_a_worker_process(start_server: ServerFactory) -> None:
     """Antares shows every card: the first hint is the next move of a winning line, found by
     the hint workers (the search never runs on the server's event loop)."""
-    async with start_server(deal_picker=fixed_deal(str(ANTARES_DEAL)), hint_workers=1) as srv:
+    async with start_server(deal=str(ANTARES_DEAL), hint_workers=1) as srv:
         race = await start_race(srv, "antares")
         ann = race.racers[0]
         hints = await ann.request(partial(AskHint, room=race.code), timeout=30)

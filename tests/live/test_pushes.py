@@ -13,8 +13,6 @@ from server.connections.limits import Offences, TokenBucket
 from server.connections.link import ClientLink
 from server.live.pushes import PUSH, deliver, push
 from tests.end_to_end.conftest import RunningServer
-from tests.end_to_end.conftest import server as server
-from tests.end_to_end.conftest import start_server as start_server
 
 NEWS = ChallengeResult(challenge=ChallengeLine("QX7M2KDA", "antares", False, "expired", 1, 2, "Ann", side=0))
 

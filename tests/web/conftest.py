@@ -1,14 +1,14 @@
 """Fixtures for the web client's tests: a real server on a thread of its own, a real Chromium.
 
 ``web_server`` (function scope)
-    A factory: ``with web_server(deal="24", solver_workers=0) as srv:`` runs a
-    :class:`server.app.RaceServer` on an event loop in a background thread, against the
-    session Redis with a key prefix of its own, on a free port, counting down
-    :data:`tests.polling.COUNTDOWN` unless ``countdown=`` says otherwise. The tests themselves are
-    synchronous (Playwright's sync API and urllib block), so the server cannot share their
-    thread. ``srv.base`` is its ``http://`` address, ``srv.call(coro)`` runs a coroutine on
-    the server's loop and waits for it (bots and protocol clients live there),
-    ``srv.spawn(coro)`` starts one without waiting.
+    A factory: ``with web_server(deal="24", grace=1.0) as srv:`` runs the tests' in-process
+    server (:func:`tests.in_process_server.running_server`: the session Redis, a key prefix of
+    its own, a free port, no solver or hint workers and a countdown of
+    :data:`tests.polling.COUNTDOWN` unless the settings say otherwise) on an event loop in a
+    background thread: the tests themselves are synchronous (Playwright's sync API and
+    urllib block), so the server cannot share their thread. ``srv.base`` is its ``http://``
+    address, ``srv.call(coro)`` runs a coroutine on the server's loop and waits for it (bots
+    and protocol clients live there), ``srv.spawn(coro)`` starts one without waiting.
 
 ``web_service`` (function scope)
     A factory of several nodes of one service: ``with web_service(2, quick_match_wait=...) as
@@ -32,17 +32,13 @@ import concurrent.futures
 import contextlib
 import shutil
 import threading
-import uuid
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
-from server.app import RaceServer
-from server.config import Config
-from server.rooms.room import random_deal
-from tests.polling import COUNTDOWN
+from tests.in_process_server import fresh_prefix, running_server
 
 T = TypeVar("T")
 
@@ -62,15 +58,16 @@ SHOTS = Path(__file__).resolve().parent.parent.parent / "build" / "screenshots"
 
 
 class ThreadedServer:
-    """A race server on an event loop in a background thread."""
+    """A race server of :func:`tests.in_process_server.running_server` on an event loop in a
+    background thread (``settings`` as that function takes them)."""
 
-    def __init__(self, config: Config, deal: str | None) -> None:
-        picker = (lambda variant: deal) if deal is not None else random_deal
+    def __init__(self, redis_url: str, **settings: Any) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="web-test-server", daemon=True)
         self.thread.start()
-        self.server = RaceServer(config, picker)
-        self.call(self.server.__aenter__())
+        self._started = running_server(redis_url, **settings)
+        self.running = self.call(self._started.__aenter__())
+        self.server = self.running.server
         self.port = self.server.port
         self.base = f"http://127.0.0.1:{self.port}"
         self.ws = f"ws://127.0.0.1:{self.port}"
@@ -83,29 +80,18 @@ class ThreadedServer:
 
     def close(self) -> None:
         try:
-            self.call(self.server.__aexit__(None, None, None))
+            self.call(self._started.__aexit__(None, None, None))
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(10)
             self.loop.close()
 
 
-def server_config(redis_url: str, prefix: str, settings: dict[str, Any]) -> Config:
-    """A server's config for these tests: no solver or hint workers and the tests' countdown
-    unless ``settings`` say otherwise, on a free port, under key prefix ``prefix``."""
-    settings = {"solver_workers": 0, "hint_workers": 0, "countdown": COUNTDOWN, **settings}
-    return Config(port=0, redis_url=redis_url, key_prefix=prefix, **settings)
-
-
-def fresh_prefix() -> str:
-    return f"test:{uuid.uuid4().hex[:12]}:"
-
-
 @pytest.fixture
 def web_server(redis_url: str) -> Any:
     @contextlib.contextmanager
-    def start(deal: str | None = None, **settings: Any) -> Iterator[ThreadedServer]:
-        server = ThreadedServer(server_config(redis_url, fresh_prefix(), settings), deal)
+    def start(**settings: Any) -> Iterator[ThreadedServer]:
+        server = ThreadedServer(redis_url, **settings)
         try:
             yield server
         finally:
@@ -121,13 +107,12 @@ NODE_TTL = 2.0
 @pytest.fixture
 def web_service(redis_url: str) -> Any:
     @contextlib.contextmanager
-    def start(count: int = 2, deal: str | None = None, **settings: Any) -> Iterator[list[ThreadedServer]]:
-        prefix = fresh_prefix()
-        settings = {"node_ttl": NODE_TTL, **settings}
+    def start(count: int = 2, **settings: Any) -> Iterator[list[ThreadedServer]]:
+        settings = {"node_ttl": NODE_TTL, "prefix": fresh_prefix(), **settings}
         with contextlib.ExitStack() as stack:
             nodes = []
             for _ in range(count):
-                node = ThreadedServer(server_config(redis_url, prefix, settings), deal)
+                node = ThreadedServer(redis_url, **settings)
                 stack.callback(node.close)
                 nodes.append(node)
             yield nodes
