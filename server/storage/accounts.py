@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
-from server.storage.connection import Storage, as_int, as_text
+from server.storage.connection import Storage, as_int, as_list, as_text
 from server.storage.keys import Keys
 from server.storage.name_skeleton import name_skeleton
 
@@ -140,11 +140,11 @@ class AccountStore:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
         self._keys = Keys(storage.prefix)
-        self._claim_name = storage.redis.register_script(_CLAIM_NAME)
-        self._create = storage.redis.register_script(_CREATE)
-        self._settle_name = storage.redis.register_script(_SETTLE_NAME)
-        self._take_attempt = storage.redis.register_script(_TAKE_ATTEMPT)
-        self._refund_attempt = storage.redis.register_script(_REFUND_ATTEMPT)
+        self._claim_name = storage.script(_CLAIM_NAME)
+        self._create = storage.script(_CREATE)
+        self._settle_name = storage.script(_SETTLE_NAME)
+        self._take_attempt = storage.script(_TAKE_ATTEMPT)
+        self._refund_attempt = storage.script(_REFUND_ATTEMPT)
         self._tokens_since: int | None = None
 
     # -- accounts ----------------------------------------------------------------------
@@ -156,19 +156,18 @@ class AccountStore:
         works on a Redis Cluster; each is safe to repeat, and a claim left by a registration
         that died halfway expires within a minute."""
         name_key = self._keys.account_name(name_skeleton(name))
-        with self._storage.guard(f"register {player}"):
-            claimed = int(await self._claim_name(keys=[name_key], args=[player, _CLAIM_MS]))
-            if claimed == 0:
-                return Registered.NAME_TAKEN
-            created = int(
-                await self._create(keys=[self._keys.account(player)], args=[name, password_hash, now, FIRST_GENERATION])
-            )
-            if created == 1:
-                await self._settle_name(keys=[name_key], args=[player, "keep"])
-                return Registered.CREATED
-            if claimed == 1:  # claimed for nothing: the player is an account under another name
-                await self._settle_name(keys=[name_key], args=[player, "drop"])
-            return Registered.ALREADY_ACCOUNT
+        action = f"register {player}"
+        claimed = as_int(await self._claim_name.run(action, [name_key], [player, _CLAIM_MS]))
+        if claimed == 0:
+            return Registered.NAME_TAKEN
+        account: list[str | int] = [name, password_hash, now, FIRST_GENERATION]
+        created = as_int(await self._create.run(action, [self._keys.account(player)], account))
+        if created == 1:
+            await self._settle_name.run(action, [name_key], [player, "keep"])
+            return Registered.CREATED
+        if claimed == 1:  # claimed for nothing: the player is an account under another name
+            await self._settle_name.run(action, [name_key], [player, "drop"])
+        return Registered.ALREADY_ACCOUNT
 
     async def get(self, player: str) -> Account | None:
         """The account of ``player``, or None for a guest."""
@@ -226,13 +225,14 @@ class AccountStore:
         keep the claim, give ``old`` back."""
         new_key = self._keys.account_name(name_skeleton(new))
         old_key = self._keys.account_name(name_skeleton(old))
-        with self._storage.guard(f"rename {player}"):
-            if not int(await self._claim_name(keys=[new_key], args=[player, _CLAIM_MS])):
-                return False
+        action = f"rename {player}"
+        if not as_int(await self._claim_name.run(action, [new_key], [player, _CLAIM_MS])):
+            return False
+        with self._storage.guard(action):
             await self._storage.redis.hset(self._keys.account(player), "name", new)
-            await self._settle_name(keys=[new_key], args=[player, "keep"])
-            if old_key != new_key:
-                await self._settle_name(keys=[old_key], args=[player, "drop"])
+        await self._settle_name.run(action, [new_key], [player, "keep"])
+        if old_key != new_key:
+            await self._settle_name.run(action, [old_key], [player, "drop"])
         return True
 
     async def accounts(self, limit: int = 1000) -> list[Account]:
@@ -329,16 +329,14 @@ class AccountStore:
         ``first_wait_ms``, doubling with each counted try, at most ``window_ms``, after the
         last counted one. Tries are forgotten ``window_ms`` after the end of the last wait."""
         key = self._keys.attempts(kind, who)
-        with self._storage.guard(f"count a {kind} try"):
-            reply = await self._take_attempt(keys=[key], args=[free, first_wait_ms, window_ms])
-        counted, wait, before, last, stamp = (int(value) for value in reply)
+        reply = await self._take_attempt.run(f"count a {kind} try", [key], [free, first_wait_ms, window_ms])
+        counted, wait, before, last, stamp = (as_int(value) for value in as_list(reply))
         return Attempt(kind, who, counted == 1, wait, before, last, stamp)
 
     async def refund_attempt(self, attempt: Attempt) -> None:
         """Take back a try :meth:`take_attempt` counted (it turned out not to be a failure)."""
         key = self._keys.attempts(attempt.kind, attempt.who)
-        with self._storage.guard(f"take back a {attempt.kind} try"):
-            await self._refund_attempt(keys=[key], args=[attempt.last_before, attempt.stamp])
+        await self._refund_attempt.run(f"take back a {attempt.kind} try", [key], [attempt.last_before, attempt.stamp])
 
     async def clear_attempts(self, kind: str, who: str) -> None:
         with self._storage.guard(f"clear {kind} attempts"):

@@ -59,7 +59,7 @@ class BestRuns:
 
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
-        self._save = storage.redis.register_script(_SAVE)
+        self._save = storage.script(_SAVE)
 
     def _keys(self, game: str, deal: str) -> tuple[str, str]:
         times = f"{self._storage.prefix}runs:{{{key_part(game)}:{key_part(deal)}}}"
@@ -73,8 +73,7 @@ class BestRuns:
             raise ValueError("only a winning run is a best run")
         keys = self._keys(game, deal)
         args: list[str | bytes | int] = [key_part(best.player), time_ms, _encoder.encode(best), KEPT_DAYS * 86_400]
-        with self._storage.guard(f"save {best.player}'s best {game} run on deal {deal}"):
-            return bool(await self._save(keys=list(keys), args=args))
+        return bool(await self._save.run(f"save {best.player}'s best {game} run on deal {deal}", keys, args))
 
     async def best(self, game: str, deal: str, player: str) -> BestRun | None:
         """``player``'s best run on ``deal``, if one is kept."""

@@ -32,12 +32,13 @@ class BoardEdits(Leaderboards):
         ``rating``); False if they were not on it. Their statistics stay."""
         if board == "rating":
             return await self._ratings.remove(game, player)
-        with self._store.guard(f"remove {player} from the {board} board of {game}"):
-            if board == "daily":
-                if date is None:
-                    raise ValueError("a daily board needs its date")
-                script = self._redis.register_script(_REMOVE_DAILY)
-                return bool(await script(keys=self._daily_keys(game, date)[:3], args=[player]))
+        action = f"remove {player} from the {board} board of {game}"
+        if board == "daily":
+            if date is None:
+                raise ValueError("a daily board needs its date")
+            script = self._store.script(_REMOVE_DAILY)
+            return bool(await script.run(action, self._daily_keys(game, date)[:3], [player]))
+        with self._store.guard(action):
             if board not in ALL_TIME_BOARDS:
                 raise ValueError(f"no board {board!r}")
             return bool(await self._redis.zrem(self._board_key(game, board), player))

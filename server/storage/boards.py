@@ -179,7 +179,7 @@ class Leaderboards:
     def __init__(self, store: Storage) -> None:
         self._store = store
         self._redis = store.redis
-        self._record_daily = self._redis.register_script(_RECORD_DAILY)
+        self._record_daily = store.script(_RECORD_DAILY)
         self._windows = Windows(store)
         self._ratings = RatingStore(store)
         self.periods = PeriodBoards(store)
@@ -216,9 +216,8 @@ class Leaderboards:
             time_ms = None
             head = f"1:{left}:{unordered}:{played}:"
         shown = msgspec.json.encode(_Shown(name, finished, time_ms, moves, home))
-        with self._unavailable(f"record {player}'s daily {game} attempt of {date}"):
-            added = await self._record_daily(keys=keys, args=[player, head, shown, int(release)])
-        return bool(added)
+        action = f"record {player}'s daily {game} attempt of {date}"
+        return bool(await self._record_daily.run(action, keys, [player, head, shown, int(release)]))
 
     async def top(self, game: str, date: str, n: int) -> list[Entry]:
         """The first ``n`` entries of the daily board (fewer if it has fewer)."""
@@ -380,8 +379,8 @@ class Leaderboards:
         """The lines of an all-time board from ``span`` above ``player`` to ``span`` below
         (cut at the ends); empty if the player is not on it."""
         key = self._board_key(game, board)
-        with self._unavailable(f"read the all-time {board} board of {game} around {player}"):
-            window = await self._windows.around(key, player, span)
+        action = f"read the all-time {board} board of {game} around {player}"
+        window = await self._windows.around(action, key, player, span)
         return [] if window is None else _ranked(board, *window)
 
     def _board_key(self, game: str, board: AllTimeBoard) -> str:

@@ -15,6 +15,9 @@ of a cluster; the client is then redis-py's :class:`~redis.asyncio.cluster.Redis
 which follows the slots. Every script and transaction of the server touches one hash tag
 (one slot), so the same code runs on one Redis and on a cluster; :attr:`Storage.cluster`
 says which, for the one thing that differs (sharded pub/sub, :mod:`server.storage.nodes`).
+
+Scripts: a store makes its Lua scripts with :meth:`Storage.script` and runs them on the one
+road :mod:`server.storage.scripts` chooses for this storage.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from redis.backoff import NoBackoff
 
 from server.errors import StorageError
 from server.storage.pipelined import Arg, PipelinedConnection, supports
+from server.storage.scripts import Script, ScriptRoad
 
 # Seconds before a connection attempt or a reply counts as "storage unavailable".
 CONNECT_TIMEOUT = 5.0
@@ -67,14 +71,19 @@ class Storage:
     ) -> None:
         """Use :meth:`connect`; this wraps an already configured client (``cluster``: the
         same client when it is a :class:`RedisCluster`; ``line``: a pipelined connection to
-        the same Redis, for room commits and :meth:`send_all`)."""
+        the same Redis, for scripts and :meth:`send_all`)."""
         self.redis = client
         self.cluster = cluster
-        #: The connection of room commits and :meth:`send_all` (:mod:`server.storage.pipelined`);
-        #: None on a Cluster and over TLS, where they go through redis-py.
+        #: The connection of scripts (:meth:`script`) and :meth:`send_all`
+        #: (:mod:`server.storage.pipelined`); None on a Cluster and over TLS, where they go
+        #: through redis-py.
         self.line = line
+        #: The roads of scripts through redis-py, where there is no :attr:`line`
+        #: (:mod:`server.storage.scripts`).
+        self.script_road = ScriptRoad(client)
         self.prefix = prefix
         self._where = where
+        self._scripts: dict[str, Script] = {}
         self.observe: LatencyObserver | None = None
 
     @classmethod
@@ -127,6 +136,8 @@ class Storage:
         return storage
 
     async def close(self) -> None:
+        """Wait for the scripts on their way, then close the connections."""
+        await self.script_road.close()
         if self.line is not None:
             self.line.close()
         await self.redis.aclose()
@@ -135,6 +146,14 @@ class Storage:
         """Return once Redis answers; raise :class:`StoreUnavailable` otherwise."""
         with self.guard("reach the storage"):
             await self.redis.ping()
+
+    def script(self, source: str) -> Script:
+        """The Lua script ``source`` of this storage, to run with ``await script.run(action,
+        keys, args)`` on the road :mod:`server.storage.scripts` chooses."""
+        script = self._scripts.get(source)
+        if script is None:
+            script = self._scripts[source] = Script(self, source)
+        return script
 
     async def send_all(self, action: str, commands: Sequence[Sequence[Arg]], transaction: bool = False) -> list[object]:
         """Send ``commands`` together, in order, in one round trip (with ``transaction``, as
@@ -240,6 +259,13 @@ def as_bytes(reply: object) -> bytes:
     if isinstance(reply, str):
         return reply.encode()
     raise TypeError(f"expected a string reply, not {type(reply).__name__}")
+
+
+def as_list(reply: object) -> list[object]:
+    """An array reply (a script's table) as a list."""
+    if isinstance(reply, list):
+        return reply
+    raise TypeError(f"expected an array reply, not {type(reply).__name__}")
 
 
 def as_text(reply: object) -> str:

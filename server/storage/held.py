@@ -54,9 +54,9 @@ class HeldEntries(Leaderboards):
         """Hold ``player``'s entry of ``game`` and ``date`` back; False if the player is on
         that board already or has an entry held (then nothing changes)."""
         _, entries, _, _, held = self._daily_keys(game, date)
-        script = self._redis.register_script(_HOLD)
-        with self._store.guard(f"hold {player}'s daily {game} entry of {date}"):
-            return bool(await script(keys=[entries, held], args=[player, msgspec.json.encode(entry)]))
+        script = self._store.script(_HOLD)
+        action = f"hold {player}'s daily {game} entry of {date}"
+        return bool(await script.run(action, [entries, held], [player, msgspec.json.encode(entry)]))
 
     async def held(self, game: str, date: str, player: str) -> Held | None:
         """``player``'s held entry of ``game`` and ``date``, or None."""

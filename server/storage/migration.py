@@ -44,7 +44,7 @@ from typing import Final
 
 from redis import exceptions as redis_errors
 
-from server.storage.connection import Storage, as_text
+from server.storage.connection import Storage, as_int, as_text
 from server.storage.keys import Keys
 from server.storage.name_skeleton import name_skeleton
 from server.storage.ratings import player_keys, rating_key
@@ -162,7 +162,7 @@ async def migrate(storage: Storage) -> Migration:
 async def _rekey_names(storage: Storage, done: Migration) -> None:
     """Layout 4: every settled account name key under today's skeleton of its account's name."""
     redis, keys = storage.redis, Keys(storage.prefix)
-    drop = redis.register_script(_DROP_NAME)
+    drop = storage.script(_DROP_NAME)
     async for raw in redis.scan_iter(match=keys.account_name("") + "*", count=SCAN_COUNT):
         key = as_text(raw)
         holder = await redis.get(key)
@@ -176,7 +176,7 @@ async def _rekey_names(storage: Storage, done: Migration) -> None:
         if new == key:
             continue
         if await redis.set(new, player, nx=True) or await redis.get(new) == holder:
-            done.names += int(await drop(keys=[key], args=[player]))
+            done.names += as_int(await drop.run("migrate keys", [key], [player]))
         else:
             done.kept.append(key)
 

@@ -105,7 +105,8 @@ class ModerationStore:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
         self._keys = Keys(storage.prefix)
-        self._add_race = storage.redis.register_script(_ADD_RACE)
+        self._add_race = storage.script(_ADD_RACE)
+        self._flag = storage.script(_FLAG)
 
     async def log_action(self, action: AdminAction) -> None:
         key = self._keys.admin_log()
@@ -126,9 +127,8 @@ class ModerationStore:
         latest 100 flags is about the same race already."""
         encoded = msgspec.json.encode(flag)
         head = encoded[: encoded.index(b',"reasons":') + 1]  # the comma: race 1 is no prefix of 12
-        script = self._storage.redis.register_script(_FLAG)
-        with self._storage.guard(f"flag {flag.player}'s daily entry"):
-            return bool(await script(keys=[self._keys.flags()], args=[encoded, head, LOG_LINES]))
+        action = f"flag {flag.player}'s daily entry"
+        return bool(await self._flag.run(action, [self._keys.flags()], [encoded, head, LOG_LINES]))
 
     async def flags(self, n: int = 100) -> list[Flag]:
         """The ``n`` latest flags, newest first."""
@@ -141,10 +141,10 @@ class ModerationStore:
         however often asked (neither repeated nor moved up), each player's list by its own
         script (their keys may be in different Cluster slots), all sent at once."""
         entry = f"{code} {race}"
-        with self._storage.guard(f"list the race of {len(players)} player(s)"):
-            await asyncio.gather(
-                *(self._add_race(keys=[self._keys.races_of(p)], args=[entry, RECENT_RACES]) for p in players)
-            )
+        action = f"list the race of {len(players)} player(s)"
+        await asyncio.gather(
+            *(self._add_race.run(action, [self._keys.races_of(p)], [entry, RECENT_RACES]) for p in players)
+        )
 
     async def races(self, player: str, n: int = 20) -> list[tuple[str, int]]:
         """``player``'s ``n`` latest races as (room code, race number), newest first."""

@@ -28,7 +28,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterPubSub
 
-from server.storage.connection import Storage, as_int, as_text, cancelled_in_flight
+from server.storage.connection import Storage, as_int, as_list, as_text, cancelled_in_flight
 from server.storage.keys import Keys
 from server.storage.lease_rule import GRANT, LEASE_STANDS
 
@@ -122,11 +122,11 @@ class NodeStore:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
         self.keys = Keys(storage.prefix)
-        redis = storage.redis
-        self._claim = redis.register_script(_CLAIM)
-        self._steal = redis.register_script(_STEAL)
-        self._renew = redis.register_script(_RENEW)
-        self._release = redis.register_script(_RELEASE)
+        self._claim = storage.script(_CLAIM)
+        self._steal = storage.script(_STEAL)
+        self._renew = storage.script(_RENEW)
+        self._renew_rooms = storage.script(_RENEW_ROOMS)
+        self._release = storage.script(_RELEASE)
 
     # -- heartbeats --------------------------------------------------------------------
 
@@ -194,15 +194,16 @@ class NodeStore:
     async def claim(self, code: str, node: str, ttl_ms: int, must_exist: bool = True) -> Claim:
         """Take room ``code``'s owner lease for ``node`` if nobody holds it."""
         keys = self.keys
-        with self._storage.guard(f"claim room {code}"):
-            status, value = await self._claim(
-                keys=[keys.room_owner(code), keys.room_epoch(code), keys.room_version(code), keys.room(code)],
-                args=[node, ttl_ms, "1" if must_exist else "0"],
-            )
+        reply = await self._claim.run(
+            f"claim room {code}",
+            [keys.room_owner(code), keys.room_epoch(code), keys.room_version(code), keys.room(code)],
+            [node, ttl_ms, "1" if must_exist else "0"],
+        )
+        status, value = as_list(reply)
         text = as_text(value)
-        if int(status) == 1:
+        if as_int(status) == 1:
             return Claim(text, None)
-        if int(status) == 0:
+        if as_int(status) == 0:
             return Claim(None, node_of(text), text)
         return Claim(None, None)
 
@@ -210,10 +211,11 @@ class NodeStore:
         """Take room ``code`` over from the lease ``held`` (its node is dead); the new lease,
         or None if the lease changed meanwhile."""
         keys = self.keys
-        with self._storage.guard(f"take room {code} over"):
-            value = await self._steal(
-                keys=[keys.room_owner(code), keys.room_epoch(code), keys.room_version(code)], args=[held, node, ttl_ms]
-            )
+        value = await self._steal.run(
+            f"take room {code} over",
+            [keys.room_owner(code), keys.room_epoch(code), keys.room_version(code)],
+            [held, node, ttl_ms],
+        )
         return as_text(value) or None
 
     async def owner(self, code: str) -> str | None:
@@ -239,34 +241,32 @@ class NodeStore:
             return {}
         codes = sorted(leases)
         keys = self.keys
-        # EVAL, not EVALSHA: a Cluster pipeline cannot load a missing script. On a Cluster each
-        # room's keys are in a slot of their own: a script a room.
+        # On a Cluster each room's keys are in a slot of their own: a script a room. The
+        # scripts go together, in one round trip off a Cluster.
         per_script = 1 if self._storage.cluster is not None else _RENEWED_AT_ONCE
-        scripts: list[list[str | int]] = []
+        action = f"renew {len(codes)} room leases"
+        runs = []
         for start in range(0, len(codes), per_script):
             batch = codes[start : start + per_script]
             pairs = [key for code in batch for key in (keys.room_owner(code), keys.room_epoch(code))]
-            scripts.append(["EVAL", _RENEW_ROOMS, len(pairs), *pairs, *(leases[code] for code in batch), ttl_ms])
-        replies = await self._storage.send_all(f"renew {len(codes)} room leases", scripts)
-        results = [answer for reply in replies if isinstance(reply, list) for answer in reply]
+            runs.append(self._renew_rooms.run(action, pairs, [*(leases[code] for code in batch), ttl_ms]))
+        replies = await asyncio.gather(*runs)
+        results = [answer for reply in replies for answer in as_list(reply)]
         return {code: as_int(result) > 0 for code, result in zip(codes, results, strict=True)}
 
     async def release(self, code: str, lease: str) -> None:
-        with self._storage.guard(f"release room {code}"):
-            await self._release(keys=[self.keys.room_owner(code)], args=[lease])
+        await self._release.run(f"release room {code}", [self.keys.room_owner(code)], [lease])
 
     # -- singleton leases ------------------------------------------------------------------
 
     async def hold(self, name: str, node: str, ttl_ms: int) -> bool:
         """Take or extend the lease ``name`` for ``node``; False while another node holds it."""
         key = self.keys.lease(name)
-        with self._storage.guard(f"hold the {name} lease"):
-            result = await self._renew(keys=[key], args=[node, ttl_ms])
-        return int(result) > 0
+        result = await self._renew.run(f"hold the {name} lease", [key], [node, ttl_ms])
+        return as_int(result) > 0
 
     async def let_go(self, name: str, node: str) -> None:
-        with self._storage.guard(f"release the {name} lease"):
-            await self._release(keys=[self.keys.lease(name)], args=[node])
+        await self._release.run(f"release the {name} lease", [self.keys.lease(name)], [node])
 
     # -- seats ----------------------------------------------------------------------------
 

@@ -77,8 +77,8 @@ class PeriodBoards:
         """The lines of the board of ``period`` from ``span`` above ``player`` to ``span``
         below (cut at the ends); empty if the player is not on it."""
         key = self.key(game, period)
-        with self._store.guard(f"read the {game} board of {period.name} around {player}"):
-            window = await self._windows.around(key, player, span)
+        action = f"read the {game} board of {period.name} around {player}"
+        window = await self._windows.around(action, key, player, span)
         return [] if window is None else _standings(*window)
 
     def key(self, game: str, period: Period) -> str:

@@ -1,10 +1,11 @@
-"""One Redis connection on which commands go out without waiting: the road of room commits.
+"""One Redis connection on which commands go out without waiting: the road of scripts
+(:mod:`server.storage.scripts`, room commits among them) and of command groups on a plain Redis.
 
 Why not redis-py for these: a lone command through redis-py checks a connection out of its
 pool, packs every argument in Python, writes under one timeout and reads under another.
 That is about 125 µs of this process's CPU for one room commit, against about 14 µs for the
 same commit here (``python -m bench.commits``). Every move is a commit, so that was about a
-quarter of a move's cost. redis-py stays the client for everything else.
+quarter of a move's cost. redis-py stays the client for single commands and reads.
 
 :class:`PipelinedConnection` keeps one connection open, and any number of commands may be
 on their way on it at once, answered in the order they were sent:

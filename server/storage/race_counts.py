@@ -51,7 +51,7 @@ class RaceCounts:
 
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
-        self._count = storage.redis.register_script(_COUNT_RACE)
+        self._count = storage.script(_COUNT_RACE)
 
     async def count(self, game: str, race: str, results: Sequence[RaceResult]) -> bool:
         """Count the results of race ``race`` (its id: ``<room code>:<race number>``) of
@@ -66,5 +66,4 @@ class RaceCounts:
             keys.append(game_key(prefix, "stats", game, "player", key_part(result.player)))
             time = result.time_ms if result.finished and result.time_ms is not None else ""
             args += [result.player, int(result.finished), int(result.won), time]
-        with self._storage.guard(f"count the results of {game} race {race}"):
-            return bool(await self._count(keys=keys, args=args))
+        return bool(await self._count.run(f"count the results of {game} race {race}", keys, args))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.storage.connection import Storage, as_text
+from server.storage.connection import Storage, as_list, as_text
 from server.storage.keys import key_part
 
 # KEYS: a scored board; ARGV: player, span. The player's 0-based rank and the entries from
@@ -19,17 +19,19 @@ class Windows:
     """Reads windows of the sorted sets of a :class:`Storage`."""
 
     def __init__(self, storage: Storage) -> None:
-        self._around = storage.redis.register_script(AROUND_SCRIPT)
+        self._around = storage.script(AROUND_SCRIPT)
 
-    async def around(self, key: str, player: str, span: int) -> tuple[int, list[tuple[str, float]]] | None:
-        """The 1-based rank of the first line and the (member, score) lines around ``player``."""
+    async def around(self, action: str, key: str, player: str, span: int) -> tuple[int, list[tuple[str, float]]] | None:
+        """The 1-based rank of the first line and the (member, score) lines around ``player``;
+        raises :class:`StoreUnavailable` saying ``action`` failed if Redis fails."""
         key_part(player)
         if span < 0:
             raise ValueError(f"span must not be negative, not {span}")
-        reply = await self._around(keys=[key], args=[player, span])
+        reply = await self._around.run(action, [key], [player, span])
         if reply is None:
             return None
-        first, flat = reply
+        first, lines = as_list(reply)
+        flat = as_list(lines)
         return integer_reply(first) + 1, [(as_text(flat[i]), number_reply(flat[i + 1])) for i in range(0, len(flat), 2)]
 
 

@@ -119,11 +119,12 @@ class RatingStore:
         """The rating board from ``span`` above ``player`` to ``span`` below (cut at the ends);
         empty if the player has no rating."""
         key = rating_key(self._storage.prefix, key_part(game))
-        with self._storage.guard(f"read the {game} rating board around {player}"):
-            window = await self._windows.around(f"{key}:board", player, span)
-            if window is None:
-                return []
-            first, scored = window
+        action = f"read the {game} rating board around {player}"
+        window = await self._windows.around(action, f"{key}:board", player, span)
+        if window is None:
+            return []
+        first, scored = window
+        with self._storage.guard(action):
             return await self._rated(game, first, [player for player, _ in scored])
 
     async def _rated(self, game: str, first_rank: int, players: list[str]) -> list[RatedEntry]:

@@ -18,20 +18,16 @@ second), so a step stored when :meth:`RoomStore.commit` returns survives a crash
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, cast
 
-from redis.exceptions import NoScriptError, ResponseError
-
 from server.errors import StorageError
-from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_int, as_text
+from server.storage.connection import Storage, as_bytes, as_int, as_list, as_text
 from server.storage.keys import MAX_SEATS, Keys
 from server.storage.lease_rule import VERSION_SPAN, stored_version
-from server.storage.pipelined import PipelinedConnection
 
 #: Keys: 1 record, 2 version (stamped, server/storage/lease_rule.py), 3 race archive, 4 epoch,
 #: then the log key of each seat appended to (every seat when finishing, to expire them all).
@@ -188,22 +184,14 @@ class _RoomKeys:
     logs: tuple[str, ...]
 
 
-#: A write waiting for the next batch: the write, its script's keys and arguments, its answer.
-_Queued = tuple[RoomWrite, list[str], list[str | bytes | int], "asyncio.Future[int]"]
-
-
 class RoomStore:
     """The rooms of a :class:`Storage`."""
 
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
         self._keys = Keys(storage.prefix)
-        self._commit = storage.redis.register_script(_COMMIT)
-        self._count_public = storage.redis.register_script(_COUNT_PUBLIC)
-        # Writes waiting to go together (see commit), each with its script's keys and
-        # arguments, and the task sending them.
-        self._queued: list[_Queued] = []
-        self._writer: asyncio.Task[None] | None = None
+        self._commit = storage.script(_COMMIT)
+        self._count_public = storage.script(_COUNT_PUBLIC)
         # The key names of recent (room, race)s: building them checks each part, per write.
         self._names: dict[tuple[str, int], _RoomKeys] = {}
 
@@ -213,45 +201,20 @@ class RoomStore:
         :class:`VersionConflict` if the version is not the base (whatever else it is), and
         :class:`StoreUnavailable` if Redis fails (the write may then have happened or not).
 
-        On a plain Redis the script goes on the storage's pipelined connection
-        (:mod:`server.storage.pipelined`): it is sent at once, with the other writes of the
-        same event-loop turn, whatever else is on its way. Over TLS the writes go through
-        redis-py as a group commit: every write queued while a batch is on its way goes in
-        the next single pipeline. On a Cluster each goes to its slot's node on its own. Each
-        write is always its own script, checked and applied on its own.
+        The write is one script run (:mod:`server.storage.scripts`): on a plain Redis it is
+        sent at once on the storage's pipelined connection, whatever else is on its way; over
+        TLS it goes in redis-py's next group commit; on a Cluster to its slot's node.
         """
-        keys, args = self._arguments(write)  # checks the keys before anything is queued
-        line = self._storage.line
-        if line is not None:
-            result = await self._commit_on(line, write, keys, args)
-        else:
-            done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-            self._queued.append((write, keys, args, done))
-            if self._writer is None or self._writer.done():
-                self._writer = asyncio.create_task(self._send_batches())
-            result = await asyncio.shield(done)
+        keys, args = self._arguments(write)  # checks the keys before anything is sent
+        action = f"store room {write.code}"
+        result = await self._commit.run(action, keys, args)
+        if result == 1:
+            return Committed.STORED
         if result == -1:
             raise Fenced(f"room {write.code}: this node's lease {write.lease} is not the owner's any more")
         if result == 0:
             raise VersionConflict(f"room {write.code} changed in storage under version {write.base}: reloading it")
-        return Committed(result)
-
-    async def _commit_on(
-        self, line: PipelinedConnection, write: RoomWrite, keys: list[str], args: list[str | bytes | int]
-    ) -> int:
-        """The script's reply, sent on ``line``; loaded first if Redis lost it (a restart)."""
-        with self._storage.guard(f"store room {write.code}"):
-            reply = await line.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
-            if isinstance(reply, ResponseError) and str(reply).startswith("NOSCRIPT"):
-                # It did not run: load the script, then send the write again.
-                loaded = await line.call("SCRIPT", "LOAD", _COMMIT)
-                if isinstance(loaded, ResponseError):
-                    raise loaded
-                reply = await line.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
-        if isinstance(reply, int):
-            return reply
-        failed = reply if isinstance(reply, Exception) else TypeError(f"unexpected reply {reply!r}")
-        raise self._storage.failure(f"store room {write.code}", failed)
+        raise self._storage.failure(action, TypeError(f"unexpected reply {result!r}"))
 
     def _arguments(self, write: RoomWrite) -> tuple[list[str], list[str | bytes | int]]:
         """The script's keys and arguments. Only the logs the write appends to are passed
@@ -281,57 +244,6 @@ class RoomStore:
             logs = tuple(keys.log(code, race, seat) for seat in range(MAX_SEATS))
             names = self._names[code, race] = _RoomKeys(base, logs)
         return names
-
-    async def _send_batches(self) -> None:
-        while self._queued:
-            batch, self._queued = self._queued, []
-            try:
-                results = await self._send(batch)
-            except Exception as error:  # every waiting write learns it, whatever went wrong
-                for write, _, _, done in batch:
-                    if not done.done():
-                        done.set_exception(StoreUnavailable(f"{error} (room {write.code})"))
-                continue
-            for (write, _, _, done), result in zip(batch, results, strict=True):
-                if done.done():
-                    continue
-                if isinstance(result, int):
-                    done.set_result(result)
-                else:
-                    failed = result if isinstance(result, Exception) else TypeError(f"unexpected reply {result!r}")
-                    done.set_exception(self._storage.failure(f"store room {write.code}", failed))
-
-    async def _send(self, batch: list[_Queued]) -> list[object]:
-        """One pipeline of EVALSHA calls (no SCRIPT EXISTS round trip first, as redis-py's
-        pipelines would make); writes that found the script missing (a restarted Redis) did
-        not run, so they are sent again once it is loaded."""
-        redis = self._storage.redis
-        results: list[object] = [None] * len(batch)
-        todo = list(range(len(batch)))
-        with self._storage.guard(f"store {len(batch)} room command(s)"):
-            if self._storage.cluster is not None:
-                # A Cluster pipeline refuses scripts: each goes on its own, all at once (to
-                # their slots' nodes); the script object loads itself where it is missing.
-                calls = [self._commit(keys, args) for _, keys, args, _ in batch]
-                return list(await asyncio.gather(*calls, return_exceptions=True))
-            for _ in range(2):
-                async with redis.pipeline(transaction=False) as pipe:
-                    for index in todo:
-                        _, keys, args, _ = batch[index]
-                        pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
-                    replies = await pipe.execute(raise_on_error=False)
-                for index, reply in zip(todo, replies, strict=True):
-                    results[index] = reply
-                todo = [index for index, reply in zip(todo, replies, strict=True) if isinstance(reply, NoScriptError)]
-                if not todo:
-                    break
-                await redis.script_load(_COMMIT)
-        return results
-
-    async def close(self) -> None:
-        """Wait for the writes on their way."""
-        if self._writer is not None:
-            await asyncio.gather(self._writer, return_exceptions=True)
 
     async def load(self, code: str) -> StoredRoom | None:
         """The room's record and stored version, or None if there is no such room (its
@@ -414,9 +326,8 @@ class RoomStore:
         if len(held) >= limit:
             old = {room for room, at in held if now - at >= PUBLIC_PENDING_MS}
             over = await self._over([room for room, _ in held], old)
-        with self._storage.guard("count a public room"):
-            reply = await self._count_public(keys=[key], args=[code, now, limit, PUBLIC_TTL, *over])
-        counted, total = (int(value) for value in reply)
+        count = await self._count_public.run("count a public room", [key], [code, now, limit, PUBLIC_TTL, *over])
+        counted, total = (as_int(value) for value in as_list(count))
         return counted == 1, total
 
     async def _over(self, codes: list[str], old: set[str]) -> list[str]:

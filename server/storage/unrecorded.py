@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from server.storage.connection import Storage, as_text
+from server.storage.connection import Storage, as_list, as_text
 from server.storage.keys import Keys, key_part
 
 #: Ms after a race is noted (or last taken) before another node records it.
@@ -49,7 +49,7 @@ class UnrecordedRaces:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
         self._key = Keys(storage.prefix).unrecorded()
-        self._take = storage.redis.register_script(_TAKE)
+        self._take = storage.script(_TAKE)
 
     async def note(self, code: str, race: int, now: int) -> Noted:
         """Note room ``code``'s race ``race`` as finishing at ``now``, before it is stored."""
@@ -72,10 +72,9 @@ class UnrecordedRaces:
     async def take_due(self, now: int, n: int) -> list[Noted]:
         """Up to ``n`` notes due at ``now``, each made due again :data:`DUE_AFTER_MS` later
         (cleared by :meth:`done` once recorded)."""
-        with self._storage.guard("take the races due for recording"):
-            members = await self._take(keys=[self._key], args=[now, now + DUE_AFTER_MS, n])
+        members = await self._take.run("take the races due for recording", [self._key], [now, now + DUE_AFTER_MS, n])
         taken = []
-        for member in members:
+        for member in as_list(members):
             code, race, noted = as_text(member).split(" ")
             taken.append(Noted(code, int(race), int(noted)))
         return taken

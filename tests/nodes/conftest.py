@@ -327,7 +327,9 @@ def _start_cluster(
         )
     except subprocess.TimeoutExpired as error:
         raise AssertionError(f"redis-cli --cluster create hung: {error.stdout!r}") from error
-    while b"cluster_state:ok" not in _cli(cli, ports[0], "cluster", "info"):
+    # Every node must say so: one that has not yet learnt the others' slots answers a
+    # client's first commands with CLUSTERDOWN.
+    while not all(b"cluster_state:ok" in _cli(cli, port, "cluster", "info") for port in ports):
         if time.monotonic() > deadline:
             raise AssertionError("the cluster did not become ready")
         time.sleep(0.05)
