@@ -1,8 +1,10 @@
 """Forwarded requests waiting for their owner's answer (a :class:`Done`), by sequence number.
 
-An answer in time costs one timer and no task. One that is late is checked every half second:
-it fails at once when its owner is seen to stop beating (or Redis cannot say), and after the
-timeout in any case, so a client never waits on a dead node.
+An answer in time costs a dictionary entry: no timer of its own. One timer for them all goes
+off when the oldest unanswered request has waited :data:`LATE` seconds; each answer late by
+then is checked every half second: it fails at once when its owner is seen to stop beating
+(or Redis cannot say), and after the timeout in any case, so a client never waits on a dead
+node.
 """
 
 from __future__ import annotations
@@ -10,14 +12,25 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Coroutine
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from server.cluster.cluster import Cluster
 from server.cluster.inbox import Done
+from server.ops.metrics import FORWARD_SECONDS, FORWARDED_SENT
 from server.storage.connection import StoreUnavailable
 
 #: Seconds an answer may be late before its owner's heartbeat is checked.
 LATE: Final = 0.5
+#: The forwarded requests by outcome, bound once: ``labels()`` takes a lock and builds its key
+#: on every call, and every forwarded request is counted.
+_SENT: Final = {False: FORWARDED_SENT.labels("ok"), True: FORWARDED_SENT.labels("moved")}
+_TIMED_OUT: Final = FORWARDED_SENT.labels("timeout")
+
+
+class _Awaited(NamedTuple):
+    future: asyncio.Future[Done]
+    owner: str
+    deadline: float  # monotonic: the answer fails with TimeoutError past it
 
 
 class Answers:
@@ -28,6 +41,10 @@ class Answers:
         self._cluster = cluster
         self._timeout = timeout
         self._pending: dict[int, asyncio.Future[Done]] = {}
+        #: The answers awaited whose lateness is not being checked yet, oldest first (a dict
+        #: keeps the order they were awaited in, which is the order they fall late in).
+        self._unchecked: dict[int, _Awaited] = {}
+        self._sweep: asyncio.TimerHandle | None = None
         self._checks: set[asyncio.Task[None]] = set()
 
     def arrived(self, done: Done) -> None:
@@ -50,14 +67,38 @@ class Answers:
     async def wait(self, seq: int, future: asyncio.Future[Done], owner: str) -> Done:
         """The answer ``seq`` (:meth:`expect` gave ``future``) from ``owner``; TimeoutError
         after the timeout or once ``owner`` stops beating, :class:`StoreUnavailable` if
-        Redis cannot say whether it beats."""
-        deadline = time.monotonic() + self._timeout
-        timer = asyncio.get_running_loop().call_later(LATE, self._late, owner, future, deadline)
+        Redis cannot say whether it beats. Counted (``solitaire_forwarded_requests_sent``)
+        and, answered, timed (``solitaire_forwarded_request_seconds``)."""
+        now, sent = time.monotonic(), time.perf_counter()
+        self._unchecked[seq] = _Awaited(future, owner, now + self._timeout)
+        if self._sweep is None:
+            self._sweep = future.get_loop().call_at(now + LATE, self._find_late)
         try:
-            return await future
+            done = await future
+        except TimeoutError:
+            _TIMED_OUT.inc()
+            raise
+        else:
+            _SENT[done.moved].inc()
+            FORWARD_SECONDS.observe(time.perf_counter() - sent)
+            return done
         finally:
-            timer.cancel()
             self._pending.pop(seq, None)
+            self._unchecked.pop(seq, None)
+
+    def _find_late(self) -> None:
+        """Check the answers late by now; come back when the next one falls late."""
+        self._sweep = None
+        now = time.monotonic()
+        unchecked = self._unchecked
+        while unchecked:
+            seq, awaited = next(iter(unchecked.items()))
+            late_at = awaited.deadline - self._timeout + LATE
+            if late_at > now:
+                self._sweep = awaited.future.get_loop().call_at(late_at, self._find_late)
+                return
+            del unchecked[seq]
+            self._late(awaited.owner, awaited.future, awaited.deadline)
 
     def _late(self, owner: str, future: asyncio.Future[Done], deadline: float) -> None:
         if not future.done():

@@ -41,7 +41,10 @@ class Following:
                 rooms.pop(code, None)
             case _:
                 known = rooms.get(code)
-                rooms[code] = Followed("racer" if known is None else known.role, owner)
+                if known is None:
+                    rooms[code] = Followed("racer", owner)
+                elif known.owner != owner:
+                    rooms[code] = Followed(known.role, owner)
 
     def seated(self, link: int, code: str, owner: str) -> None:
         """``owner`` gave connection ``link`` its seat in room ``code`` back."""

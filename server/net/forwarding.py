@@ -40,7 +40,7 @@ from server.net.answers import Answers
 from server.net.dispatch import FAILURES, answer_failure, dispatch
 from server.net.following import Following, Role
 from server.ops.log_limits import LogLimiter
-from server.ops.metrics import FORWARD_SECONDS, FORWARDED_RECEIVED, FORWARDED_SENT
+from server.ops.metrics import FORWARDED_RECEIVED
 from server.ops.stopping import stop_requested, stop_tasks
 from server.rooms.errors import RoomError
 from server.storage.connection import StoreUnavailable
@@ -231,16 +231,12 @@ class Router:
         self._local[link.id] = link
         future = self.answers.expect(message.seq)
         self.mail.post(owner, message)
-        sent = time.perf_counter()
         try:
             done = await self.answers.wait(message.seq, future, owner)
         except TimeoutError:
-            FORWARDED_SENT.labels("timeout").inc()
             self._owners = {code: node for code, node in self._owners.items() if node != owner}
             self.node.suspect(owner)
             raise StoreUnavailable(f"storage unavailable: server {owner} did not answer") from None
-        FORWARDED_SENT.labels("moved" if done.moved else "ok").inc()
-        FORWARD_SECONDS.observe(time.perf_counter() - sent)
         if not done.moved:
             # The owner may hold a proxy of the link now: it is told when the link closes,
             # and the link is closed if the owner dies.
@@ -394,7 +390,11 @@ class Router:
                 gone.append(link_id)
                 continue
             link.send_frame(frames.frame)
-            self._peers_of.setdefault(link_id, set()).add(frames.sender)
+            peers = self._peers_of.get(link_id)
+            if peers is None:
+                self._peers_of[link_id] = {frames.sender}
+            else:
+                peers.add(frames.sender)
         for link_id in gone:
             self.mail.post(frames.sender, Gone(self.node.id, link_id))
 

@@ -2,7 +2,8 @@
 lines each client's request can cause (on a dropped proxy, or in a storage outage) are
 limited: a flood of them writes a few lines, one kind of failure not hiding another. The
 post: what arrives before the router reads it waits, in order, and one message the router
-fails to handle does not stop the next."""
+fails to handle does not stop the next. The answers awaited (server/net/answers.py): each one
+late is checked, whatever else waits, and fails once its owner is seen to stop beating."""
 
 from __future__ import annotations
 
@@ -10,16 +11,19 @@ import asyncio
 import itertools
 import logging
 import time
+from typing import cast
 
 import pytest
 
 from protocol.codec import encode
 from protocol.messages import ListRooms
+from server.cluster.cluster import Cluster
 from server.cluster.inbox import Done, Gone, Message, Request
 from server.cluster.node import Node
 from server.cluster.node_mail import NodeMail
 from server.connections.link import ClientLink
 from server.net import forwarding
+from server.net.answers import Answers
 from server.ops.log_limits import LogLimiter
 from server.storage.connection import Storage, StoreUnavailable
 from server.storage.nodes import NodeStore
@@ -135,3 +139,45 @@ async def test_a_message_the_router_fails_to_handle_does_not_stop_the_next(
     await eventually(lambda: len(handled) == 2, what="the messages after the failing one")
     assert [done.seq for done in handled] == [2, 3]
     assert any("a message from a node was not handled" in r.getMessage() for r in caplog.records)
+
+
+class _Beating:
+    """The cluster's view of which nodes beat, as :class:`Answers` asks it: ``living`` do."""
+
+    def __init__(self, living: set[str]) -> None:
+        self.living = living
+
+    async def alive(self, nodes: set[str], fresh: float = 0.5) -> set[str]:
+        return nodes & self.living
+
+
+async def test_late_answers_are_each_checked_and_those_from_a_silent_owner_fail() -> None:
+    # A timeout far past the test's guard: a failure can only come from the owner's check.
+    answers = Answers(cast(Cluster, _Beating({"live"})), timeout=600.0)
+    owners = {1: "silent", 2: "live", 3: "silent", 4: "live"}
+    futures = {seq: answers.expect(seq) for seq in owners}
+    waits = {seq: asyncio.ensure_future(answers.wait(seq, futures[seq], owner)) for seq, owner in owners.items()}
+    async with asyncio.timeout(30):  # a guard against a hang, not a measurement
+        await asyncio.wait([waits[1], waits[3]])
+        for seq in (1, 3):
+            with pytest.raises(TimeoutError):
+                waits[seq].result()
+        # A live owner's answers are still awaited.
+        assert not waits[2].done()
+        assert not waits[4].done()
+        answers.arrived(Done(4, False))
+        answers.arrived(Done(2, True))
+        assert await waits[2] == Done(2, True)
+        assert await waits[4] == Done(4, False)
+
+
+async def test_an_answer_in_time_is_returned_and_a_later_one_still_checked() -> None:
+    answers = Answers(cast(Cluster, _Beating(set())), timeout=600.0)
+    first = answers.expect(1)
+    answers.arrived(Done(1, False))
+    assert await answers.wait(1, first, "silent") == Done(1, False)
+    # The shared check goes on for the requests after it.
+    later = answers.expect(2)
+    async with asyncio.timeout(30):  # a guard against a hang, not a measurement
+        with pytest.raises(TimeoutError):
+            await answers.wait(2, later, "silent")
