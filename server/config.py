@@ -262,6 +262,13 @@ class Config:
     address_attempts: int = _setting(
         30, "failed logins from one address before its tries must wait", int, minimum=1, maximum=_COUNT_MAX
     )
+    login_failure_delay: float = _setting(
+        1.0,
+        "seconds a failed login (or password check) holds its connection before the refusal",
+        float,
+        minimum=0,
+        maximum=60,
+    )
     login_wait: float = _setting(
         30.0,
         "seconds the first wait past a login limit lasts; each further failure doubles it",

@@ -5,7 +5,8 @@ Passwords are hashed with argon2id (``argon2-cffi``'s defaults) in a worker thre
 two at a time, so the event loop never waits for a hash. A password is never logged nor
 stored; it lives only in the request being served. Every password try is counted before the
 password is checked and refused past the limits without checking it
-(:mod:`server.features.login_limits`); each failure also costs its connection a second.
+(:mod:`server.features.login_limits`); each failure also holds its connection a while
+(``Config.login_failure_delay``, a second by default).
 
 Every reply that makes a connection an account carries a fresh token of the connection's
 device (:mod:`server.features.tokens`); ``logout`` revokes that device's tokens.
@@ -43,8 +44,6 @@ logger = logging.getLogger("server.accounts")
 _log = LogLimiter(logger)
 
 MIN_PASSWORD: Final = 8
-#: Seconds a failed login (or password check) holds its connection: slows guessing further.
-FAILURE_DELAY: Final = 1.0
 
 _hasher = PasswordHasher()
 #: Hashes at once, per event loop (a semaphore is bound to the loop it first waited in).
@@ -132,7 +131,8 @@ async def _checked(ctx: Context, link: ClientLink, name: str, password: str) -> 
         _dummy_hash.append(await hash_password("not anyone's password"))
     stored = account.password_hash if account is not None else _dummy_hash[0]
     if not await password_matches(stored, password) or account is None:
-        await asyncio.sleep(FAILURE_DELAY)
+        # Held a while (``Config.login_failure_delay``): slows guessing further.
+        await asyncio.sleep(ctx.config.login_failure_delay)
         raise AccountError(ErrorCode.LOGIN_FAILED, "wrong name or password")
     await login_limits.succeeded(ctx, counted)
     return account

@@ -51,12 +51,6 @@ def argon2_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return runs
 
 
-@pytest.fixture
-def quick_failures(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No one-second pause after a wrong password (the waits under test are the limits')."""
-    monkeypatch.setattr(account_requests, "FAILURE_DELAY", 0.0)
-
-
 async def guest(srv: RunningServer, opened: list[RawClient], address: str | None = None) -> RawClient:
     """A new connection (a new device), from ``address`` if given, past its hello."""
     if address is None:
@@ -133,9 +127,9 @@ async def test_a_strangers_guesses_from_another_address_do_not_lock_the_owner_ou
 
 
 async def test_guesses_from_many_addresses_make_new_devices_wait_but_not_a_device_the_account_knows(
-    start_server: ServerFactory, clients: list[RawClient], quick_failures: None
+    start_server: ServerFactory, clients: list[RawClient]
 ) -> None:
-    async with start_server(trusted_proxies=BALANCER, name_attempts=4, token_lifetime=1) as srv:
+    async with start_server(trusted_proxies=BALANCER, name_attempts=4, token_lifetime=1, login_failure_delay=0) as srv:
         info = await register(await guest(srv, clients, "198.51.100.7"), "Ann")
         token = verify_token(info.resume, srv.hub.secret)
         assert token is not None
@@ -165,10 +159,10 @@ async def test_guesses_from_many_addresses_make_new_devices_wait_but_not_a_devic
 
 
 async def test_each_failure_past_the_free_ones_doubles_the_wait_and_hammering_does_not_lengthen_it(
-    start_server: ServerFactory, clients: list[RawClient], quick_failures: None
+    start_server: ServerFactory, clients: list[RawClient]
 ) -> None:
     # Waits of 1.5 s, then 3 s: long enough that a slow argon2 on a busy machine cannot eat them.
-    async with start_server(login_attempts=1, login_wait=1.5) as srv:
+    async with start_server(login_attempts=1, login_wait=1.5, login_failure_delay=0) as srv:
         await register(await guest(srv, clients), "Ann")
         me = await guest(srv, clients)
         assert code(await login(me, "Ann", "wrong one")) == ErrorCode.LOGIN_FAILED  # the free try
@@ -189,9 +183,9 @@ async def test_each_failure_past_the_free_ones_doubles_the_wait_and_hammering_do
 
 
 async def test_an_address_that_fails_on_many_names_waits_even_on_a_known_device(
-    start_server: ServerFactory, clients: list[RawClient], quick_failures: None
+    start_server: ServerFactory, clients: list[RawClient]
 ) -> None:
-    async with start_server(address_attempts=3) as srv:
+    async with start_server(address_attempts=3, login_failure_delay=0) as srv:
         laptop = await guest(srv, clients)
         await register(laptop, "Ann")
         for name in ("Bob", "Cat", "Dan"):

@@ -31,12 +31,16 @@ from protocol.messages import (
     RoomOptions,
 )
 from tests.client.conftest import Running, Serve, eventually
+from tests.client.tui.keyboard import focus, send_keys, type_text
 from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
 
 pytestmark = pytest.mark.asyncio
 
 PASSWORD = "tui-secret-42"
 NEW_PASSWORD = "tui-newer-secret-43"
+#: Seconds the servers here hold a wrong password's refusal (``login_failure_delay``; 1 s by
+#: default): the refusal is what these tests look at, not its pause.
+FAILURE_DELAY = 0.05
 
 
 def menu_ids(app: RaceApp) -> set[str]:
@@ -66,8 +70,8 @@ async def fill(pilot: Pilot[int], app: RaceApp, **boxes: str) -> None:
     for box, text in boxes.items():
         field = app.screen.query_one(f"#{box.replace('_', '-')}", Input)
         field.value = ""
-        field.focus()
-        await pilot.press(*text)
+        await focus(app, field)
+        await type_text(app, text)
 
 
 async def register_on_screen(app: RaceApp, pilot: Pilot[int], password: str = PASSWORD) -> None:
@@ -75,7 +79,12 @@ async def register_on_screen(app: RaceApp, pilot: Pilot[int], password: str = PA
     assert form.query_one("#account-name", Input).value == client_of(app).name  # the name offered
     # The focus starts in the first empty box; Enter moves on, and sends from the last box.
     assert app.focused is form.query_one("#password", Input)
-    await pilot.press(*password, "enter", *password, "enter")
+    await type_text(app, password)
+    send_keys(app, "enter")
+    confirm = form.query_one("#confirm", Input)
+    await eventually(lambda: app.focused is confirm, what="the focus moved on by Enter")
+    await type_text(app, password)
+    send_keys(app, "enter")
     await as_account(app)
 
 
@@ -111,27 +120,27 @@ async def test_register_refusals_are_shown_in_the_form(serve: Serve, tmp_path: P
         async with app.run_test(size=(80, 24)) as pilot:
             form = await open_from_home(app, pilot, "register", RegisterScreen)
             await fill(pilot, app, password=PASSWORD, confirm=PASSWORD + "x")
-            await pilot.press("enter")
-            assert "The two passwords differ" in text_of(app, "#account-message")
+            send_keys(app, "enter")
+            await eventually(lambda: "The two passwords differ" in text_of(app, "#account-message"), what="differ")
             await fill(pilot, app, account_name="BOB", password=PASSWORD, confirm=PASSWORD)
-            await pilot.press("enter")
+            send_keys(app, "enter")
             await eventually(lambda: "taken" in text_of(app, "#account-message"), what="the name taken")
             assert form.query_one("#password", Input).value == ""  # typed again for the next try
             await fill(pilot, app, account_name="Ann", password="short", confirm="short")
-            await pilot.press("enter")
+            send_keys(app, "enter")
             await eventually(lambda: "at least 8 characters" in text_of(app, "#account-message"), what="weak")
             assert app.screen is form
             assert not client_of(app).account
 
 
 async def test_log_out_then_log_in_again_and_a_wrong_password_is_shown(serve: Serve, tmp_path: Path) -> None:
-    async with serve() as srv:
+    async with serve(login_failure_delay=FAILURE_DELAY) as srv:
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
             await register_on_screen(app, pilot)
             account = client_of(app).player
             await open_from_home(app, pilot, "logout", LogoutScreen)
-            await pilot.press("t")  # this device
+            send_keys(app, "t")  # this device
             await home(app)
             await eventually(lambda: "Playing as Ann (guest)" in text_of(app, "#who"), what="a guest again")
             assert client_of(app).player != account
@@ -140,11 +149,12 @@ async def test_log_out_then_log_in_again_and_a_wrong_password_is_shown(serve: Se
 
             form = await open_from_home(app, pilot, "login", LoginScreen)
             await fill(pilot, app, account_name="ann", password="not-the-password")
-            await pilot.press("enter")
+            send_keys(app, "enter")
             await eventually(lambda: "Wrong name or password" in text_of(app, "#account-message"), what="the refusal")
             assert app.screen is form
             assert app.focused is form.query_one("#password", Input)
-            await pilot.press(*PASSWORD, "enter")
+            await type_text(app, PASSWORD)
+            send_keys(app, "enter")
             await as_account(app)
             assert client_of(app).player == account
             assert "Playing as Ann (account)" in text_of(app, "#who")
@@ -152,17 +162,17 @@ async def test_log_out_then_log_in_again_and_a_wrong_password_is_shown(serve: Se
 
 
 async def test_too_many_wrong_passwords_say_when_to_try_again(serve: Serve, tmp_path: Path) -> None:
-    async with serve(login_attempts=1) as srv:
+    async with serve(login_attempts=1, login_failure_delay=FAILURE_DELAY) as srv:
         ann = await srv.connect("Ann")
         await ann.request(lambda i: Register(id=i, name="Ann", password=PASSWORD))
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Sam"))
         async with app.run_test(size=(80, 24)) as pilot:
             await open_from_home(app, pilot, "login", LoginScreen)
             await fill(pilot, app, account_name="Ann", password="guess-one")
-            await pilot.press("enter")
+            send_keys(app, "enter")
             await eventually(lambda: "Wrong name or password" in text_of(app, "#account-message"))
             await fill(pilot, app, password=PASSWORD)
-            await pilot.press("enter")
+            send_keys(app, "enter")
             await eventually(lambda: "Too many failed logins" in text_of(app, "#account-message"))
             assert "try again in" in text_of(app, "#account-message")
             assert not client_of(app).account
@@ -177,7 +187,7 @@ async def other_device(srv: Running, password: str = PASSWORD) -> RaceClient:
 
 
 async def test_change_the_password_and_the_other_devices_are_logged_out(serve: Serve, tmp_path: Path) -> None:
-    async with serve() as srv:
+    async with serve(login_failure_delay=FAILURE_DELAY) as srv:
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
             await register_on_screen(app, pilot)
@@ -185,11 +195,11 @@ async def test_change_the_password_and_the_other_devices_are_logged_out(serve: S
             phone = await other_device(srv)
             form = await open_from_home(app, pilot, "password", PasswordScreen)
             await fill(pilot, app, password="not-the-password", new_password=NEW_PASSWORD, confirm=NEW_PASSWORD)
-            await pilot.press("enter")
+            send_keys(app, "enter")
             await eventually(lambda: "Wrong name or password" in text_of(app, "#account-message"))
             assert form.query_one("#new-password", Input).value == ""
             await fill(pilot, app, password=PASSWORD, new_password=NEW_PASSWORD, confirm=NEW_PASSWORD)
-            await pilot.press("enter")
+            send_keys(app, "enter")
             await as_account(app)
             await eventually(lambda: phone.ended is not None, what="the other device logged out")
             assert phone.ended is not None
@@ -219,13 +229,13 @@ async def test_a_session_ended_elsewhere_makes_this_device_a_guest(serve: Serve,
             await register_on_screen(app, pilot)
             laptop = await other_device(srv)
             await open_from_home(app, pilot, "logout", LogoutScreen)
-            await pilot.press("e")  # everywhere
+            send_keys(app, "e")  # everywhere
             await eventually(lambda: laptop.ended is not None, what="the laptop logged out")
             await eventually(lambda: "Playing as Ann (guest)" in text_of(app, "#who"), what="a guest again")
 
             await open_from_home(app, pilot, "login", LoginScreen)
             await fill(pilot, app, account_name="Ann", password=PASSWORD)
-            await pilot.press("enter")
+            send_keys(app, "enter")
             await as_account(app)
             laptop = await other_device(srv)
             await laptop.request(lambda i: ChangePassword(id=i, password=PASSWORD, new_password=NEW_PASSWORD))
@@ -254,7 +264,7 @@ async def test_a_password_over_plain_ws_from_another_host_is_refused_in_words(se
         async with app.run_test(size=(80, 24)) as pilot:
             await open_from_home(app, pilot, "login", LoginScreen)
             await fill(pilot, app, account_name="Ann", password=PASSWORD)
-            await pilot.press("enter")
+            send_keys(app, "enter")
             await eventually(lambda: "wss://" in text_of(app, "#account-message"), what="the refusal")
             assert "--server wss://" in text_of(app, "#account-message")
             assert isinstance(app.screen, LoginScreen)
@@ -280,7 +290,7 @@ async def test_log_in_after_a_race_leaves_the_finished_room_first(serve: Serve, 
             await client.wait_room(joined.room, lambda m: m.view().state == "finished")
             await open_from_home(app, pilot, "login", LoginScreen)
             await fill(pilot, app, account_name="Ann", password=PASSWORD)
-            await pilot.press("enter")
+            send_keys(app, "enter")
             await as_account(app)
             assert joined.room not in client_of(app).rooms
 

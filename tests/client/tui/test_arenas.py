@@ -25,8 +25,10 @@ from server.competition.arena import Arena
 from server.features.arenas import line_of
 from server.storage.arenas import ArenaStore
 from tests.client.conftest import Running, Serve, eventually
+from tests.client.tui.keyboard import send_keys
 from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
 from tests.end_to_end.test_quick_match import SHORT_WAIT
+from tests.polling import eventually_async
 
 pytestmark = pytest.mark.asyncio
 
@@ -43,7 +45,8 @@ async def open_arena(srv: Running) -> None:
 
 
 async def waiting(srv: Running) -> set[str]:
-    """The players in the arena's line."""
+    """The players in the arena's line (the page says it waits as it sends its join: the line
+    has the player once the server has read it)."""
     return {entry.player for entry in await srv.hub.line.waiting(line_of(ARENA))}
 
 
@@ -59,12 +62,12 @@ async def test_an_arena_joined_in_the_ui_pairs_scores_and_races_on(serve: Serve,
             table = arenas.query_one("#arenas", DataTable)
             await eventually(lambda: table.row_count == 1, what="the live arena")
             assert "live" in str(table.get_row_at(0)[2])
-            await pilot.press("enter")
+            send_keys(app, "enter")
             page = await eventually(showing(app, ArenaScreen), what="the arena's page")
             await eventually(lambda: "Evening arena" in text_of(app, "#arena-title"), what="its name")
             await pilot.press("j")
             await eventually(lambda: text_of(app, "#arena-status").startswith(WAITING), what="waiting")
-            assert ann in await waiting(srv)
+            assert ann in await eventually_async(lambda: waiting(srv), lambda line: ann in line)
 
             bob = await srv.connect("Bob")
             await bob.request(lambda i: JoinArena(id=i, arena=ARENA))
@@ -73,14 +76,14 @@ async def test_an_arena_joined_in_the_ui_pairs_scores_and_races_on(serve: Serve,
             await bob.wait_room(room, lambda m: m.view().state == "racing", timeout=15)
             await eventually(lambda: "Evening arena (a: the arena)" in text_of(app, "#topbar"), what="the arena")
             await bob.request(lambda i: Resign(id=i, room=room))
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             await eventually(showing(app, ResultsScreen), what="the results")
             assert "Evening arena: results of your race" in text_of(app, "#results-title")
             assert "a: the arena" in text_of(app, "#results-hint")
 
             # The arena's page, under the race, joins its line again; a goes back to it.
             await eventually(lambda: page.waiting, what="in the line again")
-            assert ann in await waiting(srv)
+            assert ann in await eventually_async(lambda: waiting(srv), lambda line: ann in line)
             await pilot.press("a")
             assert await eventually(showing(app, ArenaScreen), what="back on the arena's page") is page
             standings = page.query_one("#standings", DataTable)
@@ -121,6 +124,6 @@ async def test_an_arena_race_names_its_arena_without_its_page(serve: Serve, tmp_
             assert ARENA not in text_of(app, "#topbar")
             await bob.wait_room(room, lambda m: m.view().state == "racing", timeout=15)
             await bob.request(lambda i: Resign(id=i, room=room))
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             await eventually(showing(app, ResultsScreen), what="the results")
             assert f"{NAME}: results of your race" in text_of(app, "#results-title")

@@ -33,6 +33,7 @@ from server.clock import now_ms
 from server.competition.bracket import SHOW_UP_MS, Bracket
 from server.storage.brackets import BracketStore
 from tests.client.conftest import Running, Serve, eventually, row_text
+from tests.client.tui.keyboard import send_keys
 from tests.client.tui.test_roomtext import footer_cut
 from tests.client.tui.test_tui import choose, client_of, home, notices, plain, saved, showing, text_of
 from tests.features.test_brackets import play, view
@@ -76,11 +77,11 @@ async def test_a_bracket_round_is_played_from_its_page_and_closes_with_its_place
             await store.change(CODE, lambda bracket: msgspec.structs.replace(bracket, starts=now_ms()))
             await eventually(lambda: "Play your round 1 now" in text_of(app, "#bracket-status"), what="round 1")
             assert "Ann (you)" in text_of(app, "#bracket-rounds")
-            await pilot.press("p")
+            send_keys(app, "p")
             run = await eventually(showing(app, GameScreen), what="Ann's run")
             room = await client_of(app).wait_room(run.code, lambda m: m.view().state == "racing", timeout=15)
             assert room.view().bracket == CODE
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             await eventually(showing(app, ResultsScreen), what="the run's results")
             # One attempt, secret until the round closes: no fairness check, replay or rematch yet.
             assert BRACKET_WAIT in text_of(app, "#fairness")
@@ -125,7 +126,10 @@ async def register_and_start(srv: Running, app: RaceApp, pilot: Pilot[int]) -> B
     return page
 
 
-async def test_you_are_marked_by_your_id_when_another_player_has_your_name(serve: Serve, tmp_path: Path) -> None:
+async def test_you_are_marked_by_your_id_when_another_player_has_your_name(
+    serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(BracketScreen, "REFRESH_SECONDS", 0.2)  # the page asks again by itself: soon
     async with serve() as srv:
         others = await registered(srv, ("Ann", "Bob", "Cat"))  # another Ann
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
@@ -162,10 +166,10 @@ async def test_a_round_closed_is_told_and_refreshes_the_page_with_its_deal_check
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             page = await register_and_start(srv, app, pilot)  # round 1's commitment seen here
-            await pilot.press("p")
+            send_keys(app, "p")
             run = await eventually(showing(app, GameScreen), what="Ann's run")
             await client_of(app).wait_room(run.code, lambda m: m.view().state == "racing", timeout=15)
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             await eventually(showing(app, ResultsScreen), what="the run's results")
             await play(others["Dan"], CODE)
             # Bob and Cat never start: their time to show up ends, the round closes, and of its

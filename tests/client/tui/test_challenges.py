@@ -35,6 +35,7 @@ from protocol.messages import (
 from server.clock import now_ms
 from server.competition.challenges import Challenge, Run, Side
 from tests.client.conftest import PATIENCE, Running, Serve, eventually, row_text
+from tests.client.tui.keyboard import send_keys, type_text
 from tests.client.tui.test_roomtext import footer_cut
 from tests.client.tui.test_tui import choose, client_of, home, notices, saved, showing, text_of
 from tests.polling import eventually_async
@@ -44,7 +45,7 @@ pytestmark = pytest.mark.asyncio
 
 #: The window of an invitation a test lets lapse: long enough for the screens to show it open
 #: first, short enough to wait out (the server tells its players within a quarter second).
-LAPSING_MS = 5_000
+LAPSING_MS = 3_000
 #: Seconds to wait for what the server tells of a lapsing invitation, from its creation.
 LAPSING_PATIENCE = LAPSING_MS / 1000 + PATIENCE
 
@@ -83,14 +84,14 @@ async def play_and_resign(app: RaceApp, pilot: Pilot[int], kind: str, typed: str
     await pilot.press(kind)
     await eventually(showing(app, ChallengeFormScreen), what="the form")
     if typed:
-        await pilot.press(*typed)
+        await type_text(app, typed)
     await pilot.click("#send")
     screen = await eventually(showing(app, GameScreen), what="the run")
     room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
     challenge = room.view().challenge
     assert challenge is not None
     assert room.view().options.max_racers == 1
-    await pilot.press("R", "R")
+    send_keys(app, "R", "R")
     await eventually(showing(app, ResultsScreen), what="the run's results")
     return challenge
 
@@ -138,7 +139,7 @@ async def test_a_challenge_taken_by_its_id_ends_in_both_inboxes(serve: Serve, tm
             assert "2. Bob" in detail
             assert "✓ Fair: deal " in detail  # checked against the commitment of his run
             assert "which you saw before the reveal" in detail
-            await pilot.press("enter")  # his own run, replayed
+            send_keys(bob, "enter")  # his own run, replayed
             replay = await eventually(showing(bob, ReplayScreen), what="Bob's run")
             assert replay.replay.name == "Bob"
 
@@ -146,7 +147,7 @@ async def test_a_challenge_taken_by_its_id_ends_in_both_inboxes(serve: Serve, tm
         async with ann.run_test(size=(80, 24)) as pilot:
             await open_challenges(ann, pilot)
             assert "you won · your rating" in await inbox_says(ann, pilot, "you won")
-            await pilot.press("v")  # her rival's run
+            send_keys(ann, "v")  # her rival's run
             replay = await eventually(showing(ann, ReplayScreen), what="Bob's run")
             assert replay.replay.name == "Bob"
 
@@ -198,7 +199,7 @@ async def test_an_invitation_is_counted_on_the_home_menu_and_played_from_the_inb
             await choose(app, pilot, "challenges")
             await eventually(showing(app, ChallengesScreen), what="the Challenges screen")
             await eventually(lambda: "Enter plays it now" in text_of(app, "#inbox-detail"), what="the invitation")
-            await pilot.press("enter")
+            send_keys(app, "enter")
             screen = await eventually(showing(app, GameScreen), what="Ann's run")
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
             assert room.view().challenge == bob.rooms[code].view().challenge
@@ -223,7 +224,7 @@ async def test_c_on_the_results_challenges_the_selected_racer(serve: Serve, tmp_
             await client.wait_room(code, lambda m: m.view().state == "racing", timeout=15)
             await bob.request(lambda i: Resign(id=i, room=code))
             await eventually(showing(app, GameScreen), what="the race")
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             results = await eventually(showing(app, ResultsScreen), what="the results")
             await eventually(lambda: "c: challenge the selected racer" in text_of(app, "#results-hint"), what="c")
             table = results.query_one("#results", DataTable)
@@ -252,7 +253,7 @@ async def test_a_challenges_run_says_your_side_and_whether_it_is_rated(serve: Se
             await client_of(app).wait_room(run.code, lambda m: m.view().state == "racing", timeout=15)
             topbar = await eventually(lambda: text_of(app, "#topbar"), what="the top bar")
             assert "(casual) · you challenged: give this id to your rival" in topbar
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             await eventually(showing(app, ResultsScreen), what="the run's results")
             assert "Casual: no rating moves." in text_of(app, "#results-notes")
 

@@ -27,6 +27,7 @@ from client.tui.widgets import BoardView
 from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, Resign, RoomOptions
 from server.games import Scorpion
 from tests.client.conftest import Running, Serve, eventually, playing
+from tests.client.tui.keyboard import enter_move, send_keys
 from tests.client.tui.test_newcomer import open_practice
 from tests.client.tui.test_tui import client_of, home, saved, screen_lines, showing, text_of
 
@@ -99,7 +100,13 @@ async def test_at_80x24_the_playable_end_of_every_column_is_on_screen(serve: Ser
             cards = board.board[longest]
             deepest = next(index for index, card in enumerate(cards) if card is not None)
             assert card_label(cards[deepest] or 0).strip() not in board.render().plain
-            await pilot.press(str(layout.main.index(longest) + 1), *["up"] * (len(cards) - 1 - deepest))
+            await pilot.press(str(layout.main.index(longest) + 1))  # the column's top card
+            send_keys(app, *["up"] * (len(cards) - 1 - deepest))
+
+            def cursor() -> tuple[int, int] | None:
+                return None if board.cursor is None else board.cursor.position
+
+            await eventually(lambda: cursor() == (longest, deepest), what="the cursor up the column")
             assert board.cursor is not None
             assert board.cursor.position == (longest, deepest)
             drawn = board.render().plain
@@ -203,7 +210,7 @@ async def test_antares_offers_no_deal_and_its_own_move_examples(serve: Serve, tm
             assert "7H>c1" in prompt
             assert "c2>h" in prompt
             assert TIME.fullmatch(text_of(app, "#clock").removeprefix("⏱ "))  # one time format
-            await pilot.press("colon", *"QS>f1", "enter")  # the example reads as a move: the server judges it
+            await enter_move(app, pilot, "QS>f1")  # the example reads as a move: the server judges it
             await eventually(lambda: text_of(app, "#message").startswith("✗ QS>f1: "), what="the server's answer")
             assert "is not a pile" not in text_of(app, "#message")  # as QS>5 would be, in Antares
 
@@ -226,7 +233,7 @@ async def test_you_resigned_stays_with_its_race(serve: Serve, tmp_path: Path) ->
         async with app.run_test(size=(80, 24)) as pilot:
             await home(app)
             screen = await open_practice(app, RoomOptions(max_racers=1))
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             await eventually(lambda: isinstance(app.screen, ResultsScreen), what="the results")
             await eventually(lambda: plain_message(screen) == "You resigned.", what="the race screen's message")
             await pilot.press("m")  # a rematch: the results close, and it starts as the first race did
@@ -244,7 +251,7 @@ def plain_message(screen: GameScreen) -> str:
 async def test_a_bots_resignation_is_said_and_the_results_explain_themselves(serve: Serve, tmp_path: Path) -> None:
     async with serve() as srv:
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
-        async with app.run_test(size=(80, 24)) as pilot:
+        async with app.run_test(size=(80, 24)):
             await home(app)
             client = client_of(app)
             joined = await client.request(
@@ -264,7 +271,7 @@ async def test_a_bots_resignation_is_said_and_the_results_explain_themselves(ser
             await eventually(lambda: text_of(app, "#message") == "Ada (bot) resigned.", what="the bot's resignation")
             assert screen.racing()  # Ann races on
 
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             results = await eventually(showing(app, ResultsScreen), what="the results")
             table = results.query_one("#results", DataTable)
             await eventually(lambda: table.row_count == 2, what="both racers ranked")

@@ -32,6 +32,7 @@ from protocol.messages import (
 from server.clock import now_ms
 from server.competition.daily import previous_date, utc_date
 from tests.client.conftest import Serve, ServeDaily, eventually, playing
+from tests.client.tui.keyboard import send_keys
 from tests.client.tui.test_play_hub import open_hub, pick
 from tests.client.tui.test_roomtext import footer_cut
 from tests.client.tui.test_tui import choose, client_of, home, saved, screen_lines, showing, text_of
@@ -74,9 +75,9 @@ async def test_g_on_a_replay_races_that_run_as_a_ghost(serve: Serve, tmp_path: P
             for text in line[:PLAYED]:
                 await client.request(playing(first, text))
             await eventually(showing(app, GameScreen), what="the race")
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             await eventually(showing(app, ResultsScreen), what="the results")
-            await pilot.press("p")
+            send_keys(app, "p")
             await eventually(showing(app, ReplayScreen), what="the replay")
             await pilot.pause()
             assert "g Race it" in screen_lines(app)[-1]
@@ -98,7 +99,7 @@ async def test_g_on_a_replay_races_that_run_as_a_ghost(serve: Serve, tmp_path: P
             # The run ended in a resignation: the ghost does too, and the screen says so.
             await eventually(lambda: "Ann (ghost) resigned." in text_of(app, "#message"), what="the ghost's end")
 
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             results = await eventually(
                 lambda: app.screen if isinstance(app.screen, ResultsScreen) and app.screen.code == code else None,
                 what="the ghost race's results",
@@ -134,7 +135,7 @@ async def test_f_on_the_daily_screen_races_yesterdays_fastest_run(serve_daily: S
             await eventually(lambda: "f: race the ghost" in text_of(app, "#daily-yesterday"), what="yesterday's deal")
             await pilot.pause()
             assert await footer_cut(app) == []
-            await pilot.press("f")
+            send_keys(app, "f")
             screen = await eventually(showing(app, GameScreen), what="the ghost race")
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
             assert [(racer.name, racer.ghost) for racer in room.view().racers] == [("Ann", False), ("Bob", True)]

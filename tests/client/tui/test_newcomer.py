@@ -20,6 +20,7 @@ from client.tui.widgets import BoardView, Tick
 from protocol.messages import CreateRoom, Joined, Ready, RoomOptions
 from server.games import Scorpion
 from tests.client.conftest import Serve, eventually, playing
+from tests.client.tui.keyboard import enter_move, send_keys, tab
 from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
 
 pytestmark = pytest.mark.asyncio
@@ -88,7 +89,7 @@ async def test_the_create_form_has_visible_tab_stops_clear_boxes_and_a_valid_bla
             seen = []
             for _ in range(9):
                 seen.append(type(app.focused).__name__)
-                await pilot.press("tab")
+                await tab(app)
             # Every Tab stop is a field of the form: nothing invisible takes the focus.
             assert set(seen) == {"GameSelect", "Select", "Input", "Tick", "Button"}
             public, hints = form.query_one("#public", Tick), form.query_one("#hints", Tick)
@@ -137,7 +138,7 @@ async def test_a_stuck_board_says_undo_or_resign_and_a_typed_move_leaves_the_inp
             assert "u undo · h hint" in text_of(app, "#legend")  # the key legend beside the board
             for text in line[:-1]:
                 await client_of(app).request(playing(screen.code, text))
-            await pilot.press("colon", *line[-1], "enter")
+            await enter_move(app, pilot, line[-1])
             await eventually(lambda: "No moves left" in text_of(app, "#message"), what="the stuck notice")
             assert text_of(app, "#message") == "No moves left: undo (u) or resign (R R)."
             assert screen.query_one("#notation", Input).value == ""
@@ -163,12 +164,12 @@ async def test_race_a_bot_from_the_home_menu_to_the_results_and_a_rematch(serve:
             await home(app)
             await choose(app, pilot, "bot")
             await eventually(lambda: isinstance(app.screen, BotRaceScreen), what="the bot's choices")
-            await pilot.press("enter")  # the first line: Scorpion, easy (it gives up soonest)
+            send_keys(app, "enter")  # the first line: Scorpion, easy (it gives up soonest)
             screen = await eventually(showing(app, GameScreen), what="the race")
             assert isinstance(screen, GameScreen)
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
             assert [racer.name for racer in room.view().racers] == ["Ann", "Bot (easy)"]
-            await pilot.press("R", "R")  # Ann resigns; the fast bot plays on to its end
+            send_keys(app, "R", "R")  # Ann resigns; the fast bot plays on to its end
             results = await eventually(showing(app, ResultsScreen), timeout=60, what="the results")
             await pilot.pause()
             table = results.query_one("#results", DataTable)
@@ -194,7 +195,7 @@ async def test_a_bot_is_marked_on_its_seat_and_in_the_results(serve: Serve, tmp_
             assert "(bot)" not in text_of(app, "#racers")  # its name says so: once
             await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
             await pilot.pause()
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().results is not None, timeout=60)
             results = room.view().results or []
             assert [result.bot for result in sorted(results, key=lambda r: r.seat)] == [False, True]

@@ -27,6 +27,7 @@ from client.tui.play_hub import INVITATION, PlayHubScreen
 from client.tui.quick import QuickScreen
 from protocol.messages import ChallengePlayer, Joined, Resign
 from tests.client.conftest import Serve, eventually
+from tests.client.tui.keyboard import step_highlight
 from tests.client.tui.test_challenges import LAPSING_MS, LAPSING_PATIENCE, invite
 from tests.client.tui.test_tui import client_of, home, notices, saved, screen_lines, showing
 
@@ -62,7 +63,7 @@ async def pick(app: RaceApp, pilot: Pilot[int], choice: str) -> None:
     menu = app.screen.query_one("#play", OptionList)
     target = menu.get_option_index(choice)
     while menu.highlighted != target:
-        await pilot.press("down" if (menu.highlighted or 0) < target else "up")
+        await step_highlight(app, menu, "down" if (menu.highlighted or 0) < target else "up")
     await pilot.press("enter")
 
 

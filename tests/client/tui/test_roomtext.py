@@ -28,6 +28,7 @@ from client.tui.standings import LeaderboardScreen
 from client.tui.widgets import BoardView
 from protocol.messages import CreateRoom, Joined, Progress, Racer, RoomOptions
 from tests.client.conftest import Serve, ServeDaily, eventually
+from tests.client.tui.keyboard import send_keys
 from tests.client.tui.test_newcomer import open_practice
 from tests.client.tui.test_tui import choose, client_of, home, saved, screen_lines, showing, text_of
 
@@ -87,7 +88,7 @@ async def test_a_bot_race_names_the_bot_once_and_its_rematch_starts_by_itself(se
             await home(app)
             await choose(app, pilot, "bot")
             await eventually(showing(app, BotRaceScreen), what="the bot's choices")
-            await pilot.press("enter")  # the first line: Scorpion, easy (it gives up soonest)
+            send_keys(app, "enter")  # the first line: Scorpion, easy (it gives up soonest)
             screen = await eventually(showing(app, GameScreen), what="the race")
             room = await client_of(app).wait_room(screen.code, lambda m: m.view().state == "racing", timeout=15)
             assert [racer.name for racer in room.view().racers] == ["Ann", "Bot (easy)"]
@@ -99,13 +100,13 @@ async def test_a_bot_race_names_the_bot_once_and_its_rematch_starts_by_itself(se
             assert "q Leave" in screen_lines(app)[-1]
             assert "d Deal" in screen_lines(app)[-1]
 
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             results = await eventually(showing(app, ResultsScreen), timeout=60, what="the results")
             table = results.query_one("#results", DataTable)
             await eventually(lambda: table.row_count == 2, what="both racers ranked")
             assert {str(table.get_row_at(row)[1]) for row in range(2)} == {"Ann (you)", "Bot (easy)"}
             assert await footer_cut(app) == []
-            await pilot.press("p")  # the replay's footer too
+            send_keys(app, "p")  # the replay's footer too
             await eventually(showing(app, ReplayScreen), what="the replay")
             await pilot.pause()
             assert await footer_cut(app) == []
@@ -200,7 +201,7 @@ async def test_a_wide_terminal_centres_the_board_and_a_practice_rematch_starts_b
             board, play = screen.query_one("#board", BoardView), screen.query_one("#play").region
             left, right = board.region.x - play.x, play.right - board.region.right
             assert abs(left - right) <= 2, (left, right)  # not 80 empty columns on one side
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             await eventually(showing(app, ResultsScreen), what="the results")
             await pilot.press("m")
             await client_of(app).wait_room(

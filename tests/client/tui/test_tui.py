@@ -49,6 +49,7 @@ from tests.client.conftest import (
     eventually,
     playing,
 )
+from tests.client.tui.keyboard import enter_move, send_keys, step_highlight, type_text
 from tests.end_to_end.conftest import PERSON_PACE, cleared_by_a_moderator, registered_before_today
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 from tests.polling import LONG_COUNTDOWN
@@ -159,7 +160,7 @@ async def choose(app: RaceApp, pilot: Pilot[int], choice: str) -> None:
         target = await eventually(row, what=f"{choice!r} in the home menu") - 1
         if menu.highlighted == target:
             break
-        await pilot.press("down" if (menu.highlighted or 0) < target else "up")
+        await step_highlight(app, menu, "down" if (menu.highlighted or 0) < target else "up")
     await pilot.press("enter")
 
 
@@ -208,13 +209,14 @@ async def test_a_practice_deal_played_by_keys_and_notation_to_the_results_and_re
             assert text_of(app, "#message") == f"✓ {line[0]}"
 
             # The second typed in notation.
-            await pilot.press("colon", *line[1], "enter")
+            await enter_move(app, pilot, line[1])
             replica.apply(replica.parse_move(line[1]))
             await eventually(lambda: mine() == [list(p) for p in replica.public_piles()], what="the typed move")
             assert app.screen.query_one("#notation", Input).value == ""
 
             # An illegal move: the server's reason, on the same screen, the board unchanged.
-            await pilot.press(*"QD>s2", "enter")
+            await type_text(app, "QD>s2")
+            send_keys(app, "enter")
             await eventually(lambda: "needs the card of its suit" in text_of(app, "#message"), what="the reason")
             assert text_of(app, "#message").startswith("✗ QD>s2: on a Scorpion pile, QD needs")
             assert app.screen is screen
@@ -236,7 +238,7 @@ async def test_a_practice_deal_played_by_keys_and_notation_to_the_results_and_re
             notation = app.screen.query_one("#notation", Input)
             await pilot.press("colon")
             notation.value = line[1]
-            await pilot.press("enter")
+            send_keys(app, "enter")
             replica.apply(replica.parse_move(line[1]))
             await eventually(lambda: mine() == [list(p) for p in replica.public_piles()], what="again")
             drawn = render_board(board.piles, board.board).plain.splitlines()
@@ -254,7 +256,7 @@ async def test_a_practice_deal_played_by_keys_and_notation_to_the_results_and_re
             await pilot.press("colon")
             for text in line[3:]:
                 notation.value = text
-                await pilot.press("enter")
+                send_keys(app, "enter")
                 replica.apply(replica.parse_move(text))
                 await eventually(lambda: mine() == [list(p) for p in replica.public_piles()], what=text)
             assert replica.is_won()
@@ -442,7 +444,7 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             await pilot.press("r")  # what today's deal is for Ann now
             await eventually(lambda: "not used yet" in text_of(app, "#daily-today"), what="the ranked attempt offered")
 
-            await pilot.press("s")
+            send_keys(app, "s")
             screen = await eventually(showing(app, GameScreen), what="the race")
             assert isinstance(screen, GameScreen)
             await eventually(lambda: "Daily — ranked" in text_of(app, "#topbar"), what="the label")
@@ -470,7 +472,7 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
             code, room = screen.code, client_of(app).rooms[screen.code]
             for played, text in enumerate(deal.solution[:3], start=1):
                 notation.value = text
-                await pilot.press("enter")
+                send_keys(app, "enter")
                 await eventually(lambda: room.view().racers[0].progress.moves >= played, what=text)  # noqa: B023
                 assert text_of(app, "#message") == f"✓ {text}"
             for text in deal.solution[3:]:  # at a person's pace: machine speed is refused

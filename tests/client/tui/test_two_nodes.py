@@ -41,6 +41,7 @@ from server.storage.challenges import ChallengeStore
 from server.storage.connection import Storage
 from server.storage.embedded import EmbeddedRedis
 from tests.client.conftest import eventually, playing
+from tests.client.tui.keyboard import send_keys
 from tests.client.tui.test_brackets import open_listed
 from tests.client.tui.test_challenges import inbox_says, open_challenges, play_and_resign
 from tests.client.tui.test_play_hub import open_hub, pick
@@ -49,20 +50,34 @@ from tests.end_to_end.test_quick_match import SHORT_WAIT
 from tests.features.test_brackets import play
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.nodes.conftest import NodeProcess, Service
-from tests.nodes.conftest import embedded as embedded
 from tests.polling import eventually_async
 
-pytestmark = pytest.mark.asyncio
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 ARENA = "ARENA2"
 BRACKET = "BRACKET2"
 
 
-@pytest_asyncio.fixture
-async def two_nodes(embedded: EmbeddedRedis, tmp_path: Path) -> AsyncIterator[tuple[Service, NodeProcess, NodeProcess]]:
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def embedded(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[EmbeddedRedis]:
+    """The embedded Redis of this module's two nodes, for the tests to store what they set up."""
+    redis = EmbeddedRedis(tmp_path_factory.mktemp("two-nodes") / "redis")
+    await redis.start()
+    try:
+        yield redis
+    finally:
+        await redis.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def two_nodes(
+    embedded: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[tuple[Service, NodeProcess, NodeProcess]]:
     """Two server processes on one embedded Redis (arena races formed after a short wait):
-    the service, node 1 and node 2. Every process and client is stopped after the test."""
-    service = Service(embedded.url, tmp_path)
+    the service, node 1 and node 2, shared by this module's tests (starting them is most of a
+    test's time; each test has players, and an arena or bracket, of its own). Every process and
+    client is stopped after the module."""
+    service = Service(embedded.url, tmp_path_factory.mktemp("nodes"))
     try:
         first, second = await service.start(2, "--quick-match-wait", str(SHORT_WAIT))
         yield service, first, second
@@ -103,10 +118,10 @@ async def test_a_challenge_sent_on_one_node_is_played_from_the_inbox_on_the_othe
         await choose(app, pilot, "challenges")
         await eventually(showing(app, ChallengesScreen), what="the Challenges screen")
         await eventually(lambda: "Enter plays it now" in text_of(app, "#inbox-detail"), what="the invitation")
-        await pilot.press("enter")
+        send_keys(app, "enter")
         await eventually(showing(app, GameScreen), what="Bob's run")
         await eventually(lambda: "· racing ·" in text_of(app, "#topbar"), what="Bob's run racing")
-        await pilot.press("R", "R")
+        send_keys(app, "R", "R")
         await eventually(showing(app, ResultsScreen), what="the run's results")
         await pilot.press("q")
 
@@ -225,7 +240,7 @@ async def test_an_arena_pairs_players_of_two_nodes_and_shows_both_in_its_standin
         arenas = await eventually(showing(app, ArenasScreen), what="the arenas")
         table = arenas.query_one("#arenas", DataTable)
         await eventually(lambda: table.row_count == 1, what="the live arena")
-        await pilot.press("enter")
+        send_keys(app, "enter")
         page = await eventually(showing(app, ArenaScreen), what="the arena's page")
         await eventually(lambda: "Two-node arena" in text_of(app, "#arena-title"), what="its name")
         await pilot.press("j")
@@ -236,7 +251,7 @@ async def test_an_arena_pairs_players_of_two_nodes_and_shows_both_in_its_standin
         race = await eventually(showing(app, GameScreen), what="the race with Bob")
         await eventually(lambda: "Two-node arena (a: the arena)" in text_of(app, "#topbar"), what="the arena")
         await resign_when_racing(bob, race.code)
-        await pilot.press("R", "R")
+        send_keys(app, "R", "R")
         await eventually(showing(app, ResultsScreen), what="the results")
         assert "Two-node arena: results of your race" in text_of(app, "#results-title")
 
@@ -279,11 +294,11 @@ async def test_players_of_two_nodes_play_one_bracket_and_the_ui_shows_its_round_
             await store.change(BRACKET, lambda bracket: msgspec.structs.replace(bracket, starts=now_ms()))
             # Round 1, opened by whichever node runs the bracket.
             await eventually(lambda: "Play your round 1 now" in text_of(app, "#bracket-status"), what="round 1")
-            await pilot.press("p")
+            send_keys(app, "p")
             run = await eventually(showing(app, GameScreen), what="Bob's run")
             room = await client_of(app).wait_room(run.code, lambda m: m.view().state == "racing", timeout=15)
             assert room.view().bracket == BRACKET
-            await pilot.press("R", "R")
+            send_keys(app, "R", "R")
             await eventually(showing(app, ResultsScreen), what="the run's results")
 
             for racer in others:  # two runs through node 1, one through node 2
