@@ -109,10 +109,10 @@ class ProcSample:
             for line in text:
                 key, _, value = line.partition(":")
                 status[key] = value.split()
-        return cls(
-            pid, cpu, int(status["VmRSS"][0]), int(status["VmHWM"][0]), int(fields[12]) / CLOCK_TICKS,
-            int(status["voluntary_ctxt_switches"][0]),
-        )  # fmt: skip
+        # A process that exited and is not yet reaped (a load worker done with its share)
+        # keeps its CPU times but no memory lines.
+        rss, hwm = (int(status[key][0]) if key in status else 0 for key in ("VmRSS", "VmHWM"))
+        return cls(pid, cpu, rss, hwm, int(fields[12]) / CLOCK_TICKS, int(status["voluntary_ctxt_switches"][0]))
 
 
 def precise_cpu(pid: int) -> float:
