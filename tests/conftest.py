@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -51,6 +52,14 @@ from tests.in_process_server import RunningServer, ServerFactory, fresh_prefix, 
 from tests.polling import LONG_COUNTDOWN
 
 _SETUP_TIMEOUT = 60.0
+
+#: xdist workers a core with ``-n auto``: most of a test's time is spent waiting on the
+#: servers, Redis processes and browsers it starts, so one worker a core leaves the cores idle.
+WORKERS_PER_CORE = 2
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    return WORKERS_PER_CORE * (os.cpu_count() or 1)
 
 
 @pytest.fixture(scope="session")

@@ -437,4 +437,7 @@ async def test_a_winnable_deals_only_race_gets_a_deal_the_solver_certified(start
     assert reveal is not None
     assert reveal.deal in pooled  # the race took its deal from the pool ...
     # ... and the solver wins it.
-    assert isinstance(solve(Antares, Deal.parse(reveal.deal), DAILY_OPTIONS, Budget(seconds=PATIENCE)), Solved)
+    assert isinstance(
+        solve(Antares, Deal.parse(reveal.deal), DAILY_OPTIONS, Budget(seconds=PATIENCE, clock=time.process_time)),
+        Solved,
+    )

@@ -9,6 +9,7 @@ of an outcome's events and of a room's boards, and everything visible of a room 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
@@ -67,7 +68,9 @@ def start_race(room: Driven, now: int = T0) -> int:
 @cache
 def winning_line() -> tuple[Move, ...]:
     """A line that wins Antares :data:`WINNABLE_ANTARES` with safe autoplay (solved once per session)."""
-    result = solve(Antares, WINNABLE_ANTARES, Options(autoplay=Autoplay.SAFE), Budget(seconds=10))
+    result = solve(
+        Antares, WINNABLE_ANTARES, Options(autoplay=Autoplay.SAFE), Budget(seconds=10, clock=time.process_time)
+    )
     assert isinstance(result, Solved)
     return result.moves
 
