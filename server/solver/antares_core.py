@@ -17,8 +17,7 @@ the index of the group's first card in it, or :data:`CELL` with ``lead`` the car
 
 from __future__ import annotations
 
-import bisect
-import itertools
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Final
 
@@ -50,7 +49,7 @@ def encode(game: Game) -> Position:
 def key(piles: Piles, cells: bytes) -> bytes:
     """The canonical key (see :mod:`server.solver.keys`): Scorpion piles sorted, FreeCell
     piles sorted, cells sorted; foundations are implied by the cards left on the table."""
-    return b"\xff".join(sorted(piles[:4])) + b"\xfe" + b"\xff".join(sorted(piles[4:])) + b"\xfe" + cells
+    return b"\xfe".join((b"\xff".join(sorted(piles[:4])), b"\xff".join(sorted(piles[4:])), cells))
 
 
 def is_won(home: bytes) -> bool:
@@ -115,11 +114,18 @@ def forced_move(piles: Piles, cells: bytes, home: bytes) -> FastMove | None:
 def moves(piles: Piles, cells: bytes, home: bytes) -> list[FastMove]:
     """Every legal move of the position, each once (the engine's ``legal_moves``, in another order)."""
     limit = 5 - len(cells)  # free cells + 1
+    free = limit > 1
     table = b"\xfe".join(piles)
-    starts = list(itertools.accumulate((len(pile) + 1 for pile in piles[:-1]), initial=0))
-    runs = [0, 0, 0, 0] + [_run_length(pile, limit) if pile else 0 for pile in piles[4:]]  # FreeCell piles only
+    find = table.find
+    starts = []
+    at = 0
+    for pile in piles:
+        starts.append(at)
+        at += len(pile) + 1
+    # The runs of the FreeCell piles (the longest group each may move), found when first asked for.
+    runs = [0, 0, 0, 0, -1, -1, -1, -1]
     out: list[FastMove] = []
-    wanted: list[tuple[int, int]] = []  # (card, tableau pile it may go onto)
+    last: list[FastMove] = []  # moves of top cards home and to a cell, listed after the others
     empty_scorpion = empty_freecell = -1
     for t in range(8):
         pile = piles[t]
@@ -131,54 +137,73 @@ def moves(piles: Piles, cells: bytes, home: bytes) -> list[FastMove]:
                 empty_freecell = t
             continue
         top = pile[-1]
-        if not top % 13:
+        rank0 = top % 13
+        if home[top // 13] == rank0:
+            last.append((t, len(pile) - 1, HOME))
+        if free:
+            last.append((t, len(pile) - 1, CELL))
+        if not rank0:
             continue  # nothing goes onto an Ace
         if t < 4:
-            wanted.append((top - 1, t))
+            wanted: tuple[int, ...] = (top - 1,)
         else:
-            for suit in _OTHER_COLOUR[top // 13]:
-                wanted.append((suit * 13 + top % 13 - 1, t))
-    for card, t in wanted:
-        if card in cells:
-            out.append((CELL, card, t))
-            continue
-        at = table.find(card)
-        if at < 0:
-            continue  # at home
-        s = bisect.bisect_right(starts, at) - 1
-        k = at - starts[s]
-        if s != t and (s < 4 or len(piles[s]) - k <= runs[s]):
+            first, second = _OTHER_COLOUR[top // 13]
+            wanted = (first * 13 + rank0 - 1, second * 13 + rank0 - 1)
+        for card in wanted:
+            if card in cells:
+                out.append((CELL, card, t))
+                continue
+            at = find(card)
+            if at < 0:
+                continue  # at home
+            s = bisect_right(starts, at) - 1
+            if s == t:
+                continue
+            k = at - starts[s]
+            if s >= 4:
+                run = runs[s]
+                if run < 0:
+                    run = runs[s] = _run_length(piles[s], limit)
+                if len(piles[s]) - k > run:
+                    continue
             out.append((s, k, t))
     if empty_scorpion >= 0:
         for card in _KINGS:
             if card in cells:
                 out.append((CELL, card, empty_scorpion))
                 continue
-            at = table.find(card)
+            at = find(card)
             if at < 0:
                 continue
-            s = bisect.bisect_right(starts, at) - 1
+            s = bisect_right(starts, at) - 1
             k = at - starts[s]
-            if (s < 4 and k) or (s >= 4 and len(piles[s]) - k <= runs[s]):
-                out.append((s, k, empty_scorpion))  # a whole Scorpion pile would change nothing
+            if s < 4:
+                if k:  # a whole Scorpion pile would change nothing
+                    out.append((s, k, empty_scorpion))
+                continue
+            run = runs[s]
+            if run < 0:
+                run = runs[s] = _run_length(piles[s], limit)
+            if len(piles[s]) - k <= run:
+                out.append((s, k, empty_scorpion))
     if empty_freecell >= 0:
         for s in range(8):
             size = len(piles[s])
             if size:
                 # Any group of a Scorpion pile; a run of a FreeCell pile, but not all of it.
-                low = 0 if s < 4 else max(1, size - runs[s])
-                out.extend((s, k, empty_freecell) for k in range(low, size))
-        out.extend((CELL, card, empty_freecell) for card in cells)
-    free = limit > 1
-    for s in range(8):
-        pile = piles[s]
-        if pile:
-            top = pile[-1]
-            if home[top // 13] == top % 13:
-                out.append((s, len(pile) - 1, HOME))
-            if free:
-                out.append((s, len(pile) - 1, CELL))
-    out.extend((CELL, card, HOME) for card in cells if home[card // 13] == card % 13)
+                if s < 4:
+                    low = 0
+                else:
+                    run = runs[s]
+                    if run < 0:
+                        run = runs[s] = _run_length(piles[s], limit)
+                    low = max(1, size - run)
+                out.extend([(s, k, empty_freecell) for k in range(low, size)])
+        out.extend([(CELL, card, empty_freecell) for card in cells])
+    out.extend(last)
+    for card in cells:
+        if home[card // 13] == card % 13:
+            out.append((CELL, card, HOME))
     return out
 
 
@@ -199,21 +224,26 @@ def play(position: Position, move: FastMove, mode: int, settled: bool = True) ->
     else:
         pile = piles[s]
         group, piles[s] = pile[k:], pile[:k]
-    home = bytearray(home_in)
     if t == HOME:
+        home = bytearray(home_in)
         home[group[0] // 13] += 1
-    elif t == CELL:
+        if mode:
+            cells = _autoplay(piles, cells, home, mode)
+        return tuple(piles), cells, bytes(home)
+    if t == CELL:
         cells = bytes(sorted(cells + group))
     else:
         piles[t] += group
+    # Most moves send nothing home: the foundations are then the position's own.
     if mode and (
-        t == HOME
-        or not settled
-        or _fits_safely(group[-1], home, mode)
-        or (s != CELL and k and _fits_safely(piles[s][-1], home, mode))
+        not settled
+        or _fits_safely(group[-1], home_in, mode)
+        or (s != CELL and k and _fits_safely(piles[s][-1], home_in, mode))
     ):
+        home = bytearray(home_in)
         cells = _autoplay(piles, cells, home, mode)
-    return tuple(piles), cells, bytes(home)
+        return tuple(piles), cells, bytes(home)
+    return tuple(piles), cells, home_in
 
 
 def engine_move(game: Game, move: FastMove) -> Move:
@@ -254,29 +284,31 @@ class Estimator:
 
     def __init__(self, weights: Weights) -> None:
         self.weights = weights
+        self._weights = (weights.not_home, weights.burying, weights.disorder, weights.cell)
         self._disorder: list[dict[bytes, int]] = [{}, {}]
 
     def __call__(self, position: Position) -> int:
         piles, cells, home = position
-        w = self.weights
-        value = w.not_home * (52 - sum(home)) + w.cell * len(cells)
+        not_home, burying, disorder, cell = self._weights
         table = b"\xfe".join(piles)
-        for suit in range(4):
-            at = table.find(suit * 13 + home[suit])
+        find = table.find
+        size = len(table)
+        buried = 0
+        for card in (home[0], 13 + home[1], 26 + home[2], 39 + home[3]):  # the next of each suit
+            at = find(card)
             if at >= 0:
-                end = table.find(b"\xfe", at)
-                value += w.burying * ((len(table) if end < 0 else end) - at - 1)
-        scorpion, freecell = self._disorder
-        for i in range(8):
-            pile = piles[i]
-            memo = scorpion if i < 4 else freecell
-            count = memo.get(pile)
-            if count is None:
-                if len(memo) > _MEMO_LIMIT:
-                    memo.clear()  # a bound on memory; the figures are cheap to find again
-                count = memo[pile] = _disorder(pile, i < 4)
-            value += w.disorder * count
-        return value
+                end = find(254, at)
+                buried += (size if end < 0 else end) - at - 1
+        disordered = 0
+        for same_suit, memo, group in ((True, self._disorder[0], piles[:4]), (False, self._disorder[1], piles[4:])):
+            for pile in group:
+                count = memo.get(pile)
+                if count is None:
+                    if len(memo) > _MEMO_LIMIT:
+                        memo.clear()  # a bound on memory; the figures are cheap to find again
+                    count = memo[pile] = _disorder(pile, same_suit)
+                disordered += count
+        return not_home * (52 - sum(home)) + cell * len(cells) + burying * buried + disorder * disordered
 
 
 def _disorder(pile: bytes, same_suit: bool) -> int:

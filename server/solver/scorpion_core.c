@@ -162,14 +162,23 @@ static int lost_check(const Pos *p, const Pos *q, Mv m) {
 
 /* ---- The search ---- */
 
+/* Room for a key (at most 1 + 7 + 52 bytes, and copy_cards' overrun of 7). */
+#define KEY_ROOM 72
+/* Moves whose children's slots are asked for ahead of their lookups. */
+#define LOOKAHEAD 4
+
 typedef struct {
     Pos pos;
     Mv via; /* the move that made this position */
     uint8_t nmoves, next;
+    uint8_t keyed;   /* moves whose children's keys are made (look_ahead) */
     uint64_t sleep;  /* lead cards of moves not to try here (see independent) */
     uint64_t filter; /* lead cards of the moves to try: all, or those a revisit woke */
     Loc loc;         /* where pos's cards are, for its moves and its children's sleep sets */
     Mv moves[MAX_MOVES];
+    uint64_t hash[MAX_MOVES]; /* of each keyed move's child key; 0 for a move asleep */
+    uint8_t key_length[MAX_MOVES];
+    uint8_t keys[MAX_MOVES][KEY_ROOM];
 } Frame;
 
 #define ALL_MOVES (~0ULL)
@@ -276,15 +285,40 @@ static int parse_position(PyObject *columns, PyObject *stock, Pos *p) {
     return 1;
 }
 
-/* Makes frame g (its position already played by m) ready to search: its moves, the ones to
- * try (filter) and those asleep. */
+/* Makes frame g (its position already played by m, and located into g->loc) ready to
+ * search: its moves, the ones to try (filter) and those asleep. */
 static void enter(Frame *g, Mv m, uint64_t sleep, uint64_t filter) {
     g->via = m;
-    locate(&g->pos, &g->loc);
     g->nmoves = (uint8_t)list_moves(&g->pos, &g->loc, g->moves);
     g->next = 0;
+    g->keyed = 0;
     g->sleep = sleep;
     g->filter = filter;
+}
+
+/* Makes the children's keys of f's next LOOKAHEAD moves (played in scratch) and asks the
+ * memory for their slots. Most children are positions met before, so the search runs from one
+ * table lookup to the next; asked for ahead, their slots arrive together instead of one
+ * cache miss after another. A key is made once per move (a frame keeps them while its
+ * children are searched); the slots are asked for again on each step, as a search below may
+ * have pushed them out of the caches. */
+static void look_ahead(Frame *f, const Table *t, Pos *scratch, int use_sleep) {
+    int upto = f->next + LOOKAHEAD < f->nmoves ? f->next + LOOKAHEAD : f->nmoves;
+    for (int i = f->keyed; i < upto; i++) {
+        Mv m = f->moves[i];
+        f->hash[i] = 0;
+        if (use_sleep && m.s >= 0 && !f->pos.ns) {
+            uint64_t bit = 1ULL << f->pos.c[m.s][m.j];
+            if ((f->sleep & bit) || !(f->filter & bit)) continue; /* asleep: never looked up */
+        }
+        play(&f->pos, m, scratch);
+        int n = make_key(scratch, f->keys[i]);
+        f->key_length[i] = (uint8_t)n;
+        f->hash[i] = hash_key(f->keys[i], n);
+    }
+    if (upto > f->keyed) f->keyed = (uint8_t)upto;
+    for (int i = f->next; i < upto; i++)
+        if (f->hash[i]) table_prefetch_slot(t, f->hash[i]);
 }
 
 static PyObject *line_of(Frame *frames, int depth, Mv last) {
@@ -331,6 +365,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
     size_t at;
     table_add(&table, key, make_key(&start, key), 0, &at);
     frames[0].pos = start;
+    locate(&start, &frames[0].loc);
     Mv none = {-1, 0, -1}; /* frame 0 has no move that made it */
     enter(&frames[0], none, 0, ALL_MOVES);
     while (depth) {
@@ -348,7 +383,11 @@ static PyObject *search(PyObject *self, PyObject *args) {
             depth--;
             continue;
         }
-        Mv m = f->moves[f->next++];
+        Frame *g = &frames[depth]; /* the child is made where it would be searched */
+        Pos *child = &g->pos;
+        look_ahead(f, &table, child, use_sleep);
+        int i = f->next++;
+        Mv m = f->moves[i];
         uint64_t bit = 0, sleep = 0;
         if (use_sleep && m.s >= 0 && !f->pos.ns) {
             bit = 1ULL << f->pos.c[m.s][m.j];
@@ -356,10 +395,13 @@ static PyObject *search(PyObject *self, PyObject *args) {
             if (f->sleep) sleep = child_sleep(&f->pos, &f->loc, f->sleep, m);
             f->sleep |= bit; /* for the moves after this one */
         }
-        Frame *g = &frames[depth]; /* the child is made where it would be searched */
-        Pos *child = &g->pos;
-        play(&f->pos, m, child);
-        int added = table_add(&table, key, make_key(child, key), sleep, &at);
+        int added;
+        if (f->hash[i]) {
+            added = table_add_hashed(&table, f->keys[i], f->key_length[i], f->hash[i], sleep, &at);
+        } else { /* asleep when keyed, awake now: never expected, but cheap to be sure of */
+            play(&f->pos, m, child);
+            added = table_add(&table, key, make_key(child, key), sleep, &at);
+        }
         if (added < 0) {
             result = Py_BuildValue("(sLO)", "memory", nodes, Py_None);
             goto done;
@@ -370,10 +412,13 @@ static PyObject *search(PyObject *self, PyObject *args) {
             uint64_t before = use_sleep ? table_sleep(&table, at) : 0, woken = before & ~sleep;
             if (!woken) continue;
             table_set_sleep(&table, at, before & sleep);
+            play(&f->pos, m, child);
+            locate(child, &g->loc);
             enter(g, m, sleep, woken);
             depth++;
             continue;
         }
+        play(&f->pos, m, child);
         nodes++;
         if (won(child)) {
             PyObject *line = line_of(frames, depth, m);
@@ -391,7 +436,8 @@ static PyObject *search(PyObject *self, PyObject *args) {
             Py_DECREF(reason);
         }
         int check = lost_check(&f->pos, child, m);
-        if (check != NO_CHECK && core_is_lost(child, check)) {
+        locate(child, &g->loc); /* for the lost-position test and the child's moves */
+        if (check != NO_CHECK && core_is_lost_at(child, &g->loc, check)) {
             table_set_sleep(&table, at, 0); /* never searched, never to be woken */
             continue;
         }

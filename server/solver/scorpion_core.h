@@ -77,6 +77,16 @@ void table_free(Table *t);
 /* Adds the key with the sleep set `sleep` (a new key only): 1 if it is new, 0 if it was
  * there, -1 when memory ran out; *at is where the key's sleep set is kept in the arena. */
 int table_add(Table *t, const uint8_t *key, int n, uint64_t sleep, size_t *at);
+/* The hash table_add uses (never 0), and table_add with it already made. */
+uint64_t hash_key(const uint8_t *key, int n);
+int table_add_hashed(Table *t, const uint8_t *key, int n, uint64_t h, uint64_t sleep, size_t *at);
+
+/* Asks the memory for the slot where a key of hash h is looked up first, so that the lookup
+ * later does not wait for it (the table is far larger than the caches, and each lookup
+ * otherwise stalls on its slot). */
+static inline void table_prefetch_slot(const Table *t, uint64_t h) {
+    __builtin_prefetch(&t->slots[h & (t->capacity - 1)]);
+}
 
 static inline uint64_t table_sleep(const Table *t, size_t at) {
     uint64_t sleep;
@@ -89,5 +99,7 @@ static inline void table_set_sleep(Table *t, size_t at, uint64_t sleep) { memcpy
 /* The lost-position test (scorpion_core_lost.c), scorpion_dead.is_lost: from the face-up
  * card start, or over every card for FULL_CHECK. */
 int core_is_lost(const Pos *p, int start);
+/* core_is_lost with the position's card locations already found (locate). */
+int core_is_lost_at(const Pos *p, const Loc *loc, int start);
 
 #endif

@@ -6,24 +6,24 @@
 
 typedef struct {
     const Pos *p;
-    Loc loc;
+    const Loc *loc;
     int kings_free;
     uint8_t bottoms[NCOL];
     int nbottoms;
 } Dead;
 
 static int lowest_up(const Dead *d, int card) {
-    int col = d->loc.col[card];
-    if (col == NOWHERE || d->loc.idx[card] >= d->p->hid[col]) return card;
+    int col = d->loc->col[card];
+    if (col == NOWHERE || d->loc->idx[card] >= d->p->hid[col]) return card;
     return d->p->c[col][d->p->hid[col]];
 }
 
 /* The card directly on `card` (a face-down one replaced by its column's lowest face-up
  * card); `card` itself for a top card or one off the table. */
 static int above(const Dead *d, int card) {
-    int col = d->loc.col[card];
+    int col = d->loc->col[card];
     if (col == NOWHERE) return card;
-    int j = d->loc.idx[card];
+    int j = d->loc->idx[card];
     if (j == d->p->n[col] - 1) return card;
     if (j + 1 < d->p->hid[col]) return d->p->c[col][d->p->hid[col]];
     return d->p->c[col][j + 1];
@@ -57,7 +57,7 @@ static int home_enablers(const Dead *d, int col, int i, uint8_t *out, int n) {
 
 /* _enablers: the set of the face-up card x into out; its size, or NONE. */
 static int enablers(const Dead *d, int x, uint8_t *out) {
-    int col = d->loc.col[x], i = d->loc.idx[x];
+    int col = d->loc->col[x], i = d->loc->idx[x];
     const uint8_t *c = d->p->c[col];
     int lowest = d->p->hid[col];
     if (x % 13 == 12) {
@@ -73,7 +73,7 @@ static int enablers(const Dead *d, int x, uint8_t *out) {
         out[0] = (uint8_t)on;
         return 1;
     }
-    if (d->loc.col[x + 1] == col && d->loc.idx[x + 1] > i) return leaders(c, i + 1, d->p->n[col], lowest, out, 0);
+    if (d->loc->col[x + 1] == col && d->loc->idx[x + 1] > i) return leaders(c, i + 1, d->p->n[col], lowest, out, 0);
     return NONE;
 }
 
@@ -121,9 +121,15 @@ static int closed_set(const Sets *s) {
 }
 
 int core_is_lost(const Pos *p, int start) {
+    Loc loc;
+    locate(p, &loc);
+    return core_is_lost_at(p, &loc, start);
+}
+
+int core_is_lost_at(const Pos *p, const Loc *loc, int start) {
     Dead d;
     d.p = p;
-    locate(p, &d.loc);
+    d.loc = loc;
     d.kings_free = 0;
     d.nbottoms = 0;
     for (int i = 0; i < NCOL; i++) {

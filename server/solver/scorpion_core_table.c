@@ -33,7 +33,7 @@ int make_key(const Pos *p, uint8_t *key) {
     return n + p->ns;
 }
 
-static uint64_t hash_key(const uint8_t *key, int n) {
+uint64_t hash_key(const uint8_t *key, int n) {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
     int i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -80,7 +80,10 @@ static int table_grow(Table *t) {
 }
 
 int table_add(Table *t, const uint8_t *key, int n, uint64_t sleep, size_t *at) {
-    uint64_t h = hash_key(key, n);
+    return table_add_hashed(t, key, n, hash_key(key, n), sleep, at);
+}
+
+int table_add_hashed(Table *t, const uint8_t *key, int n, uint64_t h, uint64_t sleep, size_t *at) {
     size_t slot = h & (t->capacity - 1);
     while (t->slots[slot].hash) {
         if (t->slots[slot].hash == h) {

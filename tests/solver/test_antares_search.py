@@ -3,6 +3,7 @@ its verdicts hold, its budgets stop it, and the deals that once took a minute st
 
 from __future__ import annotations
 
+import gc
 import random
 
 import pytest
@@ -27,6 +28,9 @@ ONCE_UNKNOWN = (
 )  # fmt: skip
 #: The six-scan search needs at most about 110,000 positions on them.
 ONCE_UNKNOWN_NODES = 150_000
+#: The deals of 1-32,000 solved with the most positions within 10 CPU seconds (472,052 and 627,283).
+LARGEST_SOLVED = (19209, 31759)
+LARGEST_SOLVED_NODES = 700_000
 
 
 def engine_move(game: Game, move: FastMove) -> Move:
@@ -78,6 +82,25 @@ def test_the_deals_earlier_searches_left_unknown_are_solved(deal: int) -> None:
     result = solve(Antares, deal, None, Budget(seconds=120, nodes=ONCE_UNKNOWN_NODES), par_seconds=0)
     assert isinstance(result, Solved), result
     assert_wins(Antares.new(deal), result)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("deal", LARGEST_SOLVED)
+def test_the_largest_wins_the_survey_found_are_found_again(deal: int) -> None:
+    result = solve(Antares, deal, None, Budget(seconds=120, nodes=LARGEST_SOLVED_NODES), par_seconds=0)
+    assert isinstance(result, Solved), result
+    assert_wins(Antares.new(deal), result)
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_the_search_leaves_the_garbage_collector_as_it_found_it(collecting: bool) -> None:
+    before = gc.isenabled()
+    gc.enable() if collecting else gc.disable()
+    try:
+        assert isinstance(search_antares(Antares.new(7), Budget(nodes=3000)), (Solved, Unknown))
+        assert gc.isenabled() is collecting
+    finally:
+        gc.enable() if before else gc.disable()
 
 
 @pytest.mark.parametrize("autoplay", list(Autoplay), ids=lambda a: a.value)

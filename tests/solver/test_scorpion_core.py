@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from tests.solver.test_scorpion_search import assert_wins
 CORE = native_core()
 pytestmark = pytest.mark.skipif(CORE is None, reason="the C core is not built here (no compiler, or pure Python)")
 ROOT = Path(__file__).resolve().parent.parent.parent
-BUDGET = Budget(seconds=60)
+BUDGET = Budget(seconds=60, clock=time.process_time)  # CPU: a busy machine is no reason for Unknown
 
 
 def _both(game: Game, budget: Budget = BUDGET) -> tuple[Result, Result]:
@@ -73,6 +74,15 @@ def test_sleep_sets_cut_a_large_proof_by_a_quarter_or_more() -> None:
     awake = depth_first_scorpion(Scorpion.new(790), BUDGET, sleep_sets=False)
     assert (type(asleep), type(awake)) == (Unwinnable, Unwinnable)
     assert asleep.stats.nodes < 0.75 * awake.stats.nodes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("deal", [11103, 23771])
+def test_the_largest_proofs_the_survey_decides_are_found(deal: int) -> None:
+    """Two of the largest state spaces of deals 1-32,000 (10 and 11.6 million positions,
+    seeds/winnability.md), exhausted to a proof of loss."""
+    result = depth_first_scorpion(Scorpion.new(deal), BUDGET)
+    assert isinstance(result, Unwinnable)
 
 
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
