@@ -14,6 +14,7 @@ import asyncio
 import itertools
 import logging
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
@@ -124,7 +125,8 @@ class WebSocketSink:
 
 class RelaySink:
     """A connection held by another node: each frame goes through the relay, naming ``link``.
-    Closing is the client's own node's business: it closes nothing here."""
+    Closing is the client's own node's business: it closes nothing here. It holds its link
+    weakly: the link holds it, and a proxy must be freed as soon as it is let go."""
 
     __slots__ = ("link", "relay")
 
@@ -132,10 +134,12 @@ class RelaySink:
 
     def __init__(self, relay: Relay, link: ClientLink) -> None:
         self.relay = relay
-        self.link = link
+        self.link = weakref.ref(link)
 
     def send_frame(self, frame: bytes) -> None:
-        self.relay.relay([self.link], frame)
+        link = self.link()
+        if link is not None:
+            self.relay.relay([link], frame)
 
     def close(self, code: CloseCode, reason: str) -> None:
         pass
@@ -158,7 +162,7 @@ class _NoSink:
 _NO_SINK: Final = _NoSink()
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class ClientLink:
     """A client connection and what the server knows of it. Compared by identity.
 

@@ -30,7 +30,7 @@ _TIMED_OUT: Final = FORWARDED_SENT.labels("timeout")
 class _Awaited(NamedTuple):
     future: asyncio.Future[Done]
     owner: str
-    deadline: float  # monotonic: the answer fails with TimeoutError past it
+    deadline: float  # on the loop's clock: the answer fails with TimeoutError past it
 
 
 class Answers:
@@ -69,10 +69,11 @@ class Answers:
         after the timeout or once ``owner`` stops beating, :class:`StoreUnavailable` if
         Redis cannot say whether it beats. Counted (``solitaire_forwarded_requests_sent``)
         and, answered, timed (``solitaire_forwarded_request_seconds``)."""
-        now, sent = time.monotonic(), time.perf_counter()
+        loop = future.get_loop()
+        now, sent = loop.time(), time.perf_counter()
         self._unchecked[seq] = _Awaited(future, owner, now + self._timeout)
         if self._sweep is None:
-            self._sweep = future.get_loop().call_at(now + LATE, self._find_late)
+            self._sweep = loop.call_at(now + LATE, self._find_late)
         try:
             done = await future
         except TimeoutError:
@@ -89,7 +90,7 @@ class Answers:
     def _find_late(self) -> None:
         """Check the answers late by now; come back when the next one falls late."""
         self._sweep = None
-        now = time.monotonic()
+        now = asyncio.get_running_loop().time()
         unchecked = self._unchecked
         while unchecked:
             seq, awaited = next(iter(unchecked.items()))
@@ -114,7 +115,7 @@ class Answers:
             return
         if future.done():
             return
-        left = deadline - time.monotonic()
+        left = deadline - asyncio.get_running_loop().time()
         if gone or left <= 0:
             future.set_exception(TimeoutError())
         else:

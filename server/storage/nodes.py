@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -31,6 +31,7 @@ from redis.asyncio.cluster import ClusterPubSub
 from server.storage.connection import Storage, as_int, as_list, as_text, cancelled_in_flight
 from server.storage.keys import Keys
 from server.storage.lease_rule import GRANT, LEASE_STANDS
+from server.storage.pipelined import Arg
 
 #: KEYS: owner, epoch, version, record. ARGV: node, ttl ms, "1" if the room must exist.
 #: Returns {1, lease} when taken, {0, holder} when held, {-1, ""} for no such room.
@@ -244,13 +245,12 @@ class NodeStore:
         # On a Cluster each room's keys are in a slot of their own: a script a room. The
         # scripts go together, in one round trip off a Cluster.
         per_script = 1 if self._storage.cluster is not None else _RENEWED_AT_ONCE
-        action = f"renew {len(codes)} room leases"
-        runs = []
+        runs: list[tuple[Sequence[str], Sequence[Arg]]] = []
         for start in range(0, len(codes), per_script):
             batch = codes[start : start + per_script]
             pairs = [key for code in batch for key in (keys.room_owner(code), keys.room_epoch(code))]
-            runs.append(self._renew_rooms.run(action, pairs, [*(leases[code] for code in batch), ttl_ms]))
-        replies = await asyncio.gather(*runs)
+            runs.append((pairs, [*(leases[code] for code in batch), ttl_ms]))
+        replies = await self._renew_rooms.run_many(f"renew {len(codes)} room leases", runs)
         results = [answer for reply in replies for answer in as_list(reply)]
         return {code: as_int(result) > 0 for code, result in zip(codes, results, strict=True)}
 

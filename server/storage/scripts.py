@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from server.storage.pipelined import Arg
 
@@ -86,6 +86,19 @@ class Script:
                 return await storage.script_road.on_cluster(storage.cluster, self, keys, args)
             return await storage.script_road.grouped(self, keys, args)
 
+    async def run_many(self, action: str, runs: Sequence[tuple[Sequence[str], Sequence[Arg]]]) -> list[object]:
+        """The replies of many runs (each its keys and arguments), sent together: bulk work
+        such as lease renewals. On a Cluster they go as one pipeline a node, with EVAL (a
+        Cluster pipeline cannot load a missing script), and do not queue with single runs for
+        :data:`CLUSTER_RUNS_AT_ONCE`; elsewhere each takes :meth:`run`'s road, all at once.
+        Raises :class:`StoreUnavailable` saying ``action`` failed if any run fails."""
+        storage = self._storage
+        if storage.cluster is not None:
+            return await storage.send_all(
+                action, [("EVAL", self.source, len(keys), *keys, *args) for keys, args in runs]
+            )
+        return list(await asyncio.gather(*(self.run(action, keys, args) for keys, args in runs)))
+
 
 #: A run waiting for the next batch: its script, keys and arguments, and its reply.
 _Queued = tuple[Script, Sequence[str], Sequence[Arg], "asyncio.Future[object]"]
@@ -129,22 +142,25 @@ class ScriptRoad:
             await asyncio.gather(self._writer, return_exceptions=True)
 
     async def _send_batches(self) -> None:
-        while self._queued:
-            batch, self._queued = self._queued, []
-            try:
-                replies = await self._send(batch)
-            except Exception as error:  # every waiting run learns it, whatever went wrong
-                for *_, done in batch:
-                    if not done.done():
-                        done.set_exception(error)
-                continue
-            for (*_, done), reply in zip(batch, replies, strict=True):
-                if done.done():
-                    continue
-                if isinstance(reply, Exception):
-                    done.set_exception(reply)
-                else:
-                    done.set_result(reply)
+        batch: list[_Queued] = []
+        try:
+            while self._queued:
+                batch, self._queued = self._queued, []
+                try:
+                    replies = await self._send(batch)
+                except Exception as error:  # every waiting run learns it, whatever went wrong
+                    replies = [error] * len(batch)
+                for (*_, done), reply in zip(batch, replies, strict=True):
+                    if done.done():
+                        continue
+                    if isinstance(reply, Exception):
+                        done.set_exception(_as_redis_error(reply))
+                    else:
+                        done.set_result(reply)
+        finally:  # cancelled (the loop closing): no run waits for ever
+            for *_, done in [*batch, *self._queued]:
+                if not done.done():
+                    done.set_exception(RedisError("the batch of script runs was cancelled"))
 
     async def _send(self, batch: list[_Queued]) -> list[object]:
         """One pipeline of EVALSHA calls; runs that found their script missing did not run,
@@ -162,6 +178,21 @@ class ScriptRoad:
             todo = [index for index, reply in zip(todo, sent, strict=True) if isinstance(reply, NoScriptError)]
             if not todo or attempt:
                 break
-            for source in {batch[index][0].source for index in todo}:
-                await self._redis.script_load(source)
+            try:
+                for source in {batch[index][0].source for index in todo}:
+                    await self._redis.script_load(source)
+            except Exception as error:  # only the runs still to send fail: the others ran
+                for index in todo:
+                    replies[index] = error
+                break
         return replies
+
+
+def _as_redis_error(error: Exception) -> Exception:
+    """``error`` as :meth:`Script.run`'s guard turns into :class:`StoreUnavailable`: redis-py's
+    and the system's errors as they are, anything else wrapped in a RedisError."""
+    if isinstance(error, (RedisError, OSError)):
+        return error
+    wrapped = RedisError(f"script runs failed: {error!r}")
+    wrapped.__cause__ = error
+    return wrapped

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
+import weakref
 from collections.abc import AsyncIterator
 
 import pytest
@@ -92,6 +94,19 @@ async def test_a_relayed_link_sends_through_its_relay_and_many_go_as_one_message
     send_to_all([far[0], near, far[1]], b"all")
     assert relay.calls == [([11], b"one"), ([11, 12], b"all")]
     assert near_sink.frames == [b"all"]
+
+
+async def test_a_relayed_link_let_go_is_freed_at_once() -> None:
+    """A proxy of another node's connection and its sink make no cycle: dropping the last
+    reference frees it without waiting for the cyclic collector."""
+    gc.disable()
+    try:
+        link = ClientLink(None, TokenBucket(1, 1), Offences(1, 1.0), relay=Relayed(), id=7)
+        gone = weakref.ref(link)
+        del link
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 async def test_a_link_closed_by_the_server_is_sent_nothing_more() -> None:

@@ -118,6 +118,45 @@ async def test_runs_at_once_after_redis_forgot_the_script_are_all_applied_once(s
     assert [await read.run("read a counter", [key], []) for key in keys] == [b"5"] * 20
 
 
+async def test_many_runs_at_once_each_get_their_reply_in_order_even_after_redis_forgot(storage: Storage) -> None:
+    """Bulk runs (lease renewals) on many keys, one slot each: on a Cluster they go to every
+    node together, and a script Redis forgot is no failure."""
+    add = storage.script(_ADD)
+    await _flush_scripts(storage)
+    keys = [storage.prefix + f"{{bulk-{k}}}:counter" for k in range(40)]
+    replies = await add.run_many("add to counters", [([key], [k + 1]) for k, key in enumerate(keys)])
+    assert replies == [[k + 1, str(k + 1).encode()] for k in range(40)]
+    assert await storage.script(_READ).run("read a counter", [keys[-1]], []) == b"40"
+
+
+async def test_without_the_line_a_failed_reload_fails_only_the_runs_it_left_unsent(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch where one script ran and another was missing: the reload fails, and only the
+    run that did not happen says so (the other ran: it is no failure, so nobody retries it)."""
+    storage = without_line(await Storage.connect(redis_url, prefix=f"test:{uuid.uuid4().hex[:12]}:"))
+    try:
+        add, read = storage.script(_ADD), storage.script(_READ)
+        key = storage.prefix + "{scripts}:counter"
+        assert await add.run("add to a counter", [key], [1]) == [1, b"1"]
+        await storage.redis.script_flush()
+        assert await add.run("add to a counter", [key], [1]) == [2, b"1"]  # loaded again
+
+        async def refused(source: str) -> str:
+            raise ConnectionError("Redis went away while loading a script")
+
+        monkeypatch.setattr(storage.redis, "script_load", refused)
+        await storage.send_all("forget scripts", [("SCRIPT", "FLUSH"), ("SCRIPT", "LOAD", _ADD)])  # not _READ
+        added, missing = await asyncio.gather(
+            add.run("add to a counter", [key], [1]), read.run("read a counter", [key], []), return_exceptions=True
+        )
+        assert added == [3, b"1"]
+        assert isinstance(missing, StoreUnavailable)
+        assert "read a counter" in str(missing)
+    finally:
+        await storage.close()
+
+
 async def test_a_refused_run_is_store_unavailable_naming_it_and_the_others_go_on(storage: Storage) -> None:
     add = storage.script(_ADD)
     counter, text = storage.prefix + "{scripts}:counter", storage.prefix + "{scripts}:text"
