@@ -1,7 +1,8 @@
 """The Antares search: obvious lines first, on compact positions.
 
-Six scans of the same position space run interleaved, a slice of nodes at a time
-(Freecell Solver's "soft threads"), and the first to finish gives the verdict:
+Six scans of the same position space (and three more late in a long search) run
+interleaved, a slice of nodes at a time (Freecell Solver's "soft threads"), and the first
+to finish gives the verdict:
 
 - **depth-first, children best first**: from each position, the moves are played
   and the resulting positions tried in order of :class:`~server.solver.antares_core.Estimator`
@@ -18,6 +19,13 @@ Six scans of the same position space run interleaved, a slice of nodes at a time
   :data:`UNBURYING_NODES`: it solved the two deals of 1-10,000 the five others left unknown
   (3913, 9302) within 4,500 positions, and a scan limited so costs any other deal at most
   those 8,192 positions (a scan with no limit in its place cost two other deals their verdict).
+- **late scans**, only past :data:`LATE_NODES` in all: best-first weighted by :data:`ORDERLY`
+  and by :data:`UNBURYING`, and depth-first weighted by :data:`UNBURYING_UNORDERED`. They
+  take turns alone until each has run :data:`LATE_SCAN_NODES` (or one wins), then all the
+  scans take turns. Each solves within 50,000 positions of its own one of the three deals
+  of 1-32,000 the six scans need more than 600,000 positions for (23625, 31759, 25760;
+  they were found by running variants of the six weightings alone on those deals); every
+  other deal of 1-32,000 is decided before they begin, so in the same turns as without them.
 
 :data:`CELLS_FREE` was found on the 17 deals of 1-10,000 that the three scans before it
 (the first two depth-first ones and the :data:`HOMEWARD` best-first one, with two
@@ -81,6 +89,16 @@ UNBURYING: Final = Weights(not_home=2, burying=6, disorder=1, cell=2)
 #: Nodes the :data:`UNBURYING` scan runs before it retires: where it solves a deal the
 #: others miss, it does so early, and a short scan costs the other deals little.
 UNBURYING_NODES: Final = 4 * POLL_EVERY
+#: A late best-first scan: cards built in order first.
+ORDERLY: Final = Weights(not_home=1, burying=3, disorder=4, cell=2)
+#: A late depth-first scan: the cards burying the next ones home first, whatever the order
+#: of the cards above them.
+UNBURYING_UNORDERED: Final = Weights(not_home=2, burying=6, disorder=0, cell=2)
+#: Nodes in all after which the late scans begin: the searches that need more are the few
+#: where the six scans are stuck, so the late scans run alone for a while.
+LATE_NODES: Final = 480_000
+#: Nodes each late scan runs alone before all the scans take turns.
+LATE_SCAN_NODES: Final = 32 * POLL_EVERY
 
 Child = tuple[int, FastMove, Position, bytes]
 #: A child's estimate (its first item), for sorting children.
@@ -254,28 +272,51 @@ def _search(game: Game, budget: Budget) -> Result:
         (BestFirst(root, mode, Estimator(CELLS_FREE)), None),
         (DepthFirst(root, mode, Estimator(UNBURYING)), UNBURYING_NODES),
     ]
-    for scan, slice_nodes in _turns(scans):
+    late: list[_Scan] = [
+        BestFirst(root, mode, Estimator(ORDERLY)),
+        BestFirst(root, mode, Estimator(UNBURYING)),
+        DepthFirst(root, mode, Estimator(UNBURYING_UNORDERED)),
+    ]
+    every = [scan for scan, _ in scans] + late
+    for scan, slice_nodes in _turns(scans, late):
         scan.step(slice_nodes)
-        nodes = sum(s.nodes for s, _ in scans)
+        nodes = sum(s.nodes for s in every)
         stats = Stats(nodes, budget.clock() - start)
         if scan.solution is not None:
             line = engine_line(game, scan.solution)
             return Solved(line, len(line), stats)
         if scan.exhausted:
             return Unwinnable(stats)
-        reason = spent(budget, nodes, deadline, sum(s.positions for s, _ in scans))
+        reason = spent(budget, nodes, deadline, sum(s.positions for s in every))
         if reason:
             return Unknown(reason, stats)
     raise AssertionError("the turns never end")
 
 
-def _turns(scans: list[tuple[_Scan, int | None]]) -> Iterator[tuple[_Scan, int]]:
+def _turns(scans: list[tuple[_Scan, int | None]], late: list[_Scan]) -> Iterator[tuple[_Scan, int]]:
     """Whose turn it is, and for how many nodes: the first scan alone first (most deals
     fall to it within a few hundred positions, and the others would only multiply the
-    work on those), then each scan in order, a slice each, but for a scan past its limit."""
+    work on those), then each scan in order, a slice each, but for a scan past its limit.
+    Once they have run :data:`LATE_NODES` in all, the ``late`` scans take turns alone up to
+    :data:`LATE_SCAN_NODES` each, then all the scans."""
+
+    def nodes() -> int:
+        return sum(scan.nodes for scan, _ in scans)
+
     yield scans[0][0], FIRST_SLICE
-    while True:
+    while nodes() < LATE_NODES:
         for scan, limit in scans:
+            if nodes() >= LATE_NODES:
+                break
+            if limit is None or scan.nodes < limit:
+                yield scan, SLICE
+    while any(scan.nodes < LATE_SCAN_NODES for scan in late):
+        for scan in late:
+            if scan.nodes < LATE_SCAN_NODES:
+                yield scan, SLICE
+    every = scans + [(scan, None) for scan in late]
+    while True:
+        for scan, limit in every:
             if limit is None or scan.nodes < limit:
                 yield scan, SLICE
 
