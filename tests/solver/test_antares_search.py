@@ -14,6 +14,7 @@ from server.solver.antares_core import AUTOPLAY_CODE, CELL, HOME, FastMove, enco
 from server.solver.antares_par import shorten_antares
 from server.solver.antares_search import search_antares, short_line
 from tests.games.positions import antares
+from tests.solver import LARGEST
 from tests.solver.test_solve import assert_wins
 
 #: The six deals our first Antares search could not solve within 10 s (issue 15): each
@@ -85,7 +86,7 @@ def test_the_deals_earlier_searches_left_unknown_are_solved(deal: int) -> None:
     assert_wins(Antares.new(deal), result)
 
 
-@pytest.mark.slow
+@LARGEST
 @pytest.mark.parametrize("deal", LARGEST_SOLVED)
 def test_the_largest_wins_the_survey_found_are_found_again(deal: int) -> None:
     result = solve(Antares, deal, None, Budget(seconds=120, nodes=LARGEST_SOLVED_NODES), par_seconds=0)

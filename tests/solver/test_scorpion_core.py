@@ -21,6 +21,7 @@ from server.solver.pruning import POLL_EVERY
 from server.solver.scorpion_dead import FACE_DOWN_BASE, is_lost
 from server.solver.scorpion_search import _encode, depth_first_scorpion
 from tests.games.positions import random_play
+from tests.solver import LARGEST
 from tests.solver.test_scorpion_search import assert_wins
 
 CORE = native_core()
@@ -76,7 +77,7 @@ def test_sleep_sets_cut_a_large_proof_by_a_quarter_or_more() -> None:
     assert asleep.stats.nodes < 0.75 * awake.stats.nodes
 
 
-@pytest.mark.slow
+@LARGEST
 @pytest.mark.parametrize("deal", [11103, 23771])
 def test_the_largest_proofs_the_survey_decides_are_found(deal: int) -> None:
     """Two of the largest state spaces of deals 1-32,000 (10 and 11.6 million positions,
