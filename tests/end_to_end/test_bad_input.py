@@ -267,20 +267,22 @@ async def test_a_player_may_have_at_most_five_connections(server: RunningServer)
 
 
 async def test_a_burst_over_the_rate_limit_gets_rate_limited_errors_and_the_connection_lives(
-    server: RunningServer,
+    start_server: ServerFactory,
 ) -> None:
-    client = await server.raw("Ann")
-    sent = [await client.send(lambda i: ListRooms(id=i)) for _ in range(150)]
-    replies = [await client.reply(request_id) for request_id in sent]
-    limited = [r for r in replies if isinstance(r, Error)]
-    assert all(r.code == "rate-limited" for r in limited)
-    served = [r for r in replies if isinstance(r, Lobby)]
-    assert len(served) + len(limited) == len(sent)
-    assert 0 < len(limited) <= 60
-    assert len(served) >= 99  # the burst of 100, less the hello
-    assert client.is_open
-    await asyncio.sleep(0.1)  # five tokens back
-    await still_serves(client)
+    # A token back a second: however slowly a busy machine serves the burst, it is still one.
+    async with start_server(rate=1, burst=100) as server:
+        client = await server.raw("Ann")
+        sent = [await client.send(lambda i: ListRooms(id=i)) for _ in range(150)]
+        replies = [await client.reply(request_id) for request_id in sent]
+        limited = [r for r in replies if isinstance(r, Error)]
+        assert all(r.code == "rate-limited" for r in limited)
+        served = [r for r in replies if isinstance(r, Lobby)]
+        assert len(served) + len(limited) == len(sent)
+        assert 0 < len(limited) <= 51
+        assert len(served) >= 99  # the burst of 100, less the hello
+        assert client.is_open
+        await asyncio.sleep(1.1)  # a token back
+        await still_serves(client)
 
 
 async def test_an_abusive_connection_is_closed_with_1008(server: RunningServer) -> None:
