@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 #: CPU seconds, and ample: a busy machine, or coverage tracing the pure-Python search, is no
 #: reason for Unknown (a verdict takes well under a minute untraced).
 BUDGET = Budget(seconds=300, clock=time.process_time)
+#: Random positions in play: a minute of CPU, so one with a huge space cannot hold a run for long.
+IN_PLAY_BUDGET = Budget(seconds=60, clock=time.process_time)
 
 
 def _both(game: Game, budget: Budget = BUDGET) -> tuple[Result, Result]:
@@ -92,8 +94,8 @@ def test_the_largest_proofs_the_survey_decides_are_found(deal: int) -> None:
 @given(deal=st.integers(1, 10**6), data=st.data())
 def test_sleep_sets_keep_the_verdict_of_positions_in_play(deal: int, data: st.DataObject) -> None:
     game = _in_play(deal, data)
-    asleep = depth_first_scorpion(game, BUDGET)
-    python = depth_first_scorpion(game, BUDGET, native=False)
+    asleep = depth_first_scorpion(game, IN_PLAY_BUDGET)
+    python = depth_first_scorpion(game, IN_PLAY_BUDGET, native=False)
     assert type(asleep) is type(python)
     if isinstance(asleep, Solved):
         assert_wins(game, asleep)
