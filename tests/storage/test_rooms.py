@@ -1,10 +1,11 @@
-"""Rooms in Redis: version-checked commits, logs by race, finished archives, expiry, the active set,
-the public rooms counted per client address."""
+"""Rooms in Redis, what only Redis shows: commits to many rooms at once, one hash tag a room,
+logs stored before move times, the commands a move costs, the public rooms counted per client
+address. The store's contract (commits, versions, expiry, fencing, logs) is
+tests/storage/test_room_store_contract.py's, on Redis and in memory alike."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -21,13 +22,9 @@ from server.storage.nodes import NodeStore
 from server.storage.rooms import (
     PUBLIC_PENDING_MS,
     PUBLIC_TTL,
-    Committed,
-    Expiry,
-    Fenced,
     RoomStore,
-    RoomWrite,
-    VersionConflict,
 )
+from tests.storage.test_room_store_contract import write
 
 pytestmark = pytest.mark.asyncio
 
@@ -57,89 +54,6 @@ async def raw(redis_url: str) -> AsyncIterator[Redis]:
         await client.aclose()
 
 
-def write(
-    base: int,
-    version: int,
-    entries: list[tuple[int, str]] | None = None,
-    record: bytes | None = None,
-    expiry: int = Expiry.NONE,
-    race: int = 1,
-    code: str = "ROOM",
-) -> RoomWrite:
-    return RoomWrite(code, race, base, version, entries or [], record, expiry)
-
-
-async def test_a_commit_stores_entries_version_and_record_together(store: Storage) -> None:
-    rooms = RoomStore(store)
-    assert await rooms.load("ROOM") is None
-    assert await rooms.commit(write(0, 1, record=b"created")) is Committed.STORED
-    assert await rooms.commit(write(1, 3, [(0, "QS>5"), (1, "deal")])) is Committed.STORED
-    stored = await rooms.load("ROOM")
-    assert stored is not None
-    assert (stored.record, stored.version) == (b"created", 3)
-    assert await rooms.logs("ROOM", 1) == {0: ["QS>5"], 1: ["deal"]}
-
-
-async def test_a_step_decided_on_a_stale_version_is_refused_and_changes_nothing(store: Storage) -> None:
-    rooms = RoomStore(store)
-    await rooms.commit(write(0, 1, record=b"created"))
-    await rooms.commit(write(1, 2, [(0, "QS>5")]))
-    with pytest.raises(VersionConflict):
-        await rooms.commit(write(1, 3, [(0, "7H>c")], record=b"stale"))
-    stored = await rooms.load("ROOM")
-    assert stored is not None
-    assert (stored.record, stored.version) == (b"created", 2)
-    assert await rooms.logs("ROOM", 1) == {0: ["QS>5"]}
-
-
-async def test_the_same_step_stored_twice_is_stored_once(store: Storage) -> None:
-    """A retried write whose first answer was lost is refused (the room then reloads and
-    finds it): its entries are never appended twice."""
-    rooms = RoomStore(store)
-    await rooms.commit(write(0, 1, record=b"created"))
-    step = write(1, 2, [(0, "QS>5")])
-    assert await rooms.commit(step) is Committed.STORED
-    with pytest.raises(VersionConflict):
-        await rooms.commit(step)
-    assert await rooms.logs("ROOM", 1) == {0: ["QS>5"]}
-
-
-async def test_finishing_expires_the_room_and_keeps_the_race_by_number(store: Storage, raw: Redis) -> None:
-    rooms = RoomStore(store)
-    await rooms.commit(write(0, 1, record=b"created"))
-    await rooms.commit(write(1, 2, [(0, "QS>5")]))
-    await rooms.commit(write(2, 3, [(0, "resign resigned")], record=b"race 1 over", expiry=600))
-    prefix = store.prefix
-    for key in (f"{prefix}room:{{ROOM}}", f"{prefix}room:{{ROOM}}:version", f"{prefix}room:{{ROOM}}:race:1:log:0"):
-        assert 0 < await raw.ttl(key) <= 600, key
-    assert await rooms.finished_race("ROOM", 1) == b"race 1 over"
-    # A rematch: race 2 is in progress again (no expiry), race 1 stays readable.
-    await rooms.commit(write(3, 4, record=b"race 2 waiting", race=2))
-    assert await raw.ttl(f"{prefix}room:{{ROOM}}") == -1
-    await rooms.commit(write(4, 5, [(0, "deal")], race=2))
-    assert await rooms.logs("ROOM", 2) == {0: ["deal"]}
-    assert await rooms.logs("ROOM", 1) == {0: ["QS>5", "resign resigned"]}
-    assert await rooms.finished_race("ROOM", 1) == b"race 1 over"
-
-
-async def test_saving_a_finished_room_again_keeps_its_expiry(store: Storage, raw: Redis) -> None:
-    rooms = RoomStore(store)
-    await rooms.commit(write(0, 1, record=b"created"))
-    await rooms.commit(write(1, 2, record=b"over", expiry=600))
-    await rooms.commit(write(2, 3, record=b"over, one left", expiry=Expiry.KEEP))
-    assert 0 < await raw.ttl(f"{store.prefix}room:{{ROOM}}") <= 600
-    assert 0 < await raw.ttl(f"{store.prefix}room:{{ROOM}}:version") <= 600
-
-
-async def test_the_active_set_lists_rooms_in_progress(store: Storage) -> None:
-    rooms = RoomStore(store)
-    assert await rooms.active() == []
-    await rooms.mark_active("BBBB", True)
-    await rooms.mark_active("AAAA", True)
-    await rooms.mark_active("BBBB", False)
-    assert await rooms.active() == ["AAAA"]
-
-
 async def test_concurrent_commits_to_different_rooms_all_land(store: Storage) -> None:
     rooms = RoomStore(store)
     codes = [f"R{n}" for n in range(20)]
@@ -155,47 +69,6 @@ async def test_a_room_keys_share_one_hash_tag(store: Storage, raw: Redis) -> Non
     keys = sorted(await raw.keys(f"{store.prefix}room:*"))
     assert keys
     assert all("{ROOM}" in key for key in keys)
-
-
-async def test_codes_that_could_collide_or_change_slot_are_rejected(store: Storage) -> None:
-    rooms = RoomStore(store)
-    for code in ("A:B", "A{B", "A}B", ""):
-        with pytest.raises(ValueError, match="key part"):
-            await rooms.commit(write(0, 1, code=code))
-
-
-async def test_a_lease_that_expired_unclaimed_still_writes_and_one_taken_over_never_does(store: Storage) -> None:
-    """A starved owner whose lease ran out before its commit arrived writes, since nobody
-    was granted the room meanwhile (the epoch is still its token); once another node has
-    claimed the room, the old lease writes nothing."""
-    rooms, nodes, keys = RoomStore(store), NodeStore(store), Keys(store.prefix)
-    await rooms.commit(write(0, 1, record=b"created"))
-    first = await nodes.claim("ROOM", "node-a", 60_000)
-    assert first.lease is not None
-    await rooms.commit(replace(write(1, 2, [(0, "QS>5")]), lease=first.lease))
-    await store.redis.delete(keys.room_owner("ROOM"))  # expired: nobody renewed it in time
-    assert await rooms.commit(replace(write(2, 3, [(0, "7H>c")]), lease=first.lease)) is Committed.STORED
-    second = await nodes.claim("ROOM", "node-b", 60_000)
-    assert second.lease is not None
-    await store.redis.delete(keys.room_owner("ROOM"))  # and node B's expired too
-    with pytest.raises(Fenced):
-        await rooms.commit(replace(write(3, 4, [(0, "8H>c")]), lease=first.lease))
-    assert await rooms.commit(replace(write(3, 4, [(1, "deal")]), lease=second.lease)) is Committed.STORED
-    assert await rooms.logs("ROOM", 1) == {0: ["QS>5", "7H>c"], 1: ["deal"]}
-
-
-async def test_each_move_is_stored_with_its_server_time_beside_it(store: Storage) -> None:
-    """The anti-cheat check reads when each move was stored; the log reads as the moves alone."""
-    rooms = RoomStore(store)
-    before = int(time.time() * 1000)
-    await rooms.commit(write(0, 1, [(0, "QS>5")], b"created"))
-    await rooms.commit(write(1, 2, [(0, "undo"), (1, "resign left")]))
-    after = int(time.time() * 1000)
-    assert await rooms.logs("ROOM", 1) == {0: ["QS>5", "undo"], 1: ["resign left"]}
-    entries, times = await rooms.seat_log("ROOM", 1, 0)
-    assert entries == ["QS>5", "undo"]
-    assert len(times) == 2
-    assert before <= times[0] <= times[1] <= after
 
 
 async def test_a_log_with_an_entry_stored_without_its_time_has_no_move_times(store: Storage, raw: Redis) -> None:
