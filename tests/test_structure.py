@@ -231,3 +231,11 @@ def test_every_module_has_its_tests_or_says_where_they_are() -> None:
     assert COVERED_ELSEWHERE.keys() - unmirrored == set(), "listed but mirrored (or gone): take them off the list"
     missing = {test for test in COVERED_ELSEWHERE.values() if not (ROOT / test).exists()}
     assert missing == set()
+
+
+def test_the_files_run_first_exist() -> None:
+    """tests/conftest.py hands the longest files out first: a path there that no longer exists
+    would quietly stop doing so."""
+    from tests.conftest import LONGEST_FIRST
+
+    assert [path for path in LONGEST_FIRST if not (ROOT / path).is_file()] == []
