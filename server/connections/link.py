@@ -250,23 +250,33 @@ class ClientLink:
 class _Flushes:
     """The websocket sinks with frames queued in this event-loop turn, each written once at
     its end by one callback for them all (a callback a sink cost as much as the write, for a
-    room's spectators)."""
+    room's spectators). One list a loop: servers on several loops in one process (in threads,
+    as the tests run two nodes) never take or drop each other's sinks."""
 
     def __init__(self) -> None:
-        self._sinks: list[WebSocketSink] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[WebSocketSink]] = (
+            weakref.WeakKeyDictionary()
+        )
+        #: The last loop seen and its list, as one value (a thread reads it whole).
+        self._last: tuple[asyncio.AbstractEventLoop, list[WebSocketSink]] | None = None
 
     def add(self, sink: WebSocketSink) -> None:
         loop = asyncio.get_running_loop()
-        if loop is not self._loop:  # a first loop, or the last one stopped with sinks queued
-            self._sinks, self._loop = [], loop
-        if not self._sinks:
-            loop.call_soon(self._run)
-        self._sinks.append(sink)
+        last = self._last
+        if last is not None and last[0] is loop:
+            sinks = last[1]
+        else:
+            sinks = self._by_loop.setdefault(loop, [])
+            self._last = (loop, sinks)
+        if not sinks:
+            loop.call_soon(self._run, sinks)
+        sinks.append(sink)
 
-    def _run(self) -> None:
-        sinks, self._sinks = self._sinks, []
-        for sink in sinks:
+    @staticmethod
+    def _run(sinks: list[WebSocketSink]) -> None:
+        queued = sinks.copy()
+        sinks.clear()
+        for sink in queued:
             try:
                 sink.flush()
             except Exception:  # one broken connection must not leave the others' frames unsent

@@ -208,12 +208,6 @@ def test_players_of_two_nodes_join_one_arena_from_the_play_page_and_race_each_ot
         assert f"{me} (you)" in standings(player)
 
 
-@pytest.mark.xfail(
-    raises=TimeoutError,
-    strict=False,
-    reason="a known defect, about 1 run in 6 (since before a502f43): a racer's resign of a bracket "
-    "run is applied (the room finishes) but its ack does not reach the client within 10 s",
-)
 def test_players_of_two_nodes_play_one_bracket_and_its_round_closes_on_the_page(
     nodes: list[ThreadedServer], bob: Any
 ) -> None:
