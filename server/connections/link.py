@@ -302,7 +302,7 @@ def send_to_all(links: list[ClientLink], frame: bytes) -> None:
 def _relay_all(links: list[ClientLink], frame: bytes) -> None:
     by_relay: dict[int, tuple[Relay, list[ClientLink]]] = {}
     for link in links:
-        if link.relay is not None and not link.dropped:
+        if link.relay is not None:  # always, from send_to_all; says so to the type checker
             by_relay.setdefault(id(link.relay), (link.relay, []))[1].append(link)
     for relay, group in by_relay.values():
         relay.relay(group, frame)

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import gc
 import os
-import threading
 import weakref
 from collections.abc import AsyncIterator
 
@@ -18,7 +17,7 @@ from websockets.exceptions import ConnectionClosed
 
 from protocol.errors import CloseCode
 from server.connections.limits import Offences, TokenBucket
-from server.connections.link import ClientLink, RelaySink, WebSocketSink, _flushes, send_to_all
+from server.connections.link import ClientLink, RelaySink, WebSocketSink, send_to_all
 from tests.doubles.sinks import listening_link
 from tests.polling import eventually
 
@@ -119,34 +118,3 @@ async def test_a_link_closed_by_the_server_is_sent_nothing_more() -> None:
     assert link.dropped
     assert sink.frames == [b"before"]
     assert sink.closed_with == (CloseCode.SLOW_CONSUMER, "too slow")
-
-
-def test_servers_on_two_loops_in_one_process_never_drop_each_others_queued_writes() -> None:
-    """Two event loops in two threads (as the tests run two nodes): a write queued on one is
-    still written when the other queues its own in between."""
-    flushed: list[str] = []
-
-    class Sink:
-        def __init__(self, name: str) -> None:
-            self.name = name
-
-        def flush(self) -> None:
-            flushed.append(self.name)
-
-    first, second = asyncio.new_event_loop(), asyncio.new_event_loop()
-    try:
-
-        async def queue(name: str) -> None:
-            _flushes.add(Sink(name))  # type: ignore[arg-type]  # only flush() is called
-
-        async def queue_first_then_the_other_loop() -> None:
-            await queue("first")  # its write waits for this loop's next turn...
-            other = threading.Thread(target=second.run_until_complete, args=(queue("second"),))
-            other.start()
-            other.join()  # ... which comes after the other loop queued and wrote its own
-
-        first.run_until_complete(queue_first_then_the_other_loop())
-    finally:
-        first.close()
-        second.close()
-    assert sorted(flushed) == ["first", "second"]
