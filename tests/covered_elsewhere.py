@@ -105,6 +105,7 @@ COVERED_ELSEWHERE: Final[dict[str, str]] = {
     # Storage: its stores' tests against real Redis.
     "server/storage/optimistic.py": "tests/storage/test_brackets.py",
     "server/storage/board_edits.py": "tests/storage/test_moderation.py",
+    "server/storage/boards_port.py": "tests/storage/test_boards_contract.py",
     "server/storage/confusables/__main__.py": "tests/storage/test_name_skeleton.py",
     "server/storage/deals.py": "tests/supply/test_certified.py",
     "server/storage/keys.py": "tests/storage/test_nodes.py",

@@ -1,8 +1,11 @@
-"""Leaderboards and statistics."""
+"""Leaderboards and statistics. Each request's handler passes its pieces of the context to a
+function that needs only the boards (:class:`~server.storage.boards_port.BoardsPort`) and
+players' names, so the answers can be checked on boards held in memory."""
 
 from __future__ import annotations
 
 import datetime
+from collections.abc import Awaitable, Callable
 
 from protocol.errors import ErrorCode
 from protocol.messages import AskLeaderboard, AskStats, BoardPeriod, Leaderboard, LeaderboardEntry, PlayerStats
@@ -11,13 +14,23 @@ from server.connections.link import ClientLink
 from server.errors import Refused
 from server.features.context import Context, player_of
 from server.features.daily import today
+from server.storage.boards_port import BoardsPort
 
 #: What a period of each period board is called in a refusal.
 _KIND: dict[PeriodBoard, str] = {"weekly": "week", "season": "season"}
 
+#: A player's name by id, None for an unknown player (as :meth:`server.storage.players.PlayerStore.name`).
+Names = Callable[[str], Awaitable[str | None]]
+
 
 async def leaderboard(ctx: Context, link: ClientLink, message: AskLeaderboard) -> None:
-    player, variant, boards = player_of(link), message.variant, ctx.boards
+    await send_leaderboard(ctx.boards, ctx.players.name, link, message)
+
+
+async def send_leaderboard(boards: BoardsPort, names: Names, link: ClientLink, message: AskLeaderboard) -> None:
+    """Send ``link``'s player the board ``message`` asks for, with their own line as ``me``
+    when it is among the entries shown."""
+    player, variant = player_of(link), message.variant
     span = message.limit // 2
     date = shown = None
     entries: list[LeaderboardEntry]
@@ -30,7 +43,7 @@ async def leaderboard(ctx: Context, link: ClientLink, message: AskLeaderboard) -
         )
         entries = [
             LeaderboardEntry(
-                rank=e.rank, player=e.player, name=await _name(ctx, e.player), value=e.wins, total_time_ms=e.total_ms
+                rank=e.rank, player=e.player, name=await _name(names, e.player), value=e.wins, total_time_ms=e.total_ms
             )
             for e in standings
         ]
@@ -65,7 +78,7 @@ async def leaderboard(ctx: Context, link: ClientLink, message: AskLeaderboard) -
             else await boards.top_ratings(variant, message.limit)
         )
         entries = [
-            LeaderboardEntry(rank=e.rank, player=e.player, name=await _name(ctx, e.player), value=e.rating.rating)
+            LeaderboardEntry(rank=e.rank, player=e.player, name=await _name(names, e.player), value=e.rating.rating)
             for e in rated
         ]
     else:
@@ -75,7 +88,7 @@ async def leaderboard(ctx: Context, link: ClientLink, message: AskLeaderboard) -
             else await boards.top_all_time(variant, message.board, message.limit)
         )
         entries = [
-            LeaderboardEntry(rank=e.rank, player=e.player, name=await _name(ctx, e.player), value=e.value)
+            LeaderboardEntry(rank=e.rank, player=e.player, name=await _name(names, e.player), value=e.value)
             for e in ranked
         ]
     me = next((entry for entry in entries if entry.player == player), None)
@@ -108,22 +121,27 @@ def _shown(period: Period) -> BoardPeriod:
     )
 
 
-async def _name(ctx: Context, player: str) -> str:
-    return await ctx.players.name(player) or "?"
+async def _name(names: Names, player: str) -> str:
+    return await names(player) or "?"
 
 
 async def stats(ctx: Context, link: ClientLink, message: AskStats) -> None:
+    await send_stats(ctx.boards, ctx.players.name, link, message)
+
+
+async def send_stats(boards: BoardsPort, names: Names, link: ClientLink, message: AskStats) -> None:
+    """Send ``link``'s player the statistics and rating of ``message.player`` (their own by default)."""
     player = message.player or player_of(link)
     if not player.isascii() or not player.isalnum():
         raise Refused(ErrorCode.INVALID_MESSAGE, "a player id has only letters and digits")
-    figures = await ctx.boards.stats(message.variant, player, today())
-    rating = await ctx.boards.rating(message.variant, player)
+    figures = await boards.stats(message.variant, player, today())
+    rating = await boards.rating(message.variant, player)
     link.send(
         PlayerStats(
             id=message.id,
             variant=message.variant,
             player=player,
-            name=await _name(ctx, player),
+            name=await _name(names, player),
             races_started=figures.races_started,
             races_won=figures.races_won,
             races_finished=figures.races_finished,
