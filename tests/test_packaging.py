@@ -1,8 +1,9 @@
 """The package as people install it (pyproject.toml, setup.py, requirements.lock).
 
 - Every dependency's lower bound is true: the slow test installs exactly the floors
-  pyproject.toml declares into fresh virtualenvs, one per way of installing (the client library
-  alone; the server as the Docker image has it; everything that runs), and runs the code.
+  pyproject.toml declares into a fresh virtualenv, one way of installing after the other (the
+  client library alone; the server as the Docker image has it; everything that runs), and runs
+  the code after each.
 - The extras keep their promises: the client library needs neither the server's packages nor
   the terminal UI's, and the server needs no terminal UI.
 - The packages ship ``py.typed``.
@@ -147,16 +148,34 @@ def _wheel(tmp_path: Path) -> Path:
     return wheel
 
 
-def _install_floors(tmp_path: Path, wheel: Path, extras: tuple[str, ...]) -> Path:
-    """A fresh virtualenv with the package and ``extras`` at their floors; its python."""
-    venv = tmp_path / ("venv-" + "-".join(extras or ("bare",)))
-    made = _run([sys.executable, "-m", "venv", venv])
+def _new_venv(tmp_path: Path) -> Path:
+    """A fresh virtualenv without pip of its own (this pip installs into it); its python."""
+    venv = tmp_path / "venv"
+    made = _run([sys.executable, "-m", "venv", "--without-pip", venv])
     assert made.returncode == 0, made.stderr
-    python = venv / "bin" / "python"
+    return venv / "bin" / "python"
+
+
+def _install_floors(python: Path, wheel: Path, extras: tuple[str, ...]) -> None:
+    """The package with ``extras``, and every requirement at its floor, into ``python``'s
+    virtualenv (what an earlier install put there and these extras do not need stays, at its
+    floor too); fails unless exactly the floors are installed afterwards."""
     pins = floors(extras)
     target = f"{wheel}[{','.join(extras)}]" if extras else str(wheel)
     pinned = [f"{name}=={version}" for name, version in pins.items()]
-    installed = _run([python, "-m", "pip", "install", target, *pinned])
+    # No byte-compiling: the imports below compile what they load.
+    install: list[str | Path] = [
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        python,
+        "install",
+        "--no-compile",
+        target,
+        *pinned,
+    ]
+    installed = _run(install)
     assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
     # Exactly the floors, not newer versions another requirement pulled in.
     versions = "import importlib.metadata as m, sys; print(*(m.version(n) for n in sys.argv[1:]))"
@@ -164,7 +183,6 @@ def _install_floors(tmp_path: Path, wheel: Path, extras: tuple[str, ...]) -> Pat
     assert listed.returncode == 0, listed.stderr
     got = dict(zip(pins, map(Version, listed.stdout.split()), strict=True))
     assert got == {name: Version(version) for name, version in pins.items()}
-    return python
 
 
 #: Run in the new virtualenv: imports every module of the packages named in argv (but their
@@ -233,8 +251,9 @@ def _lowest_runs(python: Path, cwd: Path, *packages: str) -> set[str]:
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_the_lowest_allowed_versions_install_and_run(tmp_path: Path) -> None:
-    """The floors, installed the three ways people install the package, each in a fresh
-    virtualenv: the client library alone, the server as the Docker image has it, everything."""
+    """The floors, installed the three ways people install the package, one after the other in
+    a fresh virtualenv, each checked before the next adds to it: the client library alone, the
+    server as the Docker image has it, everything."""
     probe = _run([sys.executable, "-m", "pip", "download", "--no-deps", "--dest", tmp_path / "probe",
                   f"platformdirs=={floors(CLIENT_LIBRARY)['platformdirs']}"], timeout=180)  # fmt: skip
     if probe.returncode != 0:
@@ -245,7 +264,8 @@ def test_the_lowest_allowed_versions_install_and_run(tmp_path: Path) -> None:
 
     # The client library alone: the protocol and client.lib, without the server's packages or
     # the terminal UI (client.tui, client.render and the command line need the tui extra).
-    python = _install_floors(tmp_path, wheel, CLIENT_LIBRARY)
+    python = _new_venv(tmp_path)
+    _install_floors(python, wheel, CLIENT_LIBRARY)
     loaded = _lowest_runs(python, elsewhere, "protocol", "client.lib")
     assert not loaded & set(NOT_FOR_THE_CLIENT_LIBRARY), loaded & set(NOT_FOR_THE_CLIENT_LIBRARY)
     # What the library reads only once connected (client/lib/connection.py).
@@ -254,7 +274,7 @@ def test_the_lowest_allowed_versions_install_and_run(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
     # The server and its embedded Redis, as the Docker image installs them: no terminal UI.
-    python = _install_floors(tmp_path, wheel, DOCKER_IMAGE)
+    _install_floors(python, wheel, DOCKER_IMAGE)
     _lowest_runs(python, elsewhere, "protocol", "server", "client.lib")
     # redis-py parses replies with hiredis only from hiredis 3.2; the image has no terminal UI.
     check = (
@@ -268,7 +288,7 @@ def test_the_lowest_allowed_versions_install_and_run(tmp_path: Path) -> None:
     assert "--redis-url" in help_text.stdout
 
     # Everything that runs (all extras but dev's test tools).
-    python = _install_floors(tmp_path, wheel, EVERYTHING)
+    _install_floors(python, wheel, EVERYTHING)
     _lowest_runs(python, elsewhere, "protocol", "server", "client")
     for command in (["-m", "server", "--help"], ["-m", "client", "--help"]):
         result = _run([python, *command], cwd=elsewhere)

@@ -52,7 +52,7 @@ def test_a_position_called_lost_has_no_win_for_the_naive_search(deal: int, data:
         game.push(moves[data.draw(st.integers(0, len(moves) - 1), label="move")])
         columns, stock = _encode(game)
         if is_lost(columns, stock):
-            naive = naive_search(game, 200_000)
+            naive = naive_search(game, 50_000)
             if naive is not None:
                 assert not naive.won
             return
