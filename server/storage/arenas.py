@@ -124,7 +124,7 @@ class ArenaStore:
         kept = arena.ends + KEPT_DAYS * 86_400_000
         with self._storage.guard(f"score a race of arena {arena.id}"):
             for _ in range(_TRIES):
-                async with self._storage.redis.pipeline(transaction=True) as pipe:
+                async with self._storage.transaction(players) as pipe:
                     await pipe.watch(players, marker)
                     if await pipe.exists(marker):
                         return False

@@ -303,7 +303,7 @@ class Leaderboards:
         action = f"record {player}'s daily {game} result of {date}"
         with self._unavailable(action):
             for _ in range(_WATCH_TRIES):
-                async with self._redis.pipeline(transaction=True) as pipe:
+                async with self._store.transaction(days) as pipe:
                     try:
                         # Watching the days hash makes the streaks (computed from all the
                         # days) and the one-result-per-day check exact under concurrent calls.

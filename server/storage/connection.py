@@ -15,6 +15,8 @@ of a cluster; the client is then redis-py's :class:`~redis.asyncio.cluster.Redis
 which follows the slots. Every script and transaction of the server touches one hash tag
 (one slot), so the same code runs on one Redis and on a cluster; :attr:`Storage.cluster`
 says which, for the one thing that differs (sharded pub/sub, :mod:`server.storage.nodes`).
+Optimistic transactions (WATCH) go through :meth:`Storage.transaction`, which on a Cluster
+runs them on the slot's primary (:mod:`server.storage.watched` says why).
 
 Scripts: a store makes its Lua scripts with :meth:`Storage.script` and runs them on the one
 road :mod:`server.storage.scripts` chooses for this storage.
@@ -31,6 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from redis import exceptions as redis_errors
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -38,6 +41,7 @@ from redis.backoff import NoBackoff
 from server.errors import StorageError
 from server.storage.pipelined import Arg, PipelinedConnection, supports
 from server.storage.scripts import Script, ScriptRoad
+from server.storage.watched import WatchedTransactions
 
 # Seconds before a connection attempt or a reply counts as "storage unavailable".
 CONNECT_TIMEOUT = 5.0
@@ -68,12 +72,14 @@ class Storage:
         where: str,
         cluster: RedisCluster | None = None,
         line: PipelinedConnection | None = None,
+        reply_timeout: float = REPLY_TIMEOUT,
     ) -> None:
         """Use :meth:`connect`; this wraps an already configured client (``cluster``: the
         same client when it is a :class:`RedisCluster`; ``line``: a pipelined connection to
         the same Redis, for scripts and :meth:`send_all`)."""
         self.redis = client
         self.cluster = cluster
+        self._watched = WatchedTransactions(client, cluster, POOL_SIZE, reply_timeout)
         #: The connection of scripts (:meth:`script`) and :meth:`send_all`
         #: (:mod:`server.storage.pipelined`); None on a Cluster and over TLS, where they go
         #: through redis-py.
@@ -108,7 +114,7 @@ class Storage:
         )
         client = Redis.from_pool(pool)
         line = PipelinedConnection(url, reply_timeout, CONNECT_TIMEOUT) if supports(url) else None
-        storage = cls(client, prefix, without_credentials(url), line=line)
+        storage = cls(client, prefix, without_credentials(url), line=line, reply_timeout=reply_timeout)
         try:
             await storage.ping()
         except StoreUnavailable:
@@ -127,7 +133,9 @@ class Storage:
         )
         # The cluster client answers the same commands as the plain one (keyed commands go
         # to their slot's node): the stores use it through the plain client's type.
-        storage = cls(cast(Redis, cluster), prefix, "cluster " + without_credentials(url), cluster)
+        storage = cls(
+            cast(Redis, cluster), prefix, "cluster " + without_credentials(url), cluster, reply_timeout=reply_timeout
+        )
         try:
             await storage.ping()
         except StoreUnavailable:
@@ -140,12 +148,19 @@ class Storage:
         await self.script_road.close()
         if self.line is not None:
             self.line.close()
+        await self._watched.close()
         await self.redis.aclose()
 
     async def ping(self) -> None:
         """Return once Redis answers; raise :class:`StoreUnavailable` otherwise."""
         with self.guard("reach the storage"):
             await self.redis.ping()
+
+    def transaction(self, key: str) -> Pipeline:
+        """An optimistic transaction's pipeline (WATCH, reads, MULTI ... EXEC; use it as an
+        async context manager) on the Redis that holds ``key``, whose slot every key it
+        touches shares (:mod:`server.storage.watched`)."""
+        return self._watched.pipeline(key)
 
     def script(self, source: str) -> Script:
         """The Lua script ``source`` of this storage, to run with ``await script.run(action,

@@ -25,7 +25,7 @@ async def change_stored(
     :class:`StoreUnavailable` if Redis fails, or other writers keep coming first."""
     with storage.guard(what):
         for _ in range(_TRIES):
-            async with storage.redis.pipeline(transaction=True) as pipe:
+            async with storage.transaction(key) as pipe:
                 await pipe.watch(key)
                 raw = await pipe.get(key)
                 if raw is None:

@@ -158,10 +158,9 @@ async def rate_race_once(
     key = rating_key(storage.prefix, key_part(game))
     keys = player_keys(storage.prefix, game, players)
     marker = f"{key}:rated:{race}"
-    redis = storage.redis
     with storage.guard(f"rate {game} race {race}"):
         for _ in range(_TRIES):
-            async with redis.pipeline(transaction=True) as pipe:
+            async with storage.transaction(marker) as pipe:
                 await pipe.watch(*keys, marker)
                 done = await pipe.get(marker)
                 if done is not None:
