@@ -103,7 +103,7 @@ async def stalled(args: argparse.Namespace, server: Target) -> str:
             samples.append(server.rss_mb())
             queued.append(server.send_queue_mb())
         end = time.monotonic()
-        outcomes = Counter(await asyncio.gather(*(s.outcome(3.0) for s in spectators)))
+        outcomes = Counter(await asyncio.gather(*(s.outcome(args.end_wait) for s in spectators)))
         drained = sum(spectator.drained for spectator in spectators)
         for spectator in spectators:
             spectator.close()
@@ -363,6 +363,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     one.add_argument("--spectators", type=int, default=100)
     one.add_argument("--seconds", type=float, default=60.0)
     one.add_argument("--receive-buffer", type=int, default=4096, help="the spectators' SO_RCVBUF in bytes")
+    one.add_argument(
+        "--end-wait", type=float, default=3.0, help="seconds to read what the server left each one at the end"
+    )
     one = commands.add_parser("joins", parents=[common], help="frames sent when spectators join one room")
     one.add_argument("--spectators", type=int, default=500)
     one.add_argument("--concurrency", type=int, default=20, help="joins in flight at a time")

@@ -5,6 +5,7 @@ a node's death costs.
     python -m bench.arena [--bots 1000] [--nodes 3] [--seconds 600] [--variant scorpion]
                           [--rate 1] [--moves 20] [--windows 30] [--settle 5] [--measure 0.1]
                           [--no-kill] [--workers 2] [--quick-match-wait 0.5] [--node-ttl S] [--logs DIR]
+                          [--idle 3] [--no-warm-up]
 
 ``--nodes`` real ``python -m server`` nodes (no solver workers, quick matches gathered for
 ``--quick-match-wait`` s, the server's lease TTL unless ``--node-ttl``) on one private embedded
@@ -22,8 +23,8 @@ Printed:
    ``race_over`` to the first ``arena`` answer (polled every 50 ms) whose own line counts that
    race;
 2. each window's CPU (every node and Redis, the scheduler's nanosecond count) over the moves
-   acknowledged in it, from ``--settle`` s in, as it is and less the idle cost (measured for a
-   few seconds with every bot connected and nobody racing), and the medians of the arena and
+   acknowledged in it, from ``--settle`` s in, as it is and less the idle cost (measured for
+   ``--idle`` seconds with every bot connected and nobody racing), and the medians of the arena and
    the plain windows and their ratio (the window with the kill is left out);
 3. Redis memory: ``MEMORY USAGE`` of the arena's keys, per 1,000 players, and how much
    ``used_memory`` grew over the run (rooms and their logs included);
@@ -63,7 +64,7 @@ from bench.lib.arena_check import (
 )
 from bench.lib.arena_workers import Workers
 from bench.lib.node_costs import cpu_of
-from bench.lib.node_fleet import IDLE_SECONDS, ROOT, Node, pid_of, start_nodes, stop_nodes, warm_up
+from bench.lib.node_fleet import ROOT, Node, add_wait_arguments, pid_of, start_nodes, stop_nodes, warm_up
 from bench.lib.spawn import raise_nofile_limit
 from bench.lib.stats import latency_line, median, ratio
 from server.clock import now_ms
@@ -314,7 +315,7 @@ async def measure(args: argparse.Namespace, nodes: list[Node], redis: EmbeddedRe
         connected = await asyncio.to_thread(fleet.ready, 600)
         live = [node.process.pid for node in nodes] + [pid_of(redis)]
         idle_from, idle_before = time.monotonic(), cpu_of(live)
-        await asyncio.sleep(IDLE_SECONDS)
+        await asyncio.sleep(args.idle)
         idle = (cpu_of(live) - idle_before) / (time.monotonic() - idle_from)
         start = time.monotonic() + 1.0
         if args.kill and len(nodes) > 1:
@@ -359,7 +360,8 @@ async def main_async(args: argparse.Namespace) -> None:
         redis = EmbeddedRedis(Path(scratch) / "redis")
         await redis.start()
         try:
-            await warm_up(redis.url, logs, ROOT)
+            if args.warm_up:
+                await warm_up(redis.url, logs, ROOT)
             extra = ["--quick-match-wait", str(args.quick_match_wait)]
             nodes = await start_nodes(args.nodes, redis.url, logs, node_ttl=args.node_ttl, extra=extra)
             storage = await Storage.connect(redis.url)
@@ -401,6 +403,7 @@ def main(argv: list[str] | None = None) -> None:
         help="the nodes' heartbeat and lease TTL (default: the server's, 5 s)",
     )  # fmt: skip
     parser.add_argument("--logs", type=Path, help="keep the nodes' logs in this folder")
+    add_wait_arguments(parser)
     asyncio.run(main_async(parser.parse_args(argv)))
 
 

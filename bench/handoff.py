@@ -1,13 +1,13 @@
 """What a racer on another node sees when its room's owner goes away: its longest stall.
 
-    python -m bench.handoff [--rooms 8] [--rate 4] [--runs 1] [--tree DIR] [--logs DIR]
+    python -m bench.handoff [--rooms 8] [--rate 4] [--runs 1] [--before 2] [--tree DIR] [--logs DIR]
 
 Three real ``python -m server`` nodes (lease TTL 2 s) on a private embedded Redis. ``--rooms``
 rooms run on node 0, each with one racer on node 0 and one on node 1 or 2 (in turn). The
 racers on nodes 1 and 2 connect without automatic reconnection, so a dropped connection
 shows as one, and each plays ``--rate`` moves a second, worked out from its own board. After
-a few seconds node 0 stops: by SIGTERM (a planned drain: its rooms are handed over) in one
-run, by SIGKILL (a failover) in the next. For each of those racers: its stall, the time
+``--before`` seconds node 0 stops: by SIGTERM (a planned drain: its rooms are handed over) in
+one run, by SIGKILL (a failover) in the next. For each of those racers: its stall, the time
 from its last ack before the stop to its first ack after it (none within 10 s counts as
 10 s), and whether its connection survived. Printed, per kind of stop: the median and the
 largest stall over the racers, and how many were disconnected (racers whose random moves
@@ -34,7 +34,7 @@ from protocol.messages import Ack
 from server.games import variant_class
 from server.storage.embedded import EmbeddedRedis
 
-#: Seconds of moves before the stop, and the longest wait for an ack after it.
+#: Seconds of moves before the stop (``--before``), and the longest wait for an ack after it.
 BEFORE, AFTER = 2.0, 10.0
 
 
@@ -101,8 +101,8 @@ async def one_run(how: signal.Signals, args: argparse.Namespace, redis_url: str,
             await racer.client.wait_room(racer.code, functools.partial(caught_up, version=0, seat=1))
         start = time.monotonic()
         stop = Stop()
-        running = [asyncio.ensure_future(race(r, args.rate, start + BEFORE + AFTER, stop)) for r in racers]
-        await asyncio.sleep(BEFORE)
+        running = [asyncio.ensure_future(race(r, args.rate, start + args.before + AFTER, stop)) for r in racers]
+        await asyncio.sleep(args.before)
         stopped = stop.at = time.monotonic()
         nodes[0].process.send_signal(how)
         await asyncio.gather(*running)
@@ -148,6 +148,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rooms", type=int, default=8, help="rooms on the node that stops")
     parser.add_argument("--rate", type=float, default=4.0, help="moves a second of each measured racer")
     parser.add_argument("--runs", type=int, default=1, help="runs of each kind of stop")
+    parser.add_argument(
+        "--before", type=float, default=BEFORE, help=f"seconds of moves before the stop (default {BEFORE:g})"
+    )
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose server runs (an older one: before)")
     parser.add_argument("--logs", type=Path, help="keep the nodes' logs in this folder (BENCH_NODE_LOG=INFO for more)")
     print(asyncio.run(main_async(parser.parse_args(argv))))

@@ -1,7 +1,7 @@
 """One node against three, in one run: what forwarding costs, and how long a failover takes.
 
     python -m bench.nodes [--rooms 12] [--rate 4] [--seconds 10] [--pairs 1] [--profile DIR] [--tree DIR]
-                          [--syscalls]
+                          [--syscalls] [--idle 3] [--no-warm-up]
 
 Both runs use one private embedded Redis and real ``python -m server`` processes. Every
 room has two bot racers; each plays ``--rate`` moves a second (worked out from its own
@@ -31,9 +31,9 @@ from pathlib import Path
 
 from bench.lib.node_costs import batches_sent, cpu_of, kernel_and_wakeups, redis_calls, start_strace, stop_strace
 from bench.lib.node_fleet import (
-    IDLE_SECONDS,
     ROOT,
     add_load_arguments,
+    add_wait_arguments,
     close_all,
     failover,
     open_rooms,
@@ -60,7 +60,7 @@ async def one_run(count: int, args: argparse.Namespace, redis: EmbeddedRedis, lo
         # The idle cost (heartbeats, lease renewals, sweeps, the matcher), to tell it apart.
         idle_before, idle_started = cpu_of(pids), time.monotonic()
         idle_wakeups_before = kernel_and_wakeups(pids[:-1])[1]
-        await asyncio.sleep(IDLE_SECONDS)
+        await asyncio.sleep(args.idle)
         idle_seconds = time.monotonic() - idle_started
         idle = (cpu_of(pids) - idle_before) / idle_seconds
         idle_wakeups = (kernel_and_wakeups(pids[:-1])[1] - idle_wakeups_before) / idle_seconds
@@ -98,7 +98,8 @@ async def main_async(args: argparse.Namespace) -> str:
         redis = EmbeddedRedis(logs / "redis")
         await redis.start()
         try:
-            await warm_up(redis.url, logs, args.tree)
+            if args.warm_up:
+                await warm_up(redis.url, logs, args.tree)
             pairs = []
             for _ in range(args.pairs):
                 one = await one_run(1, args, redis, logs)
@@ -111,6 +112,7 @@ async def main_async(args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.nodes", description=__doc__.split("\n\n")[0])
     add_load_arguments(parser)
+    add_wait_arguments(parser)
     parser.add_argument(
         "--pairs", type=int, default=1, help="one-node and three-node runs, alternated, with their medians (default 1)"
     )

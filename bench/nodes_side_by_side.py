@@ -1,7 +1,7 @@
 """One node and three nodes at once, taking turns: what forwarding costs, with the machine's
 drift cancelled.
 
-    python -m bench.nodes_side_by_side [--rooms 12] [--rate 4] [--seconds 20] [--turn 1]
+    python -m bench.nodes_side_by_side [--rooms 12] [--rate 4] [--seconds 20] [--turn 1] [--no-warm-up]
 
 Two services run at the same time, each on its own embedded Redis: one node, and three
 nodes with half the racers on a node that does not own their room (the rooms and bots of
@@ -37,6 +37,7 @@ from bench.lib.node_fleet import (
     Room,
     Turn,
     add_load_arguments,
+    add_wait_arguments,
     close_all,
     failover,
     open_rooms,
@@ -90,10 +91,11 @@ class Service:
         return self.other_cpu / max(1e-9, self.other_seconds)
 
 
-async def start_service(count: int, rooms: int, logs: Path) -> Service:
+async def start_service(count: int, rooms: int, logs: Path, warm: bool = True) -> Service:
     redis = EmbeddedRedis(logs / f"redis-{count}")
     await redis.start()
-    await warm_up(redis.url, logs, ROOT)
+    if warm:
+        await warm_up(redis.url, logs, ROOT)
     nodes = await start_nodes(count, redis.url, logs)
     clients: list[RaceClient] = []
     opened, probe = await open_rooms(nodes, rooms, clients)
@@ -156,9 +158,9 @@ def round_ratios(one: Service, three: Service) -> list[float]:
 async def main_async(args: argparse.Namespace) -> str:
     with tempfile.TemporaryDirectory(prefix="bench-side-by-side-") as directory:
         logs = Path(directory)
-        one = await start_service(1, args.rooms, logs)
+        one = await start_service(1, args.rooms, logs, args.warm_up)
         try:
-            three = await start_service(3, args.rooms, logs)
+            three = await start_service(3, args.rooms, logs, args.warm_up)
             try:
                 return await measure(one, three, args)
             finally:
@@ -206,6 +208,7 @@ async def measure(one: Service, three: Service, args: argparse.Namespace) -> str
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.nodes_side_by_side", description=__doc__.split("\n\n")[0])
     add_load_arguments(parser, 20.0, "seconds of moves for each service")
+    add_wait_arguments(parser, idle=False)
     parser.add_argument("--turn", type=float, default=1.0, help="seconds of one turn (default 1)")
     print(asyncio.run(main_async(parser.parse_args(argv))))
 

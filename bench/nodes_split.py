@@ -1,6 +1,6 @@
 """Who pays for forwarding: every room owned by one node, every second racer on another.
 
-    python -m bench.nodes_split [--rooms 12] [--rate 4] [--seconds 10] [--repeats 2]
+    python -m bench.nodes_split [--rooms 12] [--rate 4] [--seconds 10] [--repeats 2] [--idle 3] [--no-warm-up]
 
 One node on its own embedded Redis, then two nodes on another: node A creates every room
 and holds its first racer, node B holds every second racer. Each of B's racers' moves is
@@ -22,9 +22,9 @@ from pathlib import Path
 
 from bench.lib.node_costs import cpu_of, kernel_and_wakeups
 from bench.lib.node_fleet import (
-    IDLE_SECONDS,
     ROOT,
     add_load_arguments,
+    add_wait_arguments,
     close_all,
     open_rooms,
     pid_of,
@@ -58,7 +58,8 @@ async def one_run(count: int, args: argparse.Namespace, logs: Path) -> Split:
     clients: list[RaceClient] = []
     nodes = []
     try:
-        await warm_up(redis.url, logs, ROOT)
+        if args.warm_up:
+            await warm_up(redis.url, logs, ROOT)
         nodes = await start_nodes(count, redis.url, logs)
         rooms, _ = await open_rooms(nodes, args.rooms, clients, split=True)
         pids = [node.process.pid for node in nodes] + [pid_of(redis)]
@@ -67,7 +68,7 @@ async def one_run(count: int, args: argparse.Namespace, logs: Path) -> Split:
             return [cpu_of([pid]) for pid in pids], [kernel_and_wakeups([pid])[1] for pid in pids[:-1]]
 
         (cpu0, wake0), idle_started = sample(), time.monotonic()
-        await asyncio.sleep(IDLE_SECONDS)
+        await asyncio.sleep(args.idle)
         (cpu1, wake1), idle_seconds = sample(), time.monotonic() - idle_started
         stats = Latencies()
         started = time.monotonic()
@@ -123,6 +124,7 @@ async def main_async(args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.nodes_split", description=__doc__.split("\n\n")[0])
     add_load_arguments(parser)
+    add_wait_arguments(parser)
     parser.add_argument("--repeats", type=int, default=2, help="one-node and split runs, alternated (default 2)")
     print(asyncio.run(main_async(parser.parse_args(argv))))
 

@@ -1,9 +1,9 @@
 """Solver speed: positions per second and deals per second, this tree against a baseline.
 
 Run: ``python -m bench.solver_speed [--baseline 7d9b562] [--antares 1-30,533,597,639,723,897,932]
-[--scorpion 1-30] [--budget 10]``. The baseline is a git commit (by default the last
-one before issue 15): its ``server/`` is extracted with ``git archive`` into a
-temporary directory, and the same measurement runs on it and on this tree, each in
+[--scorpion 1-30] [--budget 10] [--memory-deal 39] [--memory-seconds 5]``. The baseline is a
+git commit (by default the last one before issue 15): its ``server/`` is extracted with
+``git archive`` into a temporary directory, and the same measurement runs on it and on this tree, each in
 its own process on one core, one after the other, in this one run (for Scorpion
 also this tree's Python search compiled by mypyc without the C core,
 ``SOLITAIRE_NO_CORE=1``, and its source run as written, ``SOLITAIRE_PURE_PYTHON=1``). Each
@@ -68,7 +68,8 @@ print(json.dumps({"nodes": nodes, "seconds": sum(seconds), "median": statistics.
 """
 
 #: Bytes a stored position costs: tracemalloc's peak over the positions stored, for a
-#: Scorpion search that exhausts its space and an Antares search that runs out of time.
+#: Scorpion search that exhausts its space and an Antares search that runs out of time
+#: (argv: the Scorpion deal, the Antares search's CPU seconds).
 MEMORY = r"""
 import json, sys, time, tracemalloc
 from server.games import Antares, Autoplay, Options, Scorpion
@@ -80,7 +81,7 @@ for name, run in (
     ("scorpion", lambda: depth_first_scorpion(Scorpion.new(int(sys.argv[1])),
                                               Budget(seconds=120, clock=time.process_time))),
     ("antares", lambda: search_antares(Antares.new(6525, Options(autoplay=Autoplay.SAFE)),
-                                       Budget(seconds=5, clock=time.process_time))),
+                                       Budget(seconds=float(sys.argv[2]), clock=time.process_time))),
 ):
     tracemalloc.start()
     result = run()
@@ -128,6 +129,9 @@ def main() -> None:
     parser.add_argument("--scorpion", default="1-30", help="Scorpion deals")
     parser.add_argument("--budget", type=float, default=10.0, help="seconds per deal")
     parser.add_argument("--memory-deal", type=int, default=39, help="Scorpion deal for the memory figure")
+    parser.add_argument(
+        "--memory-seconds", type=float, default=5.0, help="CPU seconds of the Antares search for the memory figure"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temporary:
         baseline = Path(temporary)
@@ -156,10 +160,10 @@ def main() -> None:
                 float(before["deals"]) / float(before["seconds"])  # type: ignore[arg-type]
             )
             print(f"  deals/s ratio (this tree / baseline): {speedup:.1f}x")
-        memory = _run(ROOT, MEMORY, str(args.memory_deal))
+        memory = _run(ROOT, MEMORY, str(args.memory_deal), str(args.memory_seconds))
         for variant, figures in memory.items():
             nodes, peak = figures["nodes"], figures["peak"]  # type: ignore[index]
-            what = f"deal {args.memory_deal}" if variant == "scorpion" else "deal 6525, 5 s"
+            what = f"deal {args.memory_deal}" if variant == "scorpion" else f"deal 6525, {args.memory_seconds:g} s"
             print(
                 f"memory: {variant} {what}, {nodes:,} positions, peak {peak / 2**20:.0f} MiB: "
                 f"{peak / nodes:.0f} bytes a position, {2**30 / (peak / nodes) / 1e6:.1f} million positions per GiB"

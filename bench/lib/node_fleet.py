@@ -340,6 +340,20 @@ async def warm_up(redis_url: str, logs: Path, tree: Path) -> None:
         stop_nodes([node])
 
 
+def add_wait_arguments(parser: argparse.ArgumentParser, idle: bool = True) -> None:
+    """The waits before a run's moves, which a smoke run turns down: ``--warm-up`` (:func:`warm_up`
+    on each new Redis first) and, with ``idle``, ``--idle`` seconds of the idle sample."""
+    parser.add_argument(
+        "--warm-up", action=argparse.BooleanOptionalAction, default=True,
+        help="run one node on each new Redis until it is quiet, before the measured nodes (default: on)",
+    )  # fmt: skip
+    if idle:
+        parser.add_argument(
+            "--idle", type=float, default=IDLE_SECONDS, metavar="SECONDS",
+            help=f"seconds of the idle sample, rooms open and nobody moving (default {IDLE_SECONDS:g})",
+        )  # fmt: skip
+
+
 def add_load_arguments(
     parser: argparse.ArgumentParser, seconds: float = 10.0, what: str = "seconds of play per run"
 ) -> None:

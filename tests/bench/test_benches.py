@@ -49,7 +49,7 @@ def test_bots_work_out_the_legal_moves_the_engine_lists(variant: type[Game]) -> 
         game.apply(game.legal_moves()[0])
 
 
-SMALL_LOAD = ("--racers", "4", "--rooms", "2", "--seconds", "1", "--settle", "0.2", "--rate", "40")
+SMALL_LOAD = ("--racers", "4", "--rooms", "2", "--seconds", "0.5", "--settle", "0", "--rate", "40")
 
 
 @pytest.mark.slow
@@ -92,9 +92,15 @@ def test_idle_opens_and_measures() -> None:
     assert "failures: none" in output
 
 
+#: The abuse benches' probe: one room of two bots is enough to time its moves.
+SMALL_PROBE = ("--probe-rooms", "1", "--probe-rate", "20")
+
+
 @pytest.mark.slow
 def test_abuse_stalled_spectators() -> None:
-    output = bench("bench.abuse", "stalled", "--spawn", "--spectators", "3", "--seconds", "2")
+    output = bench(
+        "bench.abuse", "stalled", "--spawn", "--spectators", "3", "--seconds", "1", "--end-wait", "0.2", *SMALL_PROBE
+    )
     assert "RSS each second (MB):" in output
     assert "their connections at the end:" in output
 
@@ -109,15 +115,19 @@ def test_abuse_spectator_joins() -> None:
 @pytest.mark.slow
 def test_abuse_connection_burst() -> None:
     output = bench(
-        "bench.abuse", "burst", "--spawn", "--connections", "20", "--bursts", "1", "--baseline", "1", "--pause", "0"
-    )
+        "bench.abuse", "burst", "--spawn", "--connections", "20", "--bursts", "1", "--baseline", "0.5", "--pause", "0",
+        "--settle", "0", *SMALL_PROBE,
+    )  # fmt: skip
     assert "probe move->ack, burst 1" in output
     assert "failures" not in output
 
 
 @pytest.mark.slow
 def test_abuse_replay_flood() -> None:
-    output = bench("bench.abuse", "replay-flood", "--spawn", "--entries", "20", "--seconds", "1", "--baseline", "1")
+    output = bench(
+        "bench.abuse", "replay-flood", "--spawn", "--entries", "20", "--seconds", "0.5", "--baseline", "0.5",
+        "--settle", "0", *SMALL_PROBE,
+    )  # fmt: skip
     assert "a finished practice game of 20 log entries;" in output
     assert "probe move->ack, flooded" in output
 
@@ -125,8 +135,8 @@ def test_abuse_replay_flood() -> None:
 @pytest.mark.slow
 def test_fanout_against_the_bare_broadcast() -> None:
     output = bench(
-        "bench.fanout", "--spawn", "--rooms", "2", "--rate", "20", "--counts", "1,2", "--seconds", "0.5",
-        "--settle", "0.3", "--repeats", "2",
+        "bench.fanout", "--spawn", "--rooms", "2", "--rate", "20", "--counts", "1,2", "--seconds", "0.2",
+        "--settle", "0.05", "--repeats", "2",
     )  # fmt: skip
     assert "bare us/delivery" in output
     # One row a count (the median of its two repeats), from windows between empty ones: 0, 1, 0, 1, 0, 2, 0, 2, 0.
@@ -149,9 +159,28 @@ def test_commits_compares_the_two_roads_of_a_room_commit() -> None:
     assert len([line for line in output.splitlines() if line.rstrip().endswith("x")]) == 2
 
 
+#: The node benches' waits before the moves, which a smoke run does without.
+NO_WAITS = ("--no-warm-up", "--idle", "0.2")
+
+
+def strace_works() -> bool:
+    """strace is installed and may trace this machine's processes (ptrace is allowed)."""
+    if shutil.which("strace") is None:
+        return False
+    return subprocess.run(["strace", "-c", "-o", "/dev/null", "true"], capture_output=True, check=False).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def nodes_output() -> str:
+    """One run of bench.nodes for the tests of its figures: two pairs, counting the system
+    calls where strace may trace (a run of nodes costs seconds of CPU)."""
+    syscalls = ("--syscalls",) if strace_works() else ()
+    return bench("bench.nodes", "--rooms", "2", "--seconds", "0.5", "--pairs", "2", *syscalls, *NO_WAITS)
+
+
 @pytest.mark.slow
-def test_nodes_compares_three_nodes_with_one_in_alternated_pairs() -> None:
-    output = bench("bench.nodes", "--rooms", "3", "--seconds", "1", "--pairs", "2")
+def test_nodes_compares_three_nodes_with_one_in_alternated_pairs(nodes_output: str) -> None:
+    output = nodes_output
     assert output.count("1 node:") == output.count("3 nodes:") == 2
     assert "batches between nodes:" in output  # only three nodes send each other anything
     assert "forwarded move->ack" in output
@@ -162,19 +191,11 @@ def test_nodes_compares_three_nodes_with_one_in_alternated_pairs() -> None:
     assert "-- median of 2 pairs: three nodes' CPU a move" in output
 
 
-def strace_works() -> bool:
-    """strace is installed and may trace this machine's processes (ptrace is allowed)."""
-    if shutil.which("strace") is None:
-        return False
-    return subprocess.run(["strace", "-c", "-o", "/dev/null", "true"], capture_output=True, check=False).returncode == 0
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not strace_works(), reason="needs strace, allowed to trace processes")
-def test_nodes_counts_the_system_calls_of_a_move() -> None:
-    output = bench("bench.nodes", "--rooms", "2", "--seconds", "1", "--syscalls")
-    counts = re.findall(r"system calls a move (\S+): (.*)", output)
-    assert len(counts) == 2  # one node, then three
+def test_nodes_counts_the_system_calls_of_a_move(nodes_output: str) -> None:
+    counts = re.findall(r"system calls a move (\S+): (.*)", nodes_output)
+    assert len(counts) == 2 * 2  # one node, then three, in each pair
     for total, top in counts:
         assert float(total) > 0
         assert "sendto" in top  # every move is sent to Redis and acknowledged
@@ -182,8 +203,8 @@ def test_nodes_counts_the_system_calls_of_a_move() -> None:
 
 @pytest.mark.slow
 def test_nodes_side_by_side_takes_turns_and_compares_round_by_round() -> None:
-    output = bench("bench.nodes_side_by_side", "--rooms", "2", "--seconds", "2", "--turn", "0.5")
-    assert output.startswith("4 rounds of turns of 0.5 s")
+    output = bench("bench.nodes_side_by_side", "--rooms", "2", "--seconds", "1", "--turn", "0.25", "--no-warm-up")
+    assert output.startswith("4 rounds of turns of 0.25 s")
     assert output.count("1 node:") == output.count("3 nodes:") == 1
     assert "forwarded move->ack" in output
     (failover,) = re.findall(r"next ack on another node\): (\S+) ms", output)
@@ -193,7 +214,7 @@ def test_nodes_side_by_side_takes_turns_and_compares_round_by_round() -> None:
 
 @pytest.mark.slow
 def test_nodes_split_reads_the_owner_and_the_client_node_apart() -> None:
-    output = bench("bench.nodes_split", "--rooms", "2", "--seconds", "1", "--repeats", "1")
+    output = bench("bench.nodes_split", "--rooms", "2", "--seconds", "1", "--repeats", "1", *NO_WAITS)
     assert re.search(r"one node: \d+ moves; a move: node \S+ µs", output)
     assert re.search(r"A \(owner\) \S+ µs, \S+ wake-ups; B \(client's node\) \S+ µs", output)
     assert "forwarded move->ack" in output  # the second racers' moves all go to the owner
@@ -203,7 +224,7 @@ def test_nodes_split_reads_the_owner_and_the_client_node_apart() -> None:
 def test_solver_speed_compares_a_baseline_the_build_and_the_source() -> None:
     output = bench(
         "bench.solver_speed", "--baseline", "HEAD", "--antares", "1", "--scorpion", "2", "--budget", "2",
-        "--memory-deal", "2",
+        "--memory-deal", "2", "--memory-seconds", "0.3",
     )  # fmt: skip
     assert "baseline HEAD" in output
     assert "deals/s ratio" in output
@@ -214,7 +235,7 @@ def test_solver_speed_compares_a_baseline_the_build_and_the_source() -> None:
 
 @pytest.mark.slow
 def test_handoff_times_a_drain_and_a_failover_and_no_racer_is_disconnected() -> None:
-    output = bench("bench.handoff", "--rooms", "2")
+    output = bench("bench.handoff", "--rooms", "2", "--before", "0.5")
     for kind in ("drain (SIGTERM)", "failover (SIGKILL)"):
         [line] = [line for line in output.splitlines() if line.startswith(kind)]
         assert "stall per racer median" in line
@@ -224,8 +245,8 @@ def test_handoff_times_a_drain_and_a_failover_and_no_racer_is_disconnected() -> 
 @pytest.mark.slow
 def test_arena_times_the_standings_compares_cpu_and_loses_no_points_when_a_node_dies() -> None:
     output = bench(
-        "bench.arena", "--bots", "6", "--nodes", "2", "--seconds", "12", "--windows", "3", "--settle", "0",
-        "--rate", "10", "--moves", "5", "--measure", "1", "--workers", "1", "--node-ttl", "2",
+        "bench.arena", "--bots", "6", "--nodes", "2", "--seconds", "8", "--windows", "2", "--settle", "0",
+        "--rate", "10", "--moves", "5", "--measure", "1", "--workers", "1", "--node-ttl", "2", *NO_WAITS,
     )  # fmt: skip
     assert re.search(r"standings update after a race ends .* p99 [\d.]+ ms .*\(n=[1-9]", output), output
     assert re.search(r"server CPU per move: arena [\d.]+ ms .* arena / plain [\d.]+x", output), output

@@ -69,7 +69,7 @@ def test_explorers_end_on_the_line_having_tried_detours_around_it() -> None:
 @pytest.mark.slow
 def test_the_bench_prints_its_rates() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "bench.detector", "--runs", "3", "--deals", "1", "--budget", "1"],
+        [sys.executable, "-m", "bench.detector", "--runs", "2", "--deals", "1", "--budget", "1"],
         cwd=ROOT,
         capture_output=True,
         text=True,
