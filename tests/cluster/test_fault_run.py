@@ -241,7 +241,7 @@ async def layout_for_the_run(directory: Path) -> AsyncIterator[Layout]:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.timeout(SECONDS + 300)  # the suite's 300 s for all but the run itself
+@pytest.mark.timeout(SECONDS + 120)  # the suite's 120 s for all but the run itself
 async def test_a_randomized_fault_run_keeps_every_promise(tmp_path: Path, seed: int) -> None:
     async with layout_for_the_run(tmp_path) as layout:
         await fault_run(layout, tmp_path, seed)
