@@ -204,7 +204,7 @@ class AccountStore:
         devices too); the new generation."""
         key = self._keys.account(player)
         with self._storage.guard(f"change {player}'s password"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
+            async with self._storage.transaction(key) as pipe:
                 pipe.hset(key, "hash", password_hash)
                 pipe.hincrby(key, "generation", 1)
                 _, generation = await pipe.execute()
@@ -277,7 +277,7 @@ class AccountStore:
         for ``memory`` seconds; only the :data:`MAX_DEVICES` most recent devices are kept."""
         key = self._keys.devices(player)
         with self._storage.guard(f"remember a device of {player}"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
+            async with self._storage.transaction(key) as pipe:
                 pipe.zadd(key, {device: now})
                 pipe.zremrangebyscore(key, "-inf", now - memory * 1000)
                 pipe.zremrangebyrank(key, 0, -MAX_DEVICES - 1)

@@ -97,7 +97,7 @@ class ArenaStore:
         kept = arena.ends + KEPT_DAYS * 86_400_000
         keys = {part: self._key(arena.id, part) for part in ("playing", "players", "board")}
         with self._storage.guard(f"note a race of arena {arena.id}"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
+            async with self._storage.transaction(keys["playing"]) as pipe:
                 pipe.hset(keys["playing"], mapping={player: room for player, _ in players})
                 for player, name in players:
                     pipe.hsetnx(keys["players"], player, _encoder.encode(Record(name)))

@@ -252,7 +252,7 @@ class Leaderboards:
                 return []
             # Members never change once written, so the rank and both neighbourhoods are read
             # in one transaction around the player's member: a consistent window.
-            async with self._redis.pipeline(transaction=True) as pipe:
+            async with self._store.transaction(board) as pipe:
                 pipe.zrank(board, member)
                 pipe.zrevrangebylex(board, b"(" + as_bytes(member), b"-", start=0, num=span)
                 pipe.zrangebylex(board, b"[" + as_bytes(member), b"+", start=0, num=span + 1)
@@ -345,7 +345,7 @@ class Leaderboards:
         stats = self._stats_key(game, player)
         now = datetime.date.fromisoformat(check_date(today))
         with self._unavailable(f"read {player}'s {game} statistics"):
-            async with self._redis.pipeline(transaction=True) as pipe:
+            async with self._store.transaction(stats) as pipe:
                 pipe.hgetall(stats)
                 pipe.zscore(self._key("stats", game, "best-time"), player)
                 fields, best = await pipe.execute()

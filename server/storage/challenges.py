@@ -90,7 +90,7 @@ class ChallengeStore:
 
     async def _remember(self, player: str, challenge: Challenge) -> None:
         key = self._mine(player)
-        async with self._storage.redis.pipeline(transaction=True) as pipe:
+        async with self._storage.transaction(key) as pipe:
             pipe.zadd(key, {challenge.id: challenge.created})
             pipe.zremrangebyrank(key, 0, -INBOX_SIZE - 1)
             # Longer than any challenge in it is kept: an idle player's inbox goes with them.

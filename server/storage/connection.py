@@ -15,8 +15,9 @@ of a cluster; the client is then redis-py's :class:`~redis.asyncio.cluster.Redis
 which follows the slots. Every script and transaction of the server touches one hash tag
 (one slot), so the same code runs on one Redis and on a cluster; :attr:`Storage.cluster`
 says which, for the one thing that differs (sharded pub/sub, :mod:`server.storage.nodes`).
-Optimistic transactions (WATCH) go through :meth:`Storage.transaction`, which on a Cluster
-runs them on the slot's primary (:mod:`server.storage.watched` says why).
+Transactions (MULTI ... EXEC, and optimistic ones with WATCH) go through
+:meth:`Storage.transaction`, which on a Cluster runs them on the slot's primary
+(:mod:`server.storage.watched` says why).
 
 Scripts: a store makes its Lua scripts with :meth:`Storage.script` and runs them on the one
 road :mod:`server.storage.scripts` chooses for this storage.
@@ -25,6 +26,7 @@ road :mod:`server.storage.scripts` chooses for this storage.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -148,19 +150,21 @@ class Storage:
         await self.script_road.close()
         if self.line is not None:
             self.line.close()
-        await self._watched.close()
-        await self.redis.aclose()
+        try:
+            await self._watched.close()
+        finally:
+            await self.redis.aclose()
 
     async def ping(self) -> None:
         """Return once Redis answers; raise :class:`StoreUnavailable` otherwise."""
         with self.guard("reach the storage"):
             await self.redis.ping()
 
-    def transaction(self, key: str) -> Pipeline:
-        """An optimistic transaction's pipeline (WATCH, reads, MULTI ... EXEC; use it as an
-        async context manager) on the Redis that holds ``key``, whose slot every key it
-        touches shares (:mod:`server.storage.watched`)."""
-        return self._watched.pipeline(key)
+    def transaction(self, key: str) -> contextlib.AbstractAsyncContextManager[Pipeline]:
+        """A transaction's pipeline (MULTI ... EXEC, optimistic with WATCH and reads before
+        MULTI; use it with ``async with``) on the Redis that holds ``key``, whose slot every
+        key it touches shares (:mod:`server.storage.watched`)."""
+        return self._watched.transaction(key)
 
     def script(self, source: str) -> Script:
         """The Lua script ``source`` of this storage, to run with ``await script.run(action,
@@ -192,7 +196,8 @@ class Storage:
                     replies = await self.line.call_all(commands)
                 _raise_first_error(replies)
                 return replies
-            async with self.redis.pipeline(transaction=transaction) as pipe:
+            pipeline = self.transaction(str(commands[0][1])) if transaction else self.redis.pipeline(transaction=False)
+            async with pipeline as pipe:
                 for command in commands:
                     pipe.execute_command(*command)
                 return list(await pipe.execute())

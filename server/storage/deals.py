@@ -29,7 +29,7 @@ class DealStore:
         (the first stored pick is the day's deal, for every process)."""
         key = self._keys.daily_deal(deal.game, deal.date)
         with self._storage.guard(f"store the {deal.game} deal of {deal.date}"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
+            async with self._storage.transaction(key) as pipe:
                 pipe.set(key, msgspec.json.encode(deal), nx=True)
                 pipe.get(key)
                 _, raw = await pipe.execute()

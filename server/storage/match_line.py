@@ -74,7 +74,7 @@ class MatchLineStore:
         """Take ``players`` out of line; the ones that were still in it."""
         key = self._keys.match_line(game)
         with self._storage.guard(f"take players from the {game} quick-match line"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
+            async with self._storage.transaction(key) as pipe:
                 for player in players:
                     pipe.hdel(key, player)
                 removed = await pipe.execute()

@@ -111,7 +111,7 @@ class ModerationStore:
     async def log_action(self, action: AdminAction) -> None:
         key = self._keys.admin_log()
         with self._storage.guard("log an admin action"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
+            async with self._storage.transaction(key) as pipe:
                 pipe.lpush(key, json.dumps(asdict(action)))
                 pipe.ltrim(key, 0, LOG_LINES - 1)
                 await pipe.execute()

@@ -82,7 +82,7 @@ class RatingStore:
         if not keys:
             return
         with self._storage.guard(f"save {game} ratings"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
+            async with self._storage.transaction(keys[0]) as pipe:
                 for k, r in zip(keys, ratings.values(), strict=True):
                     pipe.set(k, rating_text(r))  # not MSET: a Cluster pipeline refuses it
                 pipe.zadd(f"{key}:board", {p: -round(r.rating * 1000) for p, r in ratings.items()})

@@ -250,7 +250,7 @@ class RoomStore:
         logs: :meth:`logs`, once the record says which race is current)."""
         keys = self._keys
         with self._storage.guard(f"load room {code}"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
+            async with self._storage.transaction(keys.room(code)) as pipe:
                 pipe.get(keys.room(code))
                 pipe.get(keys.room_version(code))
                 record, version = await pipe.execute()
@@ -276,7 +276,7 @@ class RoomStore:
     async def _timed_logs(self, code: str, race: int, seats: Sequence[int]) -> dict[int, list[tuple[str, int | None]]]:
         keys = self._keys
         with self._storage.guard(f"read the move logs of room {code}"):
-            async with self._storage.redis.pipeline(transaction=True) as pipe:
+            async with self._storage.transaction(keys.room(code)) as pipe:
                 for seat in seats:
                     pipe.lrange(keys.log(code, race, seat), 0, -1)
                 replies = await pipe.execute()

@@ -25,7 +25,7 @@ from tests.polling import COUNTDOWN
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
-def bench(*args: str, timeout: float = 180) -> str:
+def bench(*args: str, timeout: float = 100) -> str:
     """Run ``python -m bench.<args>`` and return its output, failing on a non-zero exit. The
     servers it starts inherit ``COUNTDOWN``: a smoke test does not wait out real countdowns."""
     env = {**os.environ, "COUNTDOWN": str(COUNTDOWN)}

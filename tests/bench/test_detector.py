@@ -73,7 +73,7 @@ def test_the_bench_prints_its_rates() -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=100,
         check=False,
     )
     assert result.returncode == 0, result.stderr

@@ -18,7 +18,7 @@ from tests.bench.test_benches import bench
     shutil.which("haproxy") is None or shutil.which("openssl") is None, reason="needs haproxy and openssl"
 )
 def test_rolling_restart_prints_its_table_and_loses_no_move() -> None:
-    output = bench("bench.rolling", "--races", "4", "--drain", "1", "--before", "2.5", "--after", "1", timeout=240)
+    output = bench("bench.rolling", "--races", "4", "--drain", "1", "--before", "2.5", "--after", "1", timeout=100)
     assert re.search(r"^window +seconds +racers +acks +disconnected +drops +stall p50 ", output, re.MULTILINE)
     assert re.search(r"^before \(baseline\) ", output, re.MULTILINE)
     assert re.search(r"^rolling restart ", output, re.MULTILINE)

@@ -254,6 +254,7 @@ async def test_watching_and_finishing_the_daily_keep_its_deal_secret(start_serve
         deal = await daily_deal(srv.server)
         ann = await srv.raw("Ann")
         bob = await srv.raw("Bob")
+        begun = time.monotonic()  # Ann's race starts after this, whatever the machine's load
         code = (await start_daily(ann)).room
 
         # Bob has not played today: watching Ann would show him the way.
@@ -263,7 +264,6 @@ async def test_watching_and_finishing_the_daily_keep_its_deal_secret(start_serve
         own = (await start_daily(bob)).room
         await racing(bob, own)
         await racing(ann, code)
-        begun = time.monotonic()
         # Nor while his own ranked attempt is still going; the lobby does not offer Ann's either.
         refused = await ask(bob, lambda i: Spectate(id=i, room=code))
         assert isinstance(refused, Error)
@@ -286,7 +286,7 @@ async def test_watching_and_finishing_the_daily_keep_its_deal_secret(start_serve
         [result] = over[0].results
         assert (result.name, result.place, result.finished, result.moves) == ("Ann", 1, True, len(deal.solution))
         assert result.time_ms is not None
-        assert 0 < result.time_ms <= (time.monotonic() - begun) * 1000 + 1000
+        assert 0 < result.time_ms <= (time.monotonic() - begun) * 1000
         assert result.rating is None  # a daily attempt is not a rated race
         watched = await eventually(
             lambda: [e for e in events_of(bob, code) if isinstance(e, RaceOver)], what="Bob seeing the end"
