@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from client.lib.bot import Bot
 from client.lib.connection import RaceClient
@@ -58,17 +59,30 @@ def play_line(page: Any, moves: list[str], start: int = 0) -> None:
         source = me.locator(f'.card[data-card="{card}"]')
         destination = me.locator(f'.pile[data-pile="{pile}"]')
         if number % 7 == 3:
+            how = "typed"
             page.fill("#move-text", text)
             page.press("#move-text", "Enter")
         elif number % 5 == 4:
+            how = "dragged"
             source.drag_to(destination, source_position=CORNER, target_position=CORNER)
         else:
             # The top left corner: the part of a card that cards lying on it leave visible.
+            how = "clicked"
             source.click(position=CORNER)
             destination.click(position=CORNER)
-        page.wait_for_function(
-            "n => Number(document.querySelector('.racer-panel.me')?.dataset.moves) === n", arg=number + 1, timeout=WAIT
-        )
+        try:
+            page.wait_for_function(
+                "n => Number(document.querySelector('.racer-panel.me')?.dataset.moves) === n",
+                arg=number + 1,
+                timeout=WAIT,
+            )
+        except PlaywrightTimeout:
+            shown = page.evaluate(
+                "() => [document.querySelector('.racer-panel.me')?.dataset.moves,"
+                " document.querySelector('.status')?.textContent, document.querySelector('.selected')?.outerHTML]"
+            )
+            failure = f"move {number + 1} ({text}, {how}) not shown: moves, status, selection {shown}"
+            raise AssertionError(failure) from None
 
 
 def create_room_in_page(page: Any, srv: ThreadedServer, seats: int, deal: str | None = None) -> str:
