@@ -21,6 +21,7 @@ from protocol.messages import (
     CreateRoom,
     Joined,
     JoinRoom,
+    PlayMove,
     Ready,
     RoomOptions,
     Variant,
@@ -167,6 +168,35 @@ def check_board_fits(page: Any, name: str) -> None:
     path = shot(page, name)
     # A blank or single-colour page compresses to a few kilobytes; drawn cards do not.
     assert path.stat().st_size > 15_000, "the screenshot looks blank"
+
+
+def test_a_rivals_move_in_the_middle_of_a_click_does_not_lose_it(srv: ThreadedServer, page: Any) -> None:
+    """The rival's update redraws the room between the button's press and its release: the
+    card pressed is still picked up (the press and the release land on the same card)."""
+    code = create_room_in_page(page, srv, seats=2)
+
+    async def seat_rival() -> RaceClient:
+        client = await RaceClient.connect(srv.ws, "Robo", reconnect=False)
+        assert isinstance(await client.request(lambda i: JoinRoom(id=i, room=code)), Joined)
+        await client.request(lambda i: Ready(id=i, room=code))
+        return client
+
+    rival = srv.call(seat_rival())
+    page.wait_for_selector(".racer-panel:not(.me)", timeout=WAIT)
+    page.click("#ready")
+    page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
+    first = winning_line()[0]
+    card = first.split(">")[0]
+    box = page.locator(f'.racer-panel.me .card[data-card="{card}"]').bounding_box()
+    page.mouse.move(box["x"] + CORNER["x"], box["y"] + CORNER["y"])
+    page.mouse.down()
+    srv.call(rival.request(lambda i: PlayMove(id=i, room=code, move=first)))
+    page.wait_for_function(
+        "() => Number(document.querySelector('.racer-panel:not(.me)')?.dataset.moves) === 1", timeout=WAIT
+    )
+    page.mouse.up()
+    page.wait_for_selector(f'.racer-panel.me .card.selected[data-card="{card}"]', timeout=WAIT)
+    srv.call(rival.close())
 
 
 def test_a_person_plays_a_deal_to_the_end_against_a_bot(srv: ThreadedServer, page: Any) -> None:

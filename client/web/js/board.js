@@ -68,6 +68,10 @@ export class BoardView {
   draw(piles, board, marks = {}) {
     // After a resize the old positions mean nothing: draw without sliding.
     const width = this.container.clientWidth;
+    // Nothing changed (another racer's update redraws the room): keep the nodes, so that a
+    // click in progress, pressed on a card and released on its copy, is not lost.
+    const key = JSON.stringify([piles, board, marks, this.small, width]);
+    if (key === this.key && this.root && this.container.firstChild === this.root) return;
     const before = width === this.width ? this.positions() : new Map();
     this.width = width;
     const root = element("div", `board${this.small ? " small" : ""}`);
@@ -97,6 +101,8 @@ export class BoardView {
     };
     root.append(row("board-top", topGroups), row("board-tableau", tableauGroups));
     fill(this.container, root);
+    this.key = key;
+    this.root = root;
     this.animate(before);
   }
 

@@ -378,7 +378,10 @@ export class RoomScreen {
       }
       panels.push(entry.panel);
     }
-    fill(this.panels, ...panels);
+    // Re-placed only when the order changed: moving a panel, even to where it is, ends a
+    // click in progress on it.
+    const placed = [...this.panels.children];
+    if (placed.length !== panels.length || placed.some((node, i) => node !== panels[i])) fill(this.panels, ...panels);
   }
 
   /** After the race, a link to challenge another person of the room (not a bot, not a ghost). */
