@@ -62,18 +62,18 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return WORKERS_PER_CORE * (os.cpu_count() or 1)
 
 
-#: The files that hold a worker longest (a minute or more on 2 cores), longest first. They are
+#: The files that hold a worker longest (most of a minute or more on 2 cores), longest first. They are
 #: handed out first, so that none starts late and runs alone at the end; the rest keep their
 #: random order (pytest-randomly shuffles before this hook, and the sort is stable).
 LONGEST_FIRST = (
     "tests/bench/test_benches.py",
-    "tests/solver/test_naive_proofs.py",
-    "tests/test_packaging.py",
+    "tests/nodes/test_service.py",
     "tests/cluster/test_membership.py",
+    "tests/test_packaging.py",
+    "tests/web/test_room_page.py",
     "tests/client/lib/test_bot.py",
-    "tests/end_to_end/test_moderation.py",
-    "tests/solver/test_scorpion_dead.py",
-    "tests/end_to_end/test_daily.py",
+    "tests/web/test_ghost_page.py",
+    "tests/web/test_browser.py",
 )
 
 
