@@ -93,7 +93,9 @@ def find_line(game: Game, budget: Budget) -> tuple[Move, ...] | None:
 def search_line(game: Game, seconds: float) -> tuple[tuple[Move, ...] | None, float]:
     """A winning line from ``game`` found within ``seconds`` and shortened within as many
     more (:func:`find_line`), None when none was found or the position is lost, and the
-    seconds it all took. Module level, so a solver worker process can run it."""
-    start = time.perf_counter()
-    line = find_line(game, Budget(seconds=seconds))
-    return line, time.perf_counter() - start
+    seconds it all took. Seconds of this process's CPU: a solver worker process runs it (it is
+    module level for that), so a busy machine makes a hint slower, never worse, and a racer is
+    charged what the search cost."""
+    start = time.process_time()
+    line = find_line(game, Budget(seconds=seconds, clock=time.process_time))
+    return line, time.process_time() - start

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import msgspec
 import pytest
-import pytest_asyncio
 from redis.asyncio import Redis
 from redis.asyncio import cluster as redis_cluster_module
 from redis.exceptions import WatchError
@@ -25,20 +22,9 @@ from server.storage.optimistic import change_stored
 from server.storage.ratings import rate_race_once
 from server.storage.rooms import RoomStore
 from tests.nodes.conftest import redis_cluster
+from tests.storage.test_accounts import storage as storage  # on the session's Redis or a Cluster
 
 pytestmark = pytest.mark.asyncio
-
-
-@pytest_asyncio.fixture(params=["redis", "cluster"])
-async def storage(request: pytest.FixtureRequest, redis_url: str, tmp_path: Path) -> AsyncIterator[Storage]:
-    """Storage on the session's Redis, or on a Redis Cluster of its own."""
-    with contextlib.ExitStack() as stack:
-        url = stack.enter_context(redis_cluster(tmp_path)) if request.param == "cluster" else redis_url
-        connected = await Storage.connect(url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
-        try:
-            yield connected
-        finally:
-            await connected.close()
 
 
 def _holder(storage: Storage, key: str) -> Redis:
@@ -93,32 +79,18 @@ async def test_a_write_between_the_watch_and_the_exec_is_caught(storage: Storage
 async def test_concurrent_changes_of_one_value_all_land_once(storage: Storage) -> None:
     key = f"{storage.prefix}{{t}}count"
     await storage.redis.set(key, msgspec.msgpack.encode(0))
-    decoder = msgspec.msgpack.Decoder(int)
 
-    def one_more(count: int) -> int:
-        return count + 1
-
-    async def count_one() -> None:
-        await change_stored(storage, key, decoder, one_more, "count")
-
-    await asyncio.gather(*(count_one() for _ in range(12)))
-    assert decoder.decode(as_bytes(await storage.redis.get(key))) == 12
+    await asyncio.gather(*(_count_one(storage, key) for _ in range(12)))
+    assert _COUNT.decode(as_bytes(await storage.redis.get(key))) == 12
 
 
 async def test_transactions_racing_the_storages_close_end_either_way(storage: Storage) -> None:
     """As writes still on their way when a server stops: each lands or fails, none hangs."""
     key = f"{storage.prefix}{{t}}count"
     await storage.redis.set(key, msgspec.msgpack.encode(0))
-    decoder = msgspec.msgpack.Decoder(int)
-
-    def one_more(count: int) -> int:
-        return count + 1
-
-    async def count_one() -> None:
-        await change_stored(storage, key, decoder, one_more, "count")
 
     for _ in range(30):
-        writes = [asyncio.create_task(count_one()) for _ in range(4)]
+        writes = [asyncio.create_task(_count_one(storage, key)) for _ in range(4)]
         await asyncio.sleep(0)
         await storage.close()
         for write in writes:
@@ -128,6 +100,13 @@ async def test_transactions_racing_the_storages_close_end_either_way(storage: St
 
 def _one_more(count: int) -> int:
     return count + 1
+
+
+_COUNT = msgspec.msgpack.Decoder(int)
+
+
+async def _count_one(storage: Storage, key: str) -> None:
+    await change_stored(storage, key, _COUNT, _one_more, "count")
 
 
 async def test_no_transaction_goes_through_redis_pys_cluster_pipeline(
@@ -142,7 +121,7 @@ async def test_no_transaction_goes_through_redis_pys_cluster_pipeline(
     monkeypatch.setattr(redis_cluster_module, "_run_coroutine_in_thread", refused)
     key = f"{storage.prefix}{{t}}count"
     await storage.redis.set(key, msgspec.msgpack.encode(0))
-    assert await change_stored(storage, key, msgspec.msgpack.Decoder(int), _one_more, "count") == 1
+    assert await change_stored(storage, key, _COUNT, _one_more, "count") == 1
     assert await storage.count("count", f"{storage.prefix}{{t}}counted", 60) == 1
     boards = Leaderboards(storage)
     assert await boards.daily_result("scorpion", "p1", "2026-12-01", True, 60_000)
@@ -156,7 +135,7 @@ async def test_a_transaction_after_the_storage_closed_is_refused(storage: Storag
     await storage.redis.set(key, msgspec.msgpack.encode(0))
     await storage.close()
     with pytest.raises(StoreUnavailable):
-        await change_stored(storage, key, msgspec.msgpack.Decoder(int), _one_more, "count")
+        await change_stored(storage, key, _COUNT, _one_more, "count")
 
 
 async def test_a_transaction_on_a_slot_that_moved_fails_once_then_finds_it(tmp_path: Path) -> None:
