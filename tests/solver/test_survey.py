@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import struct
+import time
 import zlib
 
 import pytest
@@ -242,7 +243,8 @@ def test_survey_png_is_a_valid_image(records: list[DealRecord]) -> None:
 
 
 def test_solve_deal_records_what_the_solver_says() -> None:
-    budget = Budget(seconds=5)
+    # CPU seconds: the par line's shortening then does the same work on a busy machine.
+    budget = Budget(seconds=5, clock=time.process_time)
     won = solve_deal(Antares, 24, Options(), budget)
     result = solve(Antares, 24, Options(), budget)
     assert isinstance(result, Solved)
