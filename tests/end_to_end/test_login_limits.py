@@ -161,24 +161,22 @@ async def test_guesses_from_many_addresses_make_new_devices_wait_but_not_a_devic
 async def test_each_failure_past_the_free_ones_doubles_the_wait_and_hammering_does_not_lengthen_it(
     start_server: ServerFactory, clients: list[RawClient]
 ) -> None:
-    # Waits of 1.5 s, then 3 s: long enough that a slow argon2 on a busy machine cannot eat them.
-    async with start_server(login_attempts=1, login_wait=1.5, login_failure_delay=0) as srv:
+    # Waits of 3 s, then 6 s: long enough that a slow argon2 on a busy machine cannot eat them
+    # (1.5 s could: a login came through inside its wait on a loaded CI machine).
+    async with start_server(login_attempts=1, login_wait=3.0, login_failure_delay=0) as srv:
         await register(await guest(srv, clients), "Ann")
         me = await guest(srv, clients)
         assert code(await login(me, "Ann", "wrong one")) == ErrorCode.LOGIN_FAILED  # the free try
         refused = await login(me, "Ann")
         assert isinstance(refused, Error)
         assert refused.code == ErrorCode.TOO_MANY_ATTEMPTS
-        assert refused.message in (
-            "too many failed logins; try again in 1 s",
-            "too many failed logins; try again in 2 s",
-        )
-        await asyncio.sleep(1.6)
+        assert refused.message in {f"too many failed logins; try again in {s} s" for s in (1, 2, 3)}
+        await asyncio.sleep(3.2)
         assert code(await login(me, "Ann", "wrong two")) == ErrorCode.LOGIN_FAILED
-        await asyncio.sleep(1.6)  # the wait is 3 s now
+        await asyncio.sleep(3.2)  # the wait is 6 s now
         for _ in range(3):
             assert code(await login(me, "Ann")) == ErrorCode.TOO_MANY_ATTEMPTS
-        await asyncio.sleep(1.6)
+        await asyncio.sleep(3.2)
         assert code(await login(me, "Ann")) == "account"
 
 
