@@ -196,7 +196,12 @@ class Storage:
                     replies = await self.line.call_all(commands)
                 _raise_first_error(replies)
                 return replies
-            pipeline = self.transaction(str(commands[0][1])) if transaction else self.redis.pipeline(transaction=False)
+            first_key = commands[0][1]
+            pipeline = (
+                self.transaction(first_key.decode() if isinstance(first_key, bytes) else str(first_key))
+                if transaction
+                else self.redis.pipeline(transaction=False)
+            )
             async with pipeline as pipe:
                 for command in commands:
                     pipe.execute_command(*command)

@@ -79,7 +79,7 @@ class MemoryPeriodBoards:
         increment = win_score(time_ms)
         for board in PERIOD_BOARDS:
             scores = self._board(game, period_of(board, day))
-            scores[key_part(player)] = scores.get(player, 0) + increment
+            scores[key_part(player)] = scores.get(key_part(player), 0) + increment
 
     async def top(self, game: str, period: Period, n: int) -> list[Standing]:
         scores = self._board(game, period)
