@@ -40,6 +40,7 @@ import contextlib
 import os
 import threading
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,6 +49,7 @@ import pytest_asyncio
 from server.app import stop_leftovers
 from server.storage.connection import Storage
 from server.storage.embedded import EmbeddedRedis
+from tests.cluster.netns import open_session_namespace
 from tests.in_process_server import RunningServer, ServerFactory, fresh_prefix, running_server
 from tests.polling import LONG_COUNTDOWN
 
@@ -75,6 +77,28 @@ LONGEST_FIRST = (
     "tests/web/test_ghost_page.py",
     "tests/web/test_browser.py",
 )
+
+
+#: The fault run's network namespace, made by the session's first process (see tests/cluster/netns.py).
+_SESSION_NAMESPACE = contextlib.ExitStack()
+_NAMESPACE_USERS = [Path(__file__).parent / "cluster" / name for name in ("test_fault_run.py", "test_netns.py")]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Before any test, so before any browser: the workers inherit the note of where it is.
+    if not hasattr(config, "workerinput") and any(_selects(config, path) for path in _NAMESPACE_USERS):
+        open_session_namespace(_SESSION_NAMESPACE)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _SESSION_NAMESPACE.close()
+
+
+def _selects(config: pytest.Config, path: Path) -> bool:
+    """Whether the command line's paths (or the test paths, when it names none) hold ``path``."""
+    base = config.invocation_params.dir
+    named = [Path(arg.partition("::")[0]) for arg in config.args] or [Path(p) for p in config.getini("testpaths")]
+    return any(path == (base / arg).resolve() or (base / arg).resolve() in path.parents for arg in named)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -9,12 +9,20 @@ namespace, as a real partition would: established connections hang (nothing leav
 ones fail, while the nodes and the test's clients still reach each other;
 :meth:`RedisCutNamespace.heal` removes it, and the hung connections deliver again. The
 namespace and the veth pair are deleted when the context ends, whatever way it ends.
+
+One namespace serves the whole test session (:func:`open_session_namespace`, called by the
+session's first process before any test runs; :func:`session_namespace` in the tests). Adding
+the host side's addresses is a network change to every program on the machine, and Chromium
+aborts what it is loading with ``net::ERR_NETWORK_CHANGED``: made once before any browser
+starts, and deleted after the last has closed, it changes nothing the web tests can see.
+Cutting and healing happen inside the namespace, out of the host's sight.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import shutil
 import subprocess
@@ -26,6 +34,7 @@ from server.storage.embedded import EmbeddedRedis
 
 #: Namespaces tried (each on another ``K``) before giving up: another process may hold a ``K``.
 _TRIES = 8
+_NAME = "fault-ns-"
 _IP_TIMEOUT = 10.0
 
 
@@ -56,7 +65,7 @@ def redis_cut_namespace() -> Iterator[RedisCutNamespace]:
         raise NamespaceUnavailable("no `ip` command (iproute2)")
     last_error = ""
     for k in random.sample(range(1, 255), _TRIES):
-        name, outer, inner = f"fault-ns-{k}", f"fault-h-{k}", f"fault-n-{k}"
+        name, outer, inner = f"{_NAME}{k}", f"fault-h-{k}", f"fault-n-{k}"
         try:
             _ip("netns", "add", name)  # fails if another test process (or a leftover) has this K
         except NamespaceUnavailable as error:
@@ -74,7 +83,7 @@ def redis_cut_namespace() -> Iterator[RedisCutNamespace]:
                 _ip("netns", "exec", name, "ip", "addr", "add", f"10.231.{k}.2/24", "dev", inner)
                 _ip("netns", "exec", name, "ip", "link", "set", inner, "up")
                 _ip("netns", "exec", name, "ip", "link", "set", "lo", "up")
-                yield RedisCutNamespace(name, f"10.231.{k}.1", f"10.231.{k}.100", f"10.231.{k}.2")
+                yield _described(name)
             finally:
                 with contextlib.suppress(NamespaceUnavailable):
                     _ip("link", "del", outer)  # its peer goes with it
@@ -83,6 +92,40 @@ def redis_cut_namespace() -> Iterator[RedisCutNamespace]:
                 _ip("netns", "del", name)
         return
     raise NamespaceUnavailable(f"no free namespace in {_TRIES} tries: {last_error}")
+
+
+#: The environment variable through which the session's namespace reaches the test processes:
+#: its name and ``K``, or ``unavailable:`` and why not.
+SESSION_VARIABLE = "SOLITAIRE_TEST_NETNS"
+
+
+def open_session_namespace(stack: contextlib.ExitStack) -> None:
+    """Make the session's namespace (deleted when ``stack`` closes), or note why it cannot be,
+    in :data:`SESSION_VARIABLE` for this process and the worker processes it starts."""
+    try:
+        namespace = stack.enter_context(redis_cut_namespace())
+    except NamespaceUnavailable as why:
+        os.environ[SESSION_VARIABLE] = f"unavailable: {why}"
+        return
+    os.environ[SESSION_VARIABLE] = namespace.name
+    stack.callback(os.environ.pop, SESSION_VARIABLE, None)
+
+
+def session_namespace() -> RedisCutNamespace:
+    """The namespace :func:`open_session_namespace` made, healed (no cut left by an earlier
+    test); raises :class:`NamespaceUnavailable` with the reason it was not made."""
+    noted = os.environ.get(SESSION_VARIABLE, "unavailable: no namespace was made for this test session")
+    if noted.startswith("unavailable: "):
+        raise NamespaceUnavailable(noted.removeprefix("unavailable: "))
+    namespace = _described(noted)
+    with contextlib.suppress(NamespaceUnavailable):
+        _ip("netns", "exec", namespace.name, "ip", "route", "del", "blackhole", f"{namespace.redis_address}/32")
+    return namespace
+
+
+def _described(name: str) -> RedisCutNamespace:
+    k = name.removeprefix(_NAME)
+    return RedisCutNamespace(name, f"10.231.{k}.1", f"10.231.{k}.100", f"10.231.{k}.2")
 
 
 class TcpEmbeddedRedis(EmbeddedRedis):

@@ -41,7 +41,7 @@ from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, AskRaceLog, ClientMessage, Joined, PlayMove, RaceLog, Resign, RoomOptions, Spectate
 from server.games import variant_class
 from server.storage.embedded import EmbeddedRedis
-from tests.cluster.netns import NamespaceUnavailable, RedisCutNamespace, TcpEmbeddedRedis, redis_cut_namespace
+from tests.cluster.netns import NamespaceUnavailable, RedisCutNamespace, TcpEmbeddedRedis, session_namespace
 from tests.cluster.test_membership import reached
 from tests.faults.invariants import replay_log
 from tests.nodes.conftest import NodeProcess, Service
@@ -221,23 +221,22 @@ def check_log(log: RaceLog, racers: dict[int, Player]) -> None:
 
 @contextlib.asynccontextmanager
 async def layout_for_the_run(directory: Path) -> AsyncIterator[Layout]:
-    """Redis, and the namespace if the machine allows one (else why not, printed)."""
-    with contextlib.ExitStack() as namespaces:
-        try:
-            namespace: RedisCutNamespace | None = namespaces.enter_context(redis_cut_namespace())
-        except NamespaceUnavailable as why:
-            print(f"no cut-redis in this fault run: {why}")
-            namespace = None
-        redis = (
-            EmbeddedRedis(directory / "redis")
-            if namespace is None
-            else TcpEmbeddedRedis(directory / "redis", namespace.redis_address, REDIS_PORT)
-        )
-        await redis.start()
-        try:
-            yield Layout(redis, namespace)
-        finally:
-            await redis.stop()
+    """Redis, and the session's namespace if the machine allows one (else why not, printed)."""
+    try:
+        namespace: RedisCutNamespace | None = session_namespace()
+    except NamespaceUnavailable as why:
+        print(f"no cut-redis in this fault run: {why}")
+        namespace = None
+    redis = (
+        EmbeddedRedis(directory / "redis")
+        if namespace is None
+        else TcpEmbeddedRedis(directory / "redis", namespace.redis_address, REDIS_PORT)
+    )
+    await redis.start()
+    try:
+        yield Layout(redis, namespace)
+    finally:
+        await redis.stop()
 
 
 @pytest.mark.parametrize("seed", SEEDS)
