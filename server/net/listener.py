@@ -114,9 +114,11 @@ def is_plain_request(first_bytes: bytes) -> bool:
 
 
 def _peek(connection: socket.socket) -> bytes | None:
-    """What ``connection`` has sent so far, left unread; None if it failed."""
+    """What ``connection`` has sent so far, left unread (``b""``: nothing yet); None if it
+    failed or its client closed it. (A closed one reads as zero bytes and stays readable:
+    waited on again, it would wake the loop at once, forever.)"""
     try:
-        return connection.recv(PEEK_BYTES, socket.MSG_PEEK)
+        return connection.recv(PEEK_BYTES, socket.MSG_PEEK) or None
     except (BlockingIOError, InterruptedError):
         return b""
     except OSError:
@@ -131,6 +133,8 @@ class _Arrival:
     peer: str
     origin: Origin | None
     timer: asyncio.TimerHandle | None = None
+    #: When its second to speak ends (set when it is first waited on).
+    deadline: float | None = None
     #: It was given its second to speak.
     waited: bool = False
 
@@ -194,6 +198,11 @@ class OpeningLine:
     @property
     def waiting(self) -> int:
         return self._waiting_count
+
+    @property
+    def undecided(self) -> int:
+        """Connections accepted and not yet placed: waiting for their first bytes."""
+        return len(self._undecided)
 
     def held(self, address: str) -> int:
         """Connections ``address`` holds: waiting here, or open."""
@@ -272,7 +281,7 @@ class OpeningLine:
                     self._log.log(logging.WARNING, "proxy-header", "balancer %s: PROXY header cut short", arrival.peer)
                     connection.close()
                 else:
-                    self._wait(connection, arrival)
+                    self._wait(connection, arrival, watch=not first)
                 return
             try:
                 taken = connection.recv(proxy.length)
@@ -284,20 +293,26 @@ class OpeningLine:
             origin = Origin(proxy.client or arrival.peer, proxy.tls)
             if not self._hold(connection, origin.address):
                 return
-            arrival.origin, arrival.waited = origin, False
+            arrival.origin, arrival.waited, arrival.deadline = origin, False, None
             first = first[proxy.length :]
         if not first and not arrival.waited:
             # Connected but silent so far (a request is usually a moment behind the connect):
             # decided when its first bytes come, or as an opening if none come in time.
-            self._wait(connection, arrival)
+            self._wait(connection, arrival, watch=True)
             return
         self._place(connection, arrival.origin, first)
 
-    def _wait(self, connection: socket.socket, arrival: _Arrival) -> None:
+    def _wait(self, connection: socket.socket, arrival: _Arrival, watch: bool) -> None:
+        """Look again when the connection's second is up, and sooner when it sends (``watch``).
+        Not watched once it has sent a part (a PROXY header cut short): unread bytes keep it
+        readable, which would wake the loop at once, over and over."""
         loop = asyncio.get_running_loop()
-        arrival.timer = loop.call_later(FIRST_BYTES_SECONDS, self._waited, connection)
+        if arrival.deadline is None:
+            arrival.deadline = loop.time() + FIRST_BYTES_SECONDS
+        arrival.timer = loop.call_at(arrival.deadline, self._waited, connection)
         self._undecided[connection] = arrival
-        loop.add_reader(connection.fileno(), self._spoke, connection)
+        if watch:
+            loop.add_reader(connection.fileno(), self._spoke, connection)
 
     def _spoke(self, connection: socket.socket, waited: bool = False) -> None:
         arrival = self._undecided.pop(connection, None)

@@ -222,6 +222,35 @@ async def test_a_balancers_proxy_header_is_read_off_and_names_the_address_counte
         assert await closed(reader)
 
 
+@pytest.mark.asyncio
+@pytest.mark.parametrize("through_balancer", [False, True])
+async def test_a_connection_closed_before_its_first_byte_is_let_go(through_balancer: bool) -> None:
+    """A port probe (a TCP health check, a scanner) connects and closes without a byte: the
+    line closes it too, and its address holds nothing (it was kept forever, polled in a loop
+    that took a core's third on an idle server)."""
+    balancer = (ipaddress.ip_network("127.0.0.5/32"),) if through_balancer else ()
+    source = "127.0.0.5" if through_balancer else "127.0.0.4"  # the balancer checks its servers too
+    async with line_on_a_server(interval=30.0, capacity=400, per_address=2, proxies=balancer) as (line, port):
+        for _ in range(3):
+            _, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+            writer.close()
+            await writer.wait_closed()
+        await eventually(lambda: line.undecided == 0 and line.held("127.0.0.4") == 0, what="the probes let go")
+        proxied = header(("127.0.0.4", 5000), ("127.0.0.1", port))
+        reader, _ = await ask(port, proxied + OPENING if through_balancer else OPENING, source)
+        assert await reader.read() == ANSWER  # not 429: the probes hold no place
+
+
+@pytest.mark.asyncio
+async def test_a_balancer_connection_stalled_halfway_through_its_proxy_header_is_closed_after_its_second() -> None:
+    balancer = (ipaddress.ip_network("127.0.0.5/32"),)
+    async with line_on_a_server(interval=30.0, capacity=400, proxies=balancer) as (line, port):
+        proxied = header(("127.0.0.4", 5000), ("127.0.0.1", port))
+        reader, _ = await ask(port, proxied[:10], "127.0.0.5")
+        assert await asyncio.wait_for(closed(reader), 10)  # it was looked at again and again, forever
+        assert line.undecided == 0
+
+
 def test_under_uvloop_the_server_keeps_its_own_accept() -> None:
     async def check() -> None:
         server = await asyncio.get_running_loop().create_server(Answering, "127.0.0.1", 0)
