@@ -167,7 +167,7 @@ class RoomRunner:
             self.audience.execute(delivery_of(self.room, step, reply))
             self.schedule()
             if step.outcome.finished:
-                self._background(self._recorder.record(self.room, noted))
+                self._background(self._recorder.record(self.room.as_of_now(), noted))
             elif step.record.state == "racing" and step.record.started != before_start:
                 self._background(self._recorder.started(self.room))
             if self.room.is_empty():

@@ -12,6 +12,7 @@ Which commands a state takes is the lifecycle table's decision
 
 from __future__ import annotations
 
+import copy
 import secrets
 from typing import Final
 
@@ -161,6 +162,15 @@ class Room:
                 seat.connected = False
                 seat.dropped_until = now + timing.grace_ms
         return room
+
+    def as_of_now(self) -> Room:
+        """This room as it is now, kept as it is: for reading a finished race after the room
+        has moved on (its recording, while the racers start a rematch). No copying is needed
+        beyond the room itself: a step replaces the record and the seats, never changes them,
+        and a new race deals new games."""
+        kept = copy.copy(self)
+        kept._winning = dict(self._winning)
+        return kept
 
     def _new_game(self) -> Game:
         assert self.record.deal is not None

@@ -120,6 +120,24 @@ def test_no_joining_a_finished_race() -> None:
     assert room.racers() == {0: ANN, 1: BOB, 2: CAT}
 
 
+def test_a_room_kept_as_of_its_finish_still_holds_that_race_after_a_rematch() -> None:
+    room = open_room(racers=2)
+    room.start(ANN, T0)
+    started = T0 + DEFAULT_COUNTDOWN_MS
+    room.tick(started)
+    room.move(ANN, room.legal_moves(ANN)[0], started + 5)
+    room.resign(ANN, started + 10)
+    room.resign(BOB, started + 10)
+    finished = room.as_of_now()
+    results, race = finished.results(), finished.record.race
+    room.rematch(ANN, started + 20)
+    room.start(ANN, started + 20)
+    room.tick(started + 20 + DEFAULT_COUNTDOWN_MS)
+    room.move(ANN, room.legal_moves(ANN)[0], started + 30 + DEFAULT_COUNTDOWN_MS)
+    assert room.record.race == race + 1
+    assert (finished.state, finished.record.race, finished.results()) == (State.FINISHED, race, results)
+
+
 def test_no_joining_once_the_race_has_started() -> None:
     room = open_room(racers=3, seated=2)
     room.start(ANN, T0)
