@@ -80,11 +80,15 @@ def delivery_of(room: Room, step: Step, reply: tuple[ClientLink, int] | None = N
             Frame(Ack(id=request_id, room=room.code, version=room.version, move=step.outcome.move), (ToLink(link),))
         )
     spectators = ToSpectators(room.spectator_delay)
-    racing = frozenset(seat for seat in room.racers() if room.is_racing(seat))
+    racing: frozenset[int] | None = None  # found once, and only for an event with hidden cards
     for emission in step.outcome.emissions:
         base = emission.version - 1
         full = Update(room=room.code, base=base, version=emission.version, events=[emission.full])
-        hidden = frozenset() if emission.redacted is None else racing - {emission.owner}
+        hidden: frozenset[int] = frozenset()
+        if emission.redacted is not None:
+            if racing is None:
+                racing = frozenset(seat for seat in room.racers() if room.is_racing(seat))
+            hidden = racing - {emission.owner}
         frames.append(Frame(full, (ToRacers(but=hidden), spectators)))
         if emission.redacted is not None and hidden:
             redacted = Update(room=room.code, base=base, version=emission.version, events=[emission.redacted])
