@@ -83,7 +83,11 @@ async def test_g_on_a_replay_races_that_run_as_a_ghost(serve: Serve, tmp_path: P
 
             await pilot.press("g")
             screen = await eventually(
-                lambda: app.screen if isinstance(app.screen, GameScreen) and app.screen.code != first else None,
+                lambda: (
+                    app.screen
+                    if isinstance(app.screen, GameScreen) and app.screen.code != first and app.screen.is_mounted
+                    else None
+                ),
                 what="the ghost race",
             )
             code = screen.code
@@ -100,7 +104,11 @@ async def test_g_on_a_replay_races_that_run_as_a_ghost(serve: Serve, tmp_path: P
 
             send_keys(app, "R", "R")
             results = await eventually(
-                lambda: app.screen if isinstance(app.screen, ResultsScreen) and app.screen.code == code else None,
+                lambda: (
+                    app.screen
+                    if isinstance(app.screen, ResultsScreen) and app.screen.code == code and app.screen.is_mounted
+                    else None
+                ),
                 what="the ghost race's results",
             )
             table = results.query_one("#results", DataTable)
