@@ -81,12 +81,12 @@ LONGEST_FIRST = (
 
 #: The fault run's network namespace, made by the session's first process (see tests/cluster/netns.py).
 _SESSION_NAMESPACE = contextlib.ExitStack()
-_NAMESPACE_USERS = [Path(__file__).parent / "cluster" / name for name in ("test_fault_run.py", "test_netns.py")]
+_FAULT_RUN = Path(__file__).resolve().parent / "cluster" / "test_fault_run.py"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # Before any test, so before any browser: the workers inherit the note of where it is.
-    if not hasattr(config, "workerinput") and any(_selects(config, path) for path in _NAMESPACE_USERS):
+    if not hasattr(config, "workerinput") and _selects(config, _FAULT_RUN):
         open_session_namespace(_SESSION_NAMESPACE)
 
 
@@ -95,10 +95,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _selects(config: pytest.Config, path: Path) -> bool:
-    """Whether the command line's paths (or the test paths, when it names none) hold ``path``."""
+    """Whether the paths the session runs (the command line's, or else the test paths) hold ``path``."""
     base = config.invocation_params.dir
-    named = [Path(arg.partition("::")[0]) for arg in config.args] or [Path(p) for p in config.getini("testpaths")]
-    return any(path == (base / arg).resolve() or (base / arg).resolve() in path.parents for arg in named)
+    named = [(base / arg.partition("::")[0]).resolve() for arg in config.args]
+    return any(path == arg or arg in path.parents for arg in named)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

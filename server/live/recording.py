@@ -25,8 +25,9 @@ once all of the above is recorded. A note left behind (the node died, or gave up
 taken up by the node holding the recorder lease (:meth:`RaceRecorder.record_left_over`), which
 rebuilds the finished race from storage and records it again: every part is idempotent, so
 it counts once. A note that cannot be recorded (a bug) is kept, due again later, without
-holding up the others, for up to :data:`GIVE_UP_MS`; a retry after the room moved on (a
-rematch) records the race that ended, from storage.
+holding up the others, for up to :data:`GIVE_UP_MS`. The runner hands over the room as it
+finished (:meth:`Room.as_of_now`), so a retry after the racers started a rematch still records
+the race that ended.
 """
 
 from __future__ import annotations
@@ -149,8 +150,9 @@ class RaceRecorder:
     async def record(self, room: Room, noted: Noted | None = None) -> None:
         """Everything ``room``'s finished race leaves behind, retried with backoff while
         storage is away; then ``noted`` (its note as unrecorded) is cleared. Each attempt
-        first puts the note off (no other node records the race meanwhile); a retry after
-        the room moved on (a rematch) records the race from storage, never the new one."""
+        first puts the note off (no other node records the race meanwhile). ``room`` is the
+        room as its race finished (:meth:`Room.as_of_now`), not the live room, which a
+        rematch would move on while this waits."""
         if room.state is not State.FINISHED:
             return
         race = room.record.race
@@ -160,11 +162,7 @@ class RaceRecorder:
                 async with self._recording:
                     if noted is not None:
                         await self._unrecorded.put_off(noted, now_ms())
-                    finished: Room | None = room
-                    if room.record.race != race or room.state is not State.FINISHED:
-                        finished = await self._finished_room(Noted(room.code, race, 0))
-                    if finished is not None:
-                        await self._record(finished)
+                    await self._record(room)
                     if noted is not None:
                         await self._unrecorded.done(noted)
                 return

@@ -77,6 +77,8 @@ ADDRESS_RESPONSE: Final = (
 #: How long a connection that has sent nothing may take to send its first bytes before it is
 #: taken for an opening.
 FIRST_BYTES_SECONDS: Final = 1.0
+#: How often a connection that has sent only part of its PROXY header is looked at again.
+RECHECK_SECONDS: Final = 0.05
 
 Factory = Callable[[], asyncio.Protocol]
 
@@ -304,12 +306,17 @@ class OpeningLine:
 
     def _wait(self, connection: socket.socket, arrival: _Arrival, watch: bool) -> None:
         """Look again when the connection's second is up, and sooner when it sends (``watch``).
-        Not watched once it has sent a part (a PROXY header cut short): unread bytes keep it
-        readable, which would wake the loop at once, over and over."""
+        One that has sent a part (a PROXY header cut short) is looked at again every
+        :data:`RECHECK_SECONDS` instead: its unread bytes keep it readable, so watching it
+        would wake the loop at once, over and over."""
         loop = asyncio.get_running_loop()
         if arrival.deadline is None:
             arrival.deadline = loop.time() + FIRST_BYTES_SECONDS
-        arrival.timer = loop.call_at(arrival.deadline, self._waited, connection)
+        again = loop.time() + RECHECK_SECONDS
+        if watch or again >= arrival.deadline:
+            arrival.timer = loop.call_at(arrival.deadline, self._waited, connection)
+        else:
+            arrival.timer = loop.call_at(again, self._spoke, connection)
         self._undecided[connection] = arrival
         if watch:
             loop.add_reader(connection.fileno(), self._spoke, connection)

@@ -77,6 +77,11 @@ def redis_cut_namespace() -> Iterator[RedisCutNamespace]:
             try:
                 _ip("link", "add", outer, "type", "veth", "peer", "name", inner)
                 _ip("link", "set", inner, "netns", name)
+                # No IPv6 on the host side: its link-local address would turn from tentative to
+                # valid a moment after the link comes up, an address change a browser sees.
+                ipv6 = Path("/proc/sys/net/ipv6/conf") / outer / "disable_ipv6"
+                if ipv6.exists():
+                    ipv6.write_text("1\n")
                 _ip("addr", "add", f"10.231.{k}.1/24", "dev", outer)
                 _ip("addr", "add", f"10.231.{k}.100/24", "dev", outer)
                 _ip("link", "set", outer, "up")
@@ -95,8 +100,15 @@ def redis_cut_namespace() -> Iterator[RedisCutNamespace]:
 
 
 #: The environment variable through which the session's namespace reaches the test processes:
-#: its name and ``K``, or ``unavailable:`` and why not.
+#: its name, or ``unavailable:`` and why not.
 SESSION_VARIABLE = "SOLITAIRE_TEST_NETNS"
+#: The host's addresses just after the namespace was made (:func:`host_network`).
+SESSION_NETWORK_VARIABLE = "SOLITAIRE_TEST_HOST_NETWORK"
+
+
+def host_network() -> str:
+    """What programs in the host's namespace see of its network: every address, by interface."""
+    return subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True, timeout=_IP_TIMEOUT).stdout
 
 
 def open_session_namespace(stack: contextlib.ExitStack) -> None:
@@ -108,7 +120,9 @@ def open_session_namespace(stack: contextlib.ExitStack) -> None:
         os.environ[SESSION_VARIABLE] = f"unavailable: {why}"
         return
     os.environ[SESSION_VARIABLE] = namespace.name
+    os.environ[SESSION_NETWORK_VARIABLE] = host_network()
     stack.callback(os.environ.pop, SESSION_VARIABLE, None)
+    stack.callback(os.environ.pop, SESSION_NETWORK_VARIABLE, None)
 
 
 def session_namespace() -> RedisCutNamespace:

@@ -41,7 +41,14 @@ from client.lib.connection import RaceClient, ServerError
 from protocol.messages import Ack, AskRaceLog, ClientMessage, Joined, PlayMove, RaceLog, Resign, RoomOptions, Spectate
 from server.games import variant_class
 from server.storage.embedded import EmbeddedRedis
-from tests.cluster.netns import NamespaceUnavailable, RedisCutNamespace, TcpEmbeddedRedis, session_namespace
+from tests.cluster.netns import (
+    SESSION_NETWORK_VARIABLE,
+    NamespaceUnavailable,
+    RedisCutNamespace,
+    TcpEmbeddedRedis,
+    host_network,
+    session_namespace,
+)
 from tests.cluster.test_membership import reached
 from tests.faults.invariants import replay_log
 from tests.nodes.conftest import NodeProcess, Service
@@ -244,6 +251,11 @@ async def layout_for_the_run(directory: Path) -> AsyncIterator[Layout]:
 async def test_a_randomized_fault_run_keeps_every_promise(tmp_path: Path, seed: int) -> None:
     async with layout_for_the_run(tmp_path) as layout:
         await fault_run(layout, tmp_path, seed)
+    if layout.namespace is not None:
+        # Cutting and healing (and the namespace itself, made before the session's tests)
+        # changed no address the host's programs see: a browser in another test aborts its
+        # loads with ERR_NETWORK_CHANGED on any such change.
+        assert host_network() == os.environ[SESSION_NETWORK_VARIABLE]
 
 
 async def fault_run(layout: Layout, directory: Path, seed: int) -> None:

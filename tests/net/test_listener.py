@@ -251,6 +251,18 @@ async def test_a_balancer_connection_stalled_halfway_through_its_proxy_header_is
         assert line.undecided == 0
 
 
+@pytest.mark.asyncio
+async def test_a_proxy_header_sent_in_two_parts_still_gets_its_opening_in() -> None:
+    balancer = (ipaddress.ip_network("127.0.0.5/32"),)
+    async with line_on_a_server(interval=30.0, capacity=400, proxies=balancer) as (_, port):
+        proxied = header(("127.0.0.4", 5000), ("127.0.0.1", port))
+        reader, writer = await ask(port, proxied[:10], "127.0.0.5")
+        await asyncio.sleep(0.2)
+        writer.write(proxied[10:] + OPENING)
+        assert await reader.read() == ANSWER
+        assert Answering.served == [OPENING]
+
+
 def test_under_uvloop_the_server_keeps_its_own_accept() -> None:
     async def check() -> None:
         server = await asyncio.get_running_loop().create_server(Answering, "127.0.0.1", 0)
