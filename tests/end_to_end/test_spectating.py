@@ -135,6 +135,8 @@ async def test_a_spectator_follows_both_boards_and_a_late_spectator_sees_the_sam
         assert sorted(seen) == list(range(min(seen), max(seen) + 1))  # no version skipped
 
         # The mirrors end where the server is: a fresh snapshot, and the room's own public view.
+        # (Once the count with Lea is in: it goes out up to a second after she came, as a step.)
+        await eventually(lambda: sam.rooms[race.code].view().spectators == 2, what="Lea counted")
         mirror = sam.rooms[race.code]
         held, version = mirror.view(), mirror.version
         fresh = await sam.request(lambda i: AskSnapshot(id=i, room=race.code))
