@@ -170,18 +170,19 @@ def check_board_fits(page: Any, name: str) -> None:
     assert path.stat().st_size > 15_000, "the screenshot looks blank"
 
 
+async def seat_ready_rival(srv: ThreadedServer, code: str) -> RaceClient:
+    """A second racer, Robo, seated in room ``code`` and ready."""
+    client = await RaceClient.connect(srv.ws, "Robo", reconnect=False)
+    assert isinstance(await client.request(lambda i: JoinRoom(id=i, room=code)), Joined)
+    await client.request(lambda i: Ready(id=i, room=code))
+    return client
+
+
 def test_a_rivals_move_in_the_middle_of_a_click_does_not_lose_it(srv: ThreadedServer, page: Any) -> None:
     """The rival's update redraws the room between the button's press and its release: the
     card pressed is still picked up (the press and the release land on the same card)."""
     code = create_room_in_page(page, srv, seats=2)
-
-    async def seat_rival() -> RaceClient:
-        client = await RaceClient.connect(srv.ws, "Robo", reconnect=False)
-        assert isinstance(await client.request(lambda i: JoinRoom(id=i, room=code)), Joined)
-        await client.request(lambda i: Ready(id=i, room=code))
-        return client
-
-    rival = srv.call(seat_rival())
+    rival = srv.call(seat_ready_rival(srv, code))
     page.wait_for_selector(".racer-panel:not(.me)", timeout=WAIT)
     page.click("#ready")
     page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
@@ -201,15 +202,7 @@ def test_a_rivals_move_in_the_middle_of_a_click_does_not_lose_it(srv: ThreadedSe
 
 def test_a_person_plays_a_deal_to_the_end_against_a_bot(srv: ThreadedServer, page: Any) -> None:
     code = create_room_in_page(page, srv, seats=2)
-
-    async def seat_bot() -> RaceClient:
-        client = await RaceClient.connect(srv.ws, "Robo", reconnect=False)
-        joined = await client.request(lambda i: JoinRoom(id=i, room=code))
-        assert isinstance(joined, Joined)
-        await client.request(lambda i: Ready(id=i, room=code))
-        return client
-
-    rival = srv.call(seat_bot())
+    rival = srv.call(seat_ready_rival(srv, code))
     page.wait_for_selector(".racer-panel:not(.me)", timeout=WAIT)
     page.click("#ready")
     page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
