@@ -64,8 +64,8 @@ async def test_changing_the_name_says_so_and_escape_keeps_the_old_one(tmp_path: 
     async with app.run_test(size=(80, 24)) as pilot:
         await eventually(lambda: isinstance(app.screen, HomeScreen), what="home")
         app.post_message(to.Navigate(to.Name()))
-        await eventually(lambda: isinstance(app.screen, NameScreen), what="the name dialog")
-        assert str(app.screen.query_one(".title", Label).content) == "Change your name"
+        dialog = await eventually(showing(app, NameScreen), what="the name dialog")
+        assert str(dialog.query_one(".title", Label).content) == "Change your name"
         await pilot.press("B", "escape")
         await eventually(lambda: isinstance(app.screen, HomeScreen), what="closed by Escape")
         assert app.settings.name == "Ann"
