@@ -202,7 +202,8 @@ async def test_antares_offers_no_deal_and_its_own_move_examples(serve: Serve, tm
             await eventually(lambda: board.display and board.board, what="the deal after the countdown")
             await pilot.pause()
             assert not screen.check_action("deal", ())
-            assert "d Deal" not in screen_lines(app)[-1]  # the footer
+            await eventually(lambda: "q Leave" in screen_lines(app)[-1], what="the footer")
+            assert "d Deal" not in screen_lines(app)[-1]
             assert "deal" not in text_of(app, "#legend")
             prompt = str(screen.query_one("#notation", Input).placeholder)
             assert "QS>5" not in prompt
@@ -220,7 +221,7 @@ async def test_antares_offers_no_deal_and_its_own_move_examples(serve: Serve, tm
             scorpion = await open_practice(app, RoomOptions(max_racers=1, deal="617"))
             await pilot.pause()
             assert scorpion.check_action("deal", ())
-            assert "d Deal" in screen_lines(app)[-1]
+            await eventually(lambda: "d Deal" in screen_lines(app)[-1], what="the footer's d Deal")
             assert "d deal" in text_of(app, "#legend")
             prompt = str(scorpion.query_one("#notation", Input).placeholder)
             assert "QS>5, deal" in prompt

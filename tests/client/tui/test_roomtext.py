@@ -97,7 +97,7 @@ async def test_a_bot_race_names_the_bot_once_and_its_rematch_starts_by_itself(se
             await pilot.pause()
             # The race's footer fits 80 columns (it was cut at "q Leav"), deal included in Scorpion.
             assert await footer_cut(app) == []
-            assert "q Leave" in screen_lines(app)[-1]
+            await eventually(lambda: "q Leave" in screen_lines(app)[-1], what="the footer's q Leave")
             assert "d Deal" in screen_lines(app)[-1]
 
             send_keys(app, "R", "R")
