@@ -83,6 +83,13 @@ GC_THRESHOLDS: Final = (5_000, 2, 1_000)
 
 #: Seconds between looks for finished races left unrecorded (storage/unrecorded.py).
 LEFT_OVER_INTERVAL: Final = 2.0
+#: Seconds between the rounds that pair the players waiting in a line (quick match, arenas)
+#: and move the brackets on: half a second is below what a waiting player notices, and each
+#: round reads every line and tournament index from Redis.
+QUICK_MATCH_INTERVAL: Final = 0.5
+#: Seconds between the looks for challenges whose window closed (windows last hours: the news
+#: can wait a second, and this spares Redis three reads of four).
+CLOSED_WINDOWS_INTERVAL: Final = 1.0
 #: Descriptors kept free for Redis, logs and the solver beside the connections.
 _SPARE_DESCRIPTORS = 256
 
@@ -292,18 +299,21 @@ class RaceServer:
     async def _match(self) -> None:
         """Form quick-match races and tell the players of challenges whose window closed
         (one node of the service, holding the matcher lease)."""
-        await self._every_quarter_second("quick match", quick_match.match, challenges.announce_closed_windows)
+        await asyncio.gather(
+            self._every(QUICK_MATCH_INTERVAL, "quick match", quick_match.match),
+            self._every(CLOSED_WINDOWS_INTERVAL, "challenge windows", challenges.announce_closed_windows),
+        )
 
     async def _schedule(self) -> None:
         """Pair the arenas' players and move the brackets on, for the tournaments this node
         schedules (every node runs this; one node a tournament)."""
-        await self._every_quarter_second("tournaments", arenas.match, brackets.advance)
+        await self._every(QUICK_MATCH_INTERVAL, "tournaments", arenas.match, brackets.advance)
 
-    async def _every_quarter_second(self, name: str, *jobs: Callable[[Context], Awaitable[object]]) -> None:
-        """Run ``jobs`` in turn every quarter of a second, for ever. Redis down or failing over
-        (or a room it set up stale) is one limited line, not a traceback four times a second."""
+    async def _every(self, seconds: float, name: str, *jobs: Callable[[Context], Awaitable[object]]) -> None:
+        """Run ``jobs`` in turn every ``seconds``, for ever. Redis down or failing over (or a
+        room it set up stale) is one limited line, not a traceback each time."""
         while True:
-            await asyncio.sleep(0.25)
+            await asyncio.sleep(seconds)
             stop_requested()  # a cancellation swallowed inside a job still stops the loop
             if self.ctx is None:
                 continue

@@ -62,6 +62,8 @@ class TournamentLeases:
         most every quarter of a TTL (:class:`StoreUnavailable` if it is away: then this
         node schedules none, for its leases may have lapsed meanwhile)."""
         listed = set(tournaments)
+        if not listed and not self._held:
+            return set()  # nothing to schedule nor to let go: an idle service asks Redis nothing
         now = self._clock()
         if now - self._asked < self._ttl / 4:
             return self._held & listed

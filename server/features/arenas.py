@@ -105,7 +105,7 @@ async def standings(ctx: Context, link: ClientLink, message: AskArena) -> None:
 
 async def match(ctx: Context, now: float | None = None) -> int:
     """Pair the waiting players of every live arena this node schedules (one node an arena,
-    service-wide); how many races started. Run by every node, four times a second."""
+    service-wide); how many races started. Run by every node, twice a second."""
     now = time.time() if now is None else now
     started = 0
     arenas = await ctx.arenas.recent(int(now * 1000) - LISTED_SINCE_MS)

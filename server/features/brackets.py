@@ -171,8 +171,7 @@ async def view(ctx: Context, link: ClientLink, message: AskBracket) -> None:
 
 async def advance(ctx: Context, now: int | None = None) -> int:
     """Open, close and open again the rounds of every bracket this node schedules (one node a
-    bracket, service-wide) that is due; how many moved. Run by every node, four times a
-    second."""
+    bracket, service-wide) that is due; how many moved. Run by every node, twice a second."""
     now = now_ms() if now is None else now
     moved = 0
     brackets = await ctx.brackets.recent(now - LISTED_SINCE_MS)

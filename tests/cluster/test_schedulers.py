@@ -4,6 +4,8 @@ and a node that joins gets its share back. Real Redis; the nodes' clocks are the
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from server.cluster.schedulers import TournamentLeases, lease_name, preferred
@@ -81,6 +83,28 @@ async def test_a_tournament_no_longer_listed_is_let_go(store: Storage) -> None:
     clock.now += TTL
     assert await a.scheduled(["t2"]) == {"t2"}
     assert await store.redis.get(nodes.keys.lease(lease_name("arena", "t1"))) is None
+
+
+async def test_with_no_tournament_listed_nothing_is_asked_of_redis(store: Storage) -> None:
+    """Every node asks four times a second; with no tournament that costs Redis nothing, and
+    the first tournament listed is scheduled at once."""
+    asked: list[str] = []
+
+    class Counted(NodeStore):
+        async def listed(self) -> dict[str, dict[str, Any]]:
+            asked.append("listed")
+            return await super().listed()
+
+    nodes, clock = Counted(store), Clock()
+    await beat(nodes, "a")
+    a = TournamentLeases(nodes, "arena", "a", TTL, clock)
+    for _ in range(8):
+        clock.now += TTL / 4
+        assert await a.scheduled([]) == set()
+    assert asked == []
+    clock.now += TTL / 4
+    assert await a.scheduled(["t1"]) == {"t1"}
+    assert asked == ["listed"]
 
 
 async def test_a_node_that_does_not_schedule_leaves_its_share_to_those_that_do(store: Storage) -> None:
