@@ -9,6 +9,14 @@
     ``store`` fixture does), and do not stop the server or FLUSHALL it; a test that needs to
     kill or restart Redis starts a private :class:`EmbeddedRedis` in its ``tmp_path``.
 
+``cluster_url`` (session scope, plain fixture)
+    The ``redis+cluster://`` URL of ONE local Redis Cluster (three primaries) of this worker,
+    started when a test first asks for it and stopped at the session's end: what
+    ``redis_url`` is to one Redis, under the same rules (a key prefix of your own). A test
+    that changes the Cluster itself (moves a slot, stops a node) or runs server processes
+    that share key names starts one of its own with
+    :func:`tests.nodes.conftest.redis_cluster`.
+
 ``store`` (function scope, async)
     A :class:`server.storage.connection.Storage` connected to ``redis_url`` with a key prefix unique to the
     test (``test:<12 hex digits>:``, see ``store.prefix``), so tests never see each other's
@@ -51,6 +59,7 @@ from server.storage.connection import Storage
 from server.storage.embedded import EmbeddedRedis
 from tests.cluster.netns import open_session_namespace
 from tests.in_process_server import RunningServer, ServerFactory, fresh_prefix, running_server
+from tests.nodes.conftest import redis_cluster
 from tests.polling import LONG_COUNTDOWN
 
 _SETUP_TIMEOUT = 60.0
@@ -121,6 +130,12 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join()
         loop.close()
+
+
+@pytest.fixture(scope="session")
+def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with redis_cluster(tmp_path_factory.mktemp("cluster")) as url:
+        yield url
 
 
 @pytest_asyncio.fixture(loop_scope="function")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,40 +37,39 @@ from server.app import RaceServer, stop_leftovers
 from tests.end_to_end.conftest import RawClient
 from tests.end_to_end.test_daily import SOLVER, account_token, ask, daily_deal, lobby, racing, start_daily
 from tests.in_process_server import fresh_prefix, running_server
-from tests.nodes.conftest import redis_cluster
 from tests.polling import eventually_async
 
 pytestmark = pytest.mark.asyncio
 
 
 @contextlib.asynccontextmanager
-async def nodes_of_one_service(
-    backend: str, redis_url: str, tmp_path: Path, **settings: Any
-) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
-    """Two nodes of one service with ``settings``, on the session's Redis or a Cluster."""
-    with contextlib.ExitStack() as stack:
-        url = stack.enter_context(redis_cluster(tmp_path)) if backend == "cluster" else redis_url
-        settings = {"node_ttl": 2.0, **settings, "prefix": fresh_prefix()}
-        async with running_server(url, **settings) as a, running_server(url, **settings) as b:
-            yield a.server, b.server
-        await stop_leftovers()
+async def nodes_of_one_service(url: str, **settings: Any) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
+    """Two nodes of one service with ``settings``, on the Redis or Cluster at ``url`` (keys
+    under a prefix of their own)."""
+    settings = {"node_ttl": 2.0, **settings, "prefix": fresh_prefix()}
+    async with running_server(url, **settings) as a, running_server(url, **settings) as b:
+        yield a.server, b.server
+    await stop_leftovers()
+
+
+def _url(request: pytest.FixtureRequest, redis_url: str) -> str:
+    """The session's Redis, or the session's Cluster, as the test is parametrized."""
+    return str(request.getfixturevalue("cluster_url")) if request.param == "cluster" else redis_url
 
 
 @pytest_asyncio.fixture(params=["redis", "cluster"])
-async def two_nodes(
-    request: pytest.FixtureRequest, redis_url: str, tmp_path: Path
-) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
-    """Two nodes of one service (the daily challenge on), on the session's Redis or a Cluster."""
-    async with nodes_of_one_service(request.param, redis_url, tmp_path, **SOLVER) as nodes:
+async def two_nodes(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
+    """Two nodes of one service (the daily challenge on), on the session's Redis or Cluster."""
+    async with nodes_of_one_service(_url(request, redis_url), **SOLVER) as nodes:
         yield nodes
 
 
 @pytest_asyncio.fixture(params=["redis", "cluster"])
 async def two_plain_nodes(
-    request: pytest.FixtureRequest, redis_url: str, tmp_path: Path
+    request: pytest.FixtureRequest, redis_url: str
 ) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
-    """Two nodes of one service without a solver, on the session's Redis or a Cluster."""
-    async with nodes_of_one_service(request.param, redis_url, tmp_path, solver_workers=0, hint_workers=0) as nodes:
+    """Two nodes of one service without a solver, on the session's Redis or Cluster."""
+    async with nodes_of_one_service(_url(request, redis_url), solver_workers=0, hint_workers=0) as nodes:
         yield nodes
 
 

@@ -5,10 +5,8 @@ login limits counted atomically, the devices an account knows, revoked devices."
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -17,21 +15,19 @@ from server.storage.accounts import MAX_DEVICES, AccountStore, Attempt, Register
 from server.storage.connection import Storage
 from server.storage.keys import Keys
 from server.storage.name_skeleton import name_skeleton
-from tests.nodes.conftest import redis_cluster
 
 pytestmark = pytest.mark.asyncio
 
 
 @pytest_asyncio.fixture(params=["redis", "cluster"])
-async def storage(request: pytest.FixtureRequest, redis_url: str, tmp_path: Path) -> AsyncIterator[Storage]:
-    """Storage on the session's Redis, or on a Redis Cluster of its own."""
-    with contextlib.ExitStack() as stack:
-        url = stack.enter_context(redis_cluster(tmp_path)) if request.param == "cluster" else redis_url
-        connected = await Storage.connect(url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
-        try:
-            yield connected
-        finally:
-            await connected.close()
+async def storage(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[Storage]:
+    """Storage on the session's Redis, or on the session's Redis Cluster."""
+    url = request.getfixturevalue("cluster_url") if request.param == "cluster" else redis_url
+    connected = await Storage.connect(url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
+    try:
+        yield connected
+    finally:
+        await connected.close()
 
 
 @pytest_asyncio.fixture

@@ -5,10 +5,8 @@ often it is retried, a new week's board empty, a season spanning its quarter."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -18,7 +16,6 @@ from server.storage.boards import Leaderboards
 from server.storage.connection import Storage
 from server.storage.held import Held, HeldEntries, Released
 from server.storage.period_boards import Standing
-from tests.nodes.conftest import redis_cluster
 
 pytestmark = pytest.mark.asyncio
 
@@ -33,15 +30,14 @@ def boards(store: Storage) -> Leaderboards:
 
 
 @pytest_asyncio.fixture(params=["redis", "cluster"])
-async def on_either(request: pytest.FixtureRequest, redis_url: str, tmp_path: Path) -> AsyncIterator[Leaderboards]:
-    """Boards on the session's Redis, or on a Redis Cluster of their own."""
-    with contextlib.ExitStack() as stack:
-        url = stack.enter_context(redis_cluster(tmp_path)) if request.param == "cluster" else redis_url
-        storage = await Storage.connect(url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
-        try:
-            yield Leaderboards(storage)
-        finally:
-            await storage.close()
+async def on_either(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[Leaderboards]:
+    """Boards on the session's Redis, or on the session's Redis Cluster."""
+    url = request.getfixturevalue("cluster_url") if request.param == "cluster" else redis_url
+    storage = await Storage.connect(url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
+    try:
+        yield Leaderboards(storage)
+    finally:
+        await storage.close()
 
 
 async def win(boards: Leaderboards, player: str, date: str, time_ms: int) -> bool:

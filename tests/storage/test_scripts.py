@@ -6,7 +6,6 @@ every failure a StoreUnavailable that says what could not be done."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,7 +16,6 @@ import pytest_asyncio
 
 from server.storage.connection import POOL_SIZE, Storage, StoreUnavailable
 from server.storage.embedded import EmbeddedRedis
-from tests.nodes.conftest import redis_cluster
 
 pytestmark = pytest.mark.asyncio
 
@@ -39,18 +37,18 @@ def without_line(storage: Storage) -> Storage:
 
 
 @pytest_asyncio.fixture(params=["pipelined", "redis-py", "cluster"])
-async def storage(request: pytest.FixtureRequest, redis_url: str, tmp_path: Path) -> AsyncIterator[Storage]:
-    """Storage on the session's Redis (with its pipelined connection, or without it), or on a
-    Redis Cluster of its own."""
-    with contextlib.ExitStack() as stack:
-        url = stack.enter_context(redis_cluster(tmp_path)) if request.param == "cluster" else redis_url
-        connected = await Storage.connect(url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
-        if request.param == "redis-py":
-            without_line(connected)
-        try:
-            yield connected
-        finally:
-            await connected.close()
+async def storage(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[Storage]:
+    """Storage on the session's Redis (with its pipelined connection, or without it), or on
+    the session's Redis Cluster (forgetting its scripts is what a restart does: the other
+    tests there load theirs again, as a server does)."""
+    url = request.getfixturevalue("cluster_url") if request.param == "cluster" else redis_url
+    connected = await Storage.connect(url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
+    if request.param == "redis-py":
+        without_line(connected)
+    try:
+        yield connected
+    finally:
+        await connected.close()
 
 
 async def _flush_scripts(storage: Storage) -> None:
