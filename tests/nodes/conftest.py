@@ -1,12 +1,14 @@
 """Several real server processes as one service, on a real Redis or a real Redis Cluster.
 
 ``backend`` (parametrized: ``redis``, ``cluster``)
-    The URL of a Redis private to the test: an :class:`EmbeddedRedis` in ``tmp_path``, or a
-    3-primary Redis Cluster of ``redis-server --cluster-enabled yes`` processes on loopback
-    ports, joined with ``redis-cli --cluster create`` (skipped without those binaries).
+    The URL of a Redis private to the test (an :class:`EmbeddedRedis` in ``tmp_path``), or of
+    the worker's shared Redis Cluster (``cluster_url`` in ``tests/conftest.py``):
+    :func:`redis_cluster`'s 3 primaries, ``redis-server --cluster-enabled yes`` processes on
+    loopback ports joined with ``redis-cli --cluster create`` (skipped without those binaries).
 
 ``service``
-    A :class:`Service`: start ``python -m server`` node processes on that Redis
+    A :class:`Service`: start ``python -m server`` node processes on that Redis, under a
+    key prefix of the service's own
     (``service.start(3)``, counting down :data:`tests.polling.COUNTDOWN`; on 127.0.0.1, or
     each on a loopback address of its own with ``hosts=``; in a network namespace with
     ``netns=``), kill, pause and resume them;
@@ -35,6 +37,7 @@ import pytest_asyncio
 from bench.lib.spawn import free_port
 from client.lib.connection import RaceClient
 from server.storage.embedded import EmbeddedRedis
+from tests.in_process_server import fresh_prefix
 from tests.polling import COUNTDOWN
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,6 +93,8 @@ class Service:
 
     redis_url: str
     directory: Path
+    #: Every node's key prefix: the Cluster is shared by the tests of a worker.
+    key_prefix: str = field(default_factory=fresh_prefix)
     nodes: list[NodeProcess] = field(default_factory=list)
     clients: list[RaceClient] = field(default_factory=list)
 
@@ -138,7 +143,7 @@ class Service:
         command = [
             *launch.prefix(), sys.executable, "-m", "server", "--host", host, "--port", str(port),
             "--redis-url", launch.redis_url, "--node-ttl", str(NODE_TTL), "--solver-workers", "0", "--grace", "60",
-            "--countdown", str(COUNTDOWN), *extra,
+            "--countdown", str(COUNTDOWN), "--key-prefix", self.key_prefix, *extra,
         ]  # fmt: skip
         with log.open("wb") as output:
             # ``ip netns exec`` execs the command: the process is the node itself (its signals too).
@@ -339,8 +344,7 @@ def _start_cluster(
 @pytest_asyncio.fixture(params=["redis", "cluster"])
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     if request.param == "cluster":
-        with redis_cluster(tmp_path) as url:
-            yield url
+        yield str(request.getfixturevalue("cluster_url"))
         return
     redis = EmbeddedRedis(tmp_path / "redis")
     url = await redis.start()
