@@ -8,7 +8,7 @@
 
 ``service``
     A :class:`Service`: start ``python -m server`` node processes on that Redis, under a
-    key prefix of the service's own
+    key prefix of the test's own
     (``service.start(3)``, counting down :data:`tests.polling.COUNTDOWN`; on 127.0.0.1, or
     each on a loopback address of its own with ``hosts=``; in a network namespace with
     ``netns=``), kill, pause and resume them;
@@ -93,8 +93,8 @@ class Service:
 
     redis_url: str
     directory: Path
-    #: Every node's key prefix: the Cluster is shared by the tests of a worker.
-    key_prefix: str = field(default_factory=fresh_prefix)
+    #: Every node's key prefix (None: the server's own), one of its own on a shared Redis.
+    key_prefix: str | None = None
     nodes: list[NodeProcess] = field(default_factory=list)
     clients: list[RaceClient] = field(default_factory=list)
 
@@ -143,8 +143,10 @@ class Service:
         command = [
             *launch.prefix(), sys.executable, "-m", "server", "--host", host, "--port", str(port),
             "--redis-url", launch.redis_url, "--node-ttl", str(NODE_TTL), "--solver-workers", "0", "--grace", "60",
-            "--countdown", str(COUNTDOWN), "--key-prefix", self.key_prefix, *extra,
+            "--countdown", str(COUNTDOWN), *extra,
         ]  # fmt: skip
+        if self.key_prefix is not None:
+            command += ["--key-prefix", self.key_prefix]
         with log.open("wb") as output:
             # ``ip netns exec`` execs the command: the process is the node itself (its signals too).
             process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
@@ -368,7 +370,7 @@ async def embedded(tmp_path: Path) -> AsyncIterator[EmbeddedRedis]:
 
 @pytest_asyncio.fixture
 async def service(backend: str, tmp_path: Path) -> AsyncIterator[Service]:
-    running = Service(backend, tmp_path)
+    running = Service(backend, tmp_path, key_prefix=fresh_prefix())  # the Cluster is the worker's
     try:
         yield running
     finally:
