@@ -299,15 +299,19 @@ class RaceServer:
     async def _match(self) -> None:
         """Form quick-match races and tell the players of challenges whose window closed
         (one node of the service, holding the matcher lease)."""
-        await asyncio.gather(
-            self._every(QUICK_MATCH_INTERVAL, "quick match", quick_match.match),
-            self._every(CLOSED_WINDOWS_INTERVAL, "challenge windows", challenges.announce_closed_windows),
-        )
+        # A task group: losing the lease cancels both loops, and neither outlives the other.
+        async with asyncio.TaskGroup() as loops:
+            loops.create_task(self._every(QUICK_MATCH_INTERVAL, "quick match", quick_match.match))
+            loops.create_task(
+                self._every(CLOSED_WINDOWS_INTERVAL, "challenge windows", challenges.announce_closed_windows)
+            )
 
     async def _schedule(self) -> None:
         """Pair the arenas' players and move the brackets on, for the tournaments this node
-        schedules (every node runs this; one node a tournament)."""
-        await self._every(QUICK_MATCH_INTERVAL, "tournaments", arenas.match, brackets.advance)
+        schedules (every node runs this; one node a tournament). A round also renews this
+        node's tournament leases, so rounds come at least four times a TTL."""
+        interval = min(QUICK_MATCH_INTERVAL, self.config.node_ttl / 4)
+        await self._every(interval, "tournaments", arenas.match, brackets.advance)
 
     async def _every(self, seconds: float, name: str, *jobs: Callable[[Context], Awaitable[object]]) -> None:
         """Run ``jobs`` in turn every ``seconds``, for ever. Redis down or failing over (or a

@@ -54,7 +54,6 @@ COVERED_ELSEWHERE: Final[dict[str, str]] = {
     # The service: several nodes on one Redis and on a Cluster.
     "server/cluster/cluster.py": "tests/cluster/test_service_wide.py",
     "server/cluster/inbox.py": "tests/net/test_forwarding.py",
-    "server/cluster/leases.py": "tests/cluster/test_membership.py",
     "server/cluster/lobby.py": "tests/cluster/test_service_wide.py",
     "server/cluster/node_mail.py": "tests/net/test_forwarding.py",
     "server/cluster/proxies.py": "tests/cluster/test_membership.py",

@@ -28,9 +28,11 @@ logger = logging.getLogger("server.nodes")
 
 #: A lease counts as valid here for this share of its TTL after it was last confirmed.
 _SAFE_SHARE: Final = 0.8
-#: Room lease renewals a TTL: each costs Redis a command a room. With three, one renewal
-#: that fails or comes late still leaves the next within the lease's validity here
-#: (two thirds of a TTL after the last, within :data:`_SAFE_SHARE`) and in Redis.
+#: Room lease renewals a TTL, each costing Redis a command a room. They are spaced from one's
+#: sending to the next's, and one that failed is followed at once if its interval is over:
+#: after a renewal that failed fast, the next comes two thirds of a TTL after the last that
+#: held (within :data:`_SAFE_SHARE` here, and within the lease in Redis); after one that timed
+#: out (:data:`server.storage.connection.REPLY_TIMEOUT`), as soon as it gave up.
 RENEWALS_PER_TTL: Final = 3
 
 
@@ -156,9 +158,11 @@ class RoomLeases:
     async def keep(self, on_lost: Callable[[str], Awaitable[None]]) -> None:
         """Renew every lease :data:`RENEWALS_PER_TTL` times a TTL, forever; ``on_lost`` for
         each one lost."""
+        sent = time.monotonic()
         while True:
-            await asyncio.sleep(self.ttl / RENEWALS_PER_TTL)
+            await asyncio.sleep(max(0.0, sent + self.ttl / RENEWALS_PER_TTL - time.monotonic()))
             stop_requested()
+            sent = time.monotonic()
             try:
                 lost = await self.renew_all()
             except StoreUnavailable as error:

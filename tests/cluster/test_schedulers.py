@@ -86,7 +86,7 @@ async def test_a_tournament_no_longer_listed_is_let_go(store: Storage) -> None:
 
 
 async def test_with_no_tournament_listed_nothing_is_asked_of_redis(store: Storage) -> None:
-    """Every node asks four times a second; with no tournament that costs Redis nothing, and
+    """Every node asks twice a second; with no tournament that costs Redis nothing, and
     the first tournament listed is scheduled at once."""
     asked: list[str] = []
 

@@ -44,7 +44,7 @@ pytestmark = pytest.mark.asyncio
 
 
 #: The window of an invitation a test lets lapse: long enough for the screens to show it open
-#: first, short enough to wait out (the server tells its players within a quarter second).
+#: first, short enough to wait out (the server tells its players within a second).
 LAPSING_MS = 3_000
 #: Seconds to wait for what the server tells of a lapsing invitation, from its creation.
 LAPSING_PATIENCE = LAPSING_MS / 1000 + PATIENCE
