@@ -17,6 +17,9 @@
     that share key names starts one of its own with
     :func:`tests.nodes.conftest.redis_cluster`.
 
+``redis_or_cluster`` (function scope, parametrized: ``redis``, ``cluster``)
+    ``redis_url`` or ``cluster_url``: a test that asks for it runs on each.
+
 ``store`` (function scope, async)
     A :class:`server.storage.connection.Storage` connected to ``redis_url`` with a key prefix unique to the
     test (``test:<12 hex digits>:``, see ``store.prefix``), so tests never see each other's
@@ -136,6 +139,11 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with redis_cluster(tmp_path_factory.mktemp("cluster")) as url:
         yield url
+
+
+@pytest.fixture(params=["redis", "cluster"])
+def redis_or_cluster(request: pytest.FixtureRequest, redis_url: str) -> str:
+    return redis_url if request.param == "redis" else str(request.getfixturevalue("cluster_url"))
 
 
 @pytest_asyncio.fixture(loop_scope="function")

@@ -52,24 +52,17 @@ async def nodes_of_one_service(url: str, **settings: Any) -> AsyncIterator[tuple
     await stop_leftovers()
 
 
-def _url(request: pytest.FixtureRequest, redis_url: str) -> str:
-    """The session's Redis, or the session's Cluster, as the test is parametrized."""
-    return str(request.getfixturevalue("cluster_url")) if request.param == "cluster" else redis_url
-
-
-@pytest_asyncio.fixture(params=["redis", "cluster"])
-async def two_nodes(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
+@pytest_asyncio.fixture
+async def two_nodes(redis_or_cluster: str) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
     """Two nodes of one service (the daily challenge on), on the session's Redis or Cluster."""
-    async with nodes_of_one_service(_url(request, redis_url), **SOLVER) as nodes:
+    async with nodes_of_one_service(redis_or_cluster, **SOLVER) as nodes:
         yield nodes
 
 
-@pytest_asyncio.fixture(params=["redis", "cluster"])
-async def two_plain_nodes(
-    request: pytest.FixtureRequest, redis_url: str
-) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
+@pytest_asyncio.fixture
+async def two_plain_nodes(redis_or_cluster: str) -> AsyncIterator[tuple[RaceServer, RaceServer]]:
     """Two nodes of one service without a solver, on the session's Redis or Cluster."""
-    async with nodes_of_one_service(_url(request, redis_url), solver_workers=0, hint_workers=0) as nodes:
+    async with nodes_of_one_service(redis_or_cluster, solver_workers=0, hint_workers=0) as nodes:
         yield nodes
 
 

@@ -235,18 +235,25 @@ async def test_a_connection_closed_before_its_first_byte_is_let_go(through_balan
             _, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
             writer.close()
             await writer.wait_closed()
-        await eventually(lambda: line.undecided == 0 and line.held("127.0.0.4") == 0, what="the probes let go")
+        await eventually(lambda: line.undecided == 0 and line.held(source) == 0, what="the probes let go")
         proxied = header(("127.0.0.4", 5000), ("127.0.0.1", port))
         reader, _ = await ask(port, proxied + OPENING if through_balancer else OPENING, source)
         assert await reader.read() == ANSWER  # not 429: the probes hold no place
+
+
+async def half_a_proxy_header(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
+    """The balancer (127.0.0.5) sends the first 10 bytes of a PROXY header for 127.0.0.4;
+    the connection, and the bytes still to send."""
+    proxied = header(("127.0.0.4", 5000), ("127.0.0.1", port))
+    reader, writer = await ask(port, proxied[:10], "127.0.0.5")
+    return reader, writer, proxied[10:]
 
 
 @pytest.mark.asyncio
 async def test_a_balancer_connection_stalled_halfway_through_its_proxy_header_is_closed_after_its_second() -> None:
     balancer = (ipaddress.ip_network("127.0.0.5/32"),)
     async with line_on_a_server(interval=30.0, capacity=400, proxies=balancer) as (line, port):
-        proxied = header(("127.0.0.4", 5000), ("127.0.0.1", port))
-        reader, _ = await ask(port, proxied[:10], "127.0.0.5")
+        reader, _writer, _ = await half_a_proxy_header(port)  # kept open: the balancer stalls
         assert await asyncio.wait_for(closed(reader), 10)  # it was looked at again and again, forever
         assert line.undecided == 0
 
@@ -255,10 +262,9 @@ async def test_a_balancer_connection_stalled_halfway_through_its_proxy_header_is
 async def test_a_proxy_header_sent_in_two_parts_still_gets_its_opening_in() -> None:
     balancer = (ipaddress.ip_network("127.0.0.5/32"),)
     async with line_on_a_server(interval=30.0, capacity=400, proxies=balancer) as (_, port):
-        proxied = header(("127.0.0.4", 5000), ("127.0.0.1", port))
-        reader, writer = await ask(port, proxied[:10], "127.0.0.5")
+        reader, writer, rest = await half_a_proxy_header(port)
         await asyncio.sleep(0.2)
-        writer.write(proxied[10:] + OPENING)
+        writer.write(rest + OPENING)
         assert await reader.read() == ANSWER
         assert Answering.served == [OPENING]
 

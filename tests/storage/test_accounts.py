@@ -5,7 +5,6 @@ login limits counted atomically, the devices an account knows, revoked devices."
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator, Awaitable
 
 import pytest
@@ -15,15 +14,15 @@ from server.storage.accounts import MAX_DEVICES, AccountStore, Attempt, Register
 from server.storage.connection import Storage
 from server.storage.keys import Keys
 from server.storage.name_skeleton import name_skeleton
+from tests.in_process_server import fresh_prefix
 
 pytestmark = pytest.mark.asyncio
 
 
-@pytest_asyncio.fixture(params=["redis", "cluster"])
-async def storage(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[Storage]:
+@pytest_asyncio.fixture
+async def storage(redis_or_cluster: str) -> AsyncIterator[Storage]:
     """Storage on the session's Redis, or on the session's Redis Cluster."""
-    url = request.getfixturevalue("cluster_url") if request.param == "cluster" else redis_url
-    connected = await Storage.connect(url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
+    connected = await Storage.connect(redis_or_cluster, prefix=fresh_prefix())
     try:
         yield connected
     finally:

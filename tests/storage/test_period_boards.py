@@ -5,7 +5,6 @@ often it is retried, a new week's board empty, a season spanning its quarter."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 
 import pytest
@@ -16,6 +15,7 @@ from server.storage.boards import Leaderboards
 from server.storage.connection import Storage
 from server.storage.held import Held, HeldEntries, Released
 from server.storage.period_boards import Standing
+from tests.in_process_server import fresh_prefix
 
 pytestmark = pytest.mark.asyncio
 
@@ -29,11 +29,10 @@ def boards(store: Storage) -> Leaderboards:
     return Leaderboards(store)
 
 
-@pytest_asyncio.fixture(params=["redis", "cluster"])
-async def on_either(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[Leaderboards]:
+@pytest_asyncio.fixture
+async def on_either(redis_or_cluster: str) -> AsyncIterator[Leaderboards]:
     """Boards on the session's Redis, or on the session's Redis Cluster."""
-    url = request.getfixturevalue("cluster_url") if request.param == "cluster" else redis_url
-    storage = await Storage.connect(url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
+    storage = await Storage.connect(redis_or_cluster, prefix=fresh_prefix())
     try:
         yield Leaderboards(storage)
     finally:

@@ -16,6 +16,7 @@ import pytest_asyncio
 
 from server.storage.connection import POOL_SIZE, Storage, StoreUnavailable
 from server.storage.embedded import EmbeddedRedis
+from tests.in_process_server import fresh_prefix
 
 pytestmark = pytest.mark.asyncio
 
@@ -42,7 +43,7 @@ async def storage(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterat
     the session's Redis Cluster (forgetting its scripts is what a restart does: the other
     tests there load theirs again, as a server does)."""
     url = request.getfixturevalue("cluster_url") if request.param == "cluster" else redis_url
-    connected = await Storage.connect(url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
+    connected = await Storage.connect(url, prefix=fresh_prefix())
     if request.param == "redis-py":
         without_line(connected)
     try:
