@@ -100,11 +100,7 @@ async def test_an_arena_joined_in_the_ui_pairs_scores_and_races_on(serve: Serve,
 
             await bob.request(lambda i: JoinArena(id=i, arena=ARENA))  # Bob races on: so does Ann
             await eventually(
-                lambda: (
-                    app.screen
-                    if isinstance(app.screen, GameScreen) and app.screen.code != room and app.screen.is_mounted
-                    else None
-                ),
+                showing(app, GameScreen, lambda screen: screen.code != room),
                 what="the next race",
             )
             # Racing: no more frames for the screens while the app closes.

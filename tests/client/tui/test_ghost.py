@@ -83,11 +83,7 @@ async def test_g_on_a_replay_races_that_run_as_a_ghost(serve: Serve, tmp_path: P
 
             await pilot.press("g")
             screen = await eventually(
-                lambda: (
-                    app.screen
-                    if isinstance(app.screen, GameScreen) and app.screen.code != first and app.screen.is_mounted
-                    else None
-                ),
+                showing(app, GameScreen, lambda screen: screen.code != first),
                 what="the ghost race",
             )
             code = screen.code
@@ -104,11 +100,7 @@ async def test_g_on_a_replay_races_that_run_as_a_ghost(serve: Serve, tmp_path: P
 
             send_keys(app, "R", "R")
             results = await eventually(
-                lambda: (
-                    app.screen
-                    if isinstance(app.screen, ResultsScreen) and app.screen.code == code and app.screen.is_mounted
-                    else None
-                ),
+                showing(app, ResultsScreen, lambda screen: screen.code == code),
                 what="the ghost race's results",
             )
             table = results.query_one("#results", DataTable)

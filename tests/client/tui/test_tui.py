@@ -112,10 +112,16 @@ def client_of(app: RaceApp) -> RaceClient:  # the UI's own connection, to look a
 S = TypeVar("S", bound=Screen[None])
 
 
-def showing(app: RaceApp, kind: type[S]) -> Callable[[], S | None]:
-    """A probe for :func:`eventually`: the current screen once it is a ``kind``, mounted (a screen
-    is current before its widgets are: a test that queried one at once under load found none)."""
-    return lambda: app.screen if isinstance(app.screen, kind) and app.screen.is_mounted else None
+def showing(app: RaceApp, kind: type[S], where: Callable[[S], bool] = lambda screen: True) -> Callable[[], S | None]:
+    """A probe for :func:`eventually`: the current screen once it is a ``kind`` that ``where``
+    accepts, mounted (a screen is current before its widgets are: a test that queried one at
+    once under load found none)."""
+
+    def probe() -> S | None:
+        screen = app.screen
+        return screen if isinstance(screen, kind) and screen.is_mounted and where(screen) else None
+
+    return probe
 
 
 async def test_the_first_run_asks_a_name_once_and_remembers_it(serve: Serve, tmp_path: Path) -> None:
