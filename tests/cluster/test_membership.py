@@ -11,7 +11,7 @@ import signal
 import pytest
 
 from client.lib.connection import RaceClient, ServerError
-from protocol.messages import Ack, AskLegalMoves, Joined, LegalMoves, PlayMove, RoomOptions, Spectate
+from protocol.messages import Ack, AskLegalMoves, Joined, LegalMoves, PlayMove, RoomOptions, Spectate, Undo
 from protocol.mirror import RoomMirror
 from tests.nodes.conftest import NODE_TTL, Service
 from tests.nodes.test_service import open_race, race_started
@@ -25,16 +25,19 @@ UPDATE_WITHIN = 3.0
 
 
 async def move_acked(racer: RaceClient, code: str, reconnects: bool) -> int:
-    """Play a legal move; the acked version. Asked again while the room changes owner
-    (``storage-unavailable``, no answer in time) and, if ``reconnects``, while the client
-    reconnects and resumes; otherwise a closed connection fails the test."""
+    """Play a legal move (or, with none left on this deal, undo the last); the acked version.
+    Asked again while the room changes owner (``storage-unavailable``, no answer in time) and,
+    if ``reconnects``, while the client reconnects and resumes; otherwise a closed connection
+    fails the test."""
     deadline = asyncio.get_running_loop().time() + 30
     while True:
         try:
             legal = await racer.request(lambda i: AskLegalMoves(id=i, room=code))
             assert isinstance(legal, LegalMoves), legal
-            assert legal.moves, "no legal move left"
-            ack = await racer.request(functools.partial(PlayMove, room=code, move=legal.moves[0]))
+            if legal.moves:
+                ack = await racer.request(functools.partial(PlayMove, room=code, move=legal.moves[0]))
+            else:
+                ack = await racer.request(lambda i: Undo(id=i, room=code))
         except (ServerError, ConnectionError, TimeoutError) as error:
             again = isinstance(error, TimeoutError) or (reconnects and isinstance(error, ConnectionError))
             again = again or (isinstance(error, ServerError) and error.code == "storage-unavailable")
