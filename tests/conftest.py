@@ -49,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -97,8 +98,15 @@ _FAULT_RUN = Path(__file__).resolve().parent / "cluster" / "test_fault_run.py"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        return
+    # Before the workers start, which inherit both. The suite starts hundreds of Python
+    # processes (workers, servers, solver workers, the commands under test): where the
+    # environment forbids bytecode caches, each would compile the code it imports again.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
     # Before any test, so before any browser: the workers inherit the note of where it is.
-    if not hasattr(config, "workerinput") and _selects(config, _FAULT_RUN):
+    if _selects(config, _FAULT_RUN):
         open_session_namespace(_SESSION_NAMESPACE)
 
 
