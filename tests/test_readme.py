@@ -32,6 +32,10 @@ def test_the_layout_table_matches_the_tree() -> None:
     assert packages <= listed, packages - listed
 
 
+#: How the Setup names the system packages whose Debian names it does not use.
+NAMED_IN_THE_SETUP = {"chromium-headless-shell": "Chromium's headless shell", "haproxy": "HAProxy", "gcc": "C compiler"}
+
+
 def test_the_readme_gives_a_newcomer_two_setup_commands_and_ci_runs_the_second() -> None:
     run, test = re.findall(r"```sh\n(.*?)\n```", SETUP, re.S)
     assert run.endswith("-m server")  # installs and starts the server, its Redis included
@@ -41,7 +45,7 @@ def test_the_readme_gives_a_newcomer_two_setup_commands_and_ci_runs_the_second()
     installed = re.findall(r"^provide \S+ (\S+) ", "\n".join(ci[:-1]), re.M)
     assert installed
     for package in installed:
-        name = {"chromium": "Chromium", "haproxy": "HAProxy", "gcc": "C compiler"}.get(package, package)
+        name = NAMED_IN_THE_SETUP.get(package, package)
         assert name in SETUP, package
 
 
