@@ -22,8 +22,8 @@ thread while it is open, which asyncio tests run after it could not share)
     Headless Chromium from the system packages driven by Playwright: its headless shell
     (:data:`CHROMIUMS`), or else the full browser; the tests skip when neither is installed.
     ``page`` gives each test a fresh context and page that fail the test on any JavaScript
-    error or CSP violation; ``bob``, a second player's, the same in a context of its own whose
-    guest is named Bob.
+    error or CSP violation reported before its servers stop (``servers_stopping``); ``bob``,
+    a second player's, the same in a context of its own whose guest is named Bob.
 """
 
 from __future__ import annotations
@@ -92,13 +92,21 @@ class ThreadedServer:
 
 
 @pytest.fixture
-def web_server(redis_url: str) -> Any:
+def servers_stopping() -> threading.Event:
+    """Set as the test's servers stop: what its pages report after that (a reconnection
+    refused, say) is the test ending, not a fault of the page."""
+    return threading.Event()
+
+
+@pytest.fixture
+def web_server(redis_url: str, servers_stopping: threading.Event) -> Any:
     @contextlib.contextmanager
     def start(**settings: Any) -> Iterator[ThreadedServer]:
         server = ThreadedServer(redis_url, **settings)
         try:
             yield server
         finally:
+            servers_stopping.set()
             server.close()
 
     return start
@@ -109,7 +117,7 @@ NODE_TTL = 2.0
 
 
 @pytest.fixture
-def web_service(redis_url: str) -> Any:
+def web_service(redis_url: str, servers_stopping: threading.Event) -> Any:
     @contextlib.contextmanager
     def start(count: int = 2, **settings: Any) -> Iterator[list[ThreadedServer]]:
         settings = {"node_ttl": NODE_TTL, "prefix": fresh_prefix(), **settings}
@@ -119,6 +127,7 @@ def web_service(redis_url: str) -> Any:
                 node = ThreadedServer(redis_url, **settings)
                 stack.callback(node.close)
                 nodes.append(node)
+            stack.callback(servers_stopping.set)
             yield nodes
 
     return start
@@ -140,15 +149,21 @@ def browser() -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def watched_page(browser: Any) -> Iterator[Any]:
-    """A page in a fresh context, failing the test on any JavaScript error or CSP violation."""
+def watched_page(browser: Any, servers_stopping: threading.Event) -> Iterator[Any]:
+    """A page in a fresh context, failing the test on any JavaScript error or CSP violation
+    reported before the test's servers stop."""
     context = browser.new_context(viewport={"width": 1100, "height": 900})
     page = context.new_page()
     problems: list[str] = []
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+
+    def problem(text: str) -> None:
+        if not servers_stopping.is_set():
+            problems.append(text)
+
+    page.on("pageerror", lambda error: problem(f"page error: {error}"))
     page.on(
         "console",
-        lambda message: problems.append(f"console {message.type}: {message.text}") if message.type == "error" else None,
+        lambda message: problem(f"console {message.type}: {message.text}") if message.type == "error" else None,
     )
     page.problems = problems
     try:
@@ -159,14 +174,14 @@ def watched_page(browser: Any) -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    with watched_page(browser) as page:
+def page(browser: Any, servers_stopping: threading.Event) -> Iterator[Any]:
+    with watched_page(browser, servers_stopping) as page:
         yield page
 
 
 @pytest.fixture
-def bob(browser: Any) -> Iterator[Any]:
-    with watched_page(browser) as other:
+def bob(browser: Any, servers_stopping: threading.Event) -> Iterator[Any]:
+    with watched_page(browser, servers_stopping) as other:
         named(other.context, "Bob")
         yield other
 

@@ -25,7 +25,7 @@ from server.competition.arena import Arena
 from server.features.arenas import line_of
 from server.storage.arenas import ArenaStore
 from tests.end_to_end.test_quick_match import SHORT_WAIT
-from tests.polling import eventually
+from tests.polling import eventually, eventually_async
 from tests.web.conftest import ThreadedServer, named, shot
 from tests.web.test_browser import WAIT
 
@@ -55,10 +55,15 @@ def raced_in(page: Any) -> str:
     return found.group(1)
 
 
-def waiting_players(srv: ThreadedServer) -> set[str]:
+def waits_in_line(srv: ThreadedServer, player: str) -> None:
+    """Wait until the server has ``player`` in the arena's line (the page says "waiting" as it
+    asks to join, before the server has answered)."""
     ctx = srv.server.ctx
     assert ctx is not None
-    return {entry.player for entry in srv.call(ctx.line.waiting(line_of(ARENA)))}
+    line = ctx.line
+    srv.call(
+        eventually_async(lambda: line.waiting(line_of(ARENA)), lambda entries: player in {e.player for e in entries})
+    )
 
 
 def standings(page: Any) -> dict[str, int]:
@@ -103,7 +108,7 @@ def test_two_players_race_in_an_arena_score_and_race_on(srv: ThreadedServer, pag
     # Ann races on: her race's page joins the arena's line again by itself.
     page.wait_for_function("w => document.querySelector('#arena-race-status')?.textContent === w", arg=WAITING)
     ann = page.evaluate("window.solitaireRace.conn.player")
-    assert ann in waiting_players(srv)
+    waits_in_line(srv, ann)
     assert bob.locator("#arena-race-status").count() == 0
 
     page.click("#arena-back")
@@ -113,7 +118,7 @@ def test_two_players_race_in_an_arena_score_and_race_on(srv: ThreadedServer, pag
     marked = {name: name + (" (you)" if name == "Ann" else "") for name in ("Ann", "Bob")}
     assert standings(page) == {marked[winner]: 2, marked[loser]: 0}
     assert "(you)" in (page.text_content("#arena-lines tr.me") or "")
-    assert ann in waiting_players(srv)
+    waits_in_line(srv, ann)
     shot(page, "arena-standings")
 
     # Bob joins again: the two waiting players race again, and Ann's page takes her there.
