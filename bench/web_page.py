@@ -10,7 +10,8 @@ context (empty cache): the lobby (``/``) and the watch page of that room. For ea
 prints the bytes transferred (the page and every resource, headers included, from the
 Resource Timing API), the first contentful paint, and when the page's own content was first
 drawn (the lobby's table filled, or the first card of the watched board), from the start of
-the navigation. Then the medians. Needs ``/usr/bin/chromium``.
+the navigation. Then the medians. Needs Chromium, the full browser people use
+(``/usr/bin/chromium``; ``--chromium`` names another build).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def report(name: str, runs: list[dict[str, Any]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--loads", type=int, default=5, help="loads of each page")
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromium", default="/usr/bin/chromium", help="the browser's executable")
     args = parser.parse_args()
     loop = asyncio.new_event_loop()
     with tempfile.TemporaryDirectory() as data:

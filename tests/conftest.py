@@ -103,6 +103,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # Before the workers start, which inherit both. The suite starts hundreds of Python
     # processes (workers, servers, solver workers, the commands under test): where the
     # environment forbids bytecode caches, each would compile the code it imports again.
+    # (With ``-n 0`` the in-process servers' solver workers still do: "spawn" passes them the
+    # -B this process started with.)
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sys.dont_write_bytecode = False
     # Before any test, so before any browser: the workers inherit the note of where it is.

@@ -91,22 +91,39 @@ class ThreadedServer:
             self.loop.close()
 
 
-@pytest.fixture
-def servers_stopping() -> threading.Event:
-    """Set as the test's servers stop: what its pages report after that (a reconnection
-    refused, say) is the test ending, not a fault of the page."""
-    return threading.Event()
+class ServersStopping:
+    """When the test's servers begin to stop: what its pages report after that (a
+    reconnection refused, say) is the test ending, not a fault of the page."""
+
+    def __init__(self) -> None:
+        self.pages: list[Any] = []
+        self.begun = False
+
+    def begin(self) -> None:
+        """Take what the pages reported before now, then ignore what they report."""
+        from playwright.sync_api import Error
+
+        for page in self.pages:
+            # Playwright's sync API hands a page's events over only during a call.
+            with contextlib.suppress(Error):
+                page.evaluate("0")
+        self.begun = True
 
 
 @pytest.fixture
-def web_server(redis_url: str, servers_stopping: threading.Event) -> Any:
+def servers_stopping() -> ServersStopping:
+    return ServersStopping()
+
+
+@pytest.fixture
+def web_server(redis_url: str, servers_stopping: ServersStopping) -> Any:
     @contextlib.contextmanager
     def start(**settings: Any) -> Iterator[ThreadedServer]:
         server = ThreadedServer(redis_url, **settings)
         try:
             yield server
         finally:
-            servers_stopping.set()
+            servers_stopping.begin()
             server.close()
 
     return start
@@ -117,7 +134,7 @@ NODE_TTL = 2.0
 
 
 @pytest.fixture
-def web_service(redis_url: str, servers_stopping: threading.Event) -> Any:
+def web_service(redis_url: str, servers_stopping: ServersStopping) -> Any:
     @contextlib.contextmanager
     def start(count: int = 2, **settings: Any) -> Iterator[list[ThreadedServer]]:
         settings = {"node_ttl": NODE_TTL, "prefix": fresh_prefix(), **settings}
@@ -127,7 +144,7 @@ def web_service(redis_url: str, servers_stopping: threading.Event) -> Any:
                 node = ThreadedServer(redis_url, **settings)
                 stack.callback(node.close)
                 nodes.append(node)
-            stack.callback(servers_stopping.set)
+            stack.callback(servers_stopping.begin)
             yield nodes
 
     return start
@@ -149,15 +166,16 @@ def browser() -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def watched_page(browser: Any, servers_stopping: threading.Event) -> Iterator[Any]:
+def watched_page(browser: Any, servers_stopping: ServersStopping) -> Iterator[Any]:
     """A page in a fresh context, failing the test on any JavaScript error or CSP violation
-    reported before the test's servers stop."""
+    reported before the test's servers begin to stop."""
     context = browser.new_context(viewport={"width": 1100, "height": 900})
     page = context.new_page()
     problems: list[str] = []
+    servers_stopping.pages.append(page)
 
     def problem(text: str) -> None:
-        if not servers_stopping.is_set():
+        if not servers_stopping.begun:
             problems.append(text)
 
     page.on("pageerror", lambda error: problem(f"page error: {error}"))
@@ -174,13 +192,13 @@ def watched_page(browser: Any, servers_stopping: threading.Event) -> Iterator[An
 
 
 @pytest.fixture
-def page(browser: Any, servers_stopping: threading.Event) -> Iterator[Any]:
+def page(browser: Any, servers_stopping: ServersStopping) -> Iterator[Any]:
     with watched_page(browser, servers_stopping) as page:
         yield page
 
 
 @pytest.fixture
-def bob(browser: Any, servers_stopping: threading.Event) -> Iterator[Any]:
+def bob(browser: Any, servers_stopping: ServersStopping) -> Iterator[Any]:
     with watched_page(browser, servers_stopping) as other:
         named(other.context, "Bob")
         yield other
