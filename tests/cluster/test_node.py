@@ -16,7 +16,7 @@ from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio
 
-#: Long enough that a busy machine never delays four beats a TTL by a whole TTL (at 0.4 s it did).
+#: Long enough that a busy machine never delays four beats a TTL by a whole TTL.
 TTL = 1.0
 
 

@@ -6,7 +6,6 @@ Redis's behaviour without one of these failing."""
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -20,6 +19,7 @@ from server.storage.nodes import NodeStore
 from server.storage.rooms import Committed, Expiry, Fenced, RoomStore, RoomStorePort, RoomWrite, VersionConflict
 from tests.doubles.clock import ManualClock
 from tests.doubles.rooms import MemoryRoomStore
+from tests.in_process_server import fresh_prefix
 
 pytestmark = pytest.mark.asyncio
 
@@ -60,7 +60,7 @@ async def subject(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterat
 
         yield Subject(memory, grant_in_memory, ttl_in_memory)
         return
-    storage = await Storage.connect(redis_url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
+    storage = await Storage.connect(redis_url, prefix=fresh_prefix())
     keys = Keys(storage.prefix)
 
     async def grant_in_redis(code: str, node: str) -> str:

@@ -6,7 +6,6 @@ tests/storage/test_room_store_contract.py's, on Redis and in memory alike."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +23,7 @@ from server.storage.rooms import (
     PUBLIC_TTL,
     RoomStore,
 )
+from tests.in_process_server import fresh_prefix
 from tests.storage.test_room_store_contract import write
 
 pytestmark = pytest.mark.asyncio
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.asyncio
 async def store(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[Storage]:
     """The shared fixture's storage, once with its pipelined connection (a plain Redis) and
     once without it (as over TLS: commits go as group commits through redis-py)."""
-    connected = await Storage.connect(redis_url, prefix=f"test:{uuid.uuid4().hex[:12]}:")
+    connected = await Storage.connect(redis_url, prefix=fresh_prefix())
     if request.param == "redis-py":
         assert connected.line is not None
         connected.line.close()

@@ -6,7 +6,6 @@ every failure a StoreUnavailable that says what could not be done."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -133,7 +132,7 @@ async def test_without_the_line_a_failed_reload_fails_only_the_runs_it_left_unse
 ) -> None:
     """A batch where one script ran and another was missing: the reload fails, and only the
     run that did not happen says so (the other ran: it is no failure, so nobody retries it)."""
-    storage = without_line(await Storage.connect(redis_url, prefix=f"test:{uuid.uuid4().hex[:12]}:"))
+    storage = without_line(await Storage.connect(redis_url, prefix=fresh_prefix()))
     try:
         add, read = storage.script(_ADD), storage.script(_READ)
         key = storage.prefix + "{scripts}:counter"
