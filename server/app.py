@@ -29,6 +29,7 @@ from server.connections.compact import CompactConnection
 from server.connections.keepalive import Keepalive
 from server.features import arenas, brackets, challenges, moderation, quick_match
 from server.features.context import Context
+from server.live.clock import SYSTEM_CLOCK, RoomClock
 from server.live.hint_search import HintSearch
 from server.live.recording import RaceRecorder
 from server.live.registry import Registry
@@ -100,9 +101,11 @@ class RaceServer:
     ``deal_picker`` chooses each race's deal (random by default; tests fix it).
     """
 
-    def __init__(self, config: Config, deal_picker: DealPicker = random_deal) -> None:
+    def __init__(self, config: Config, deal_picker: DealPicker = random_deal, clock: RoomClock = SYSTEM_CLOCK) -> None:
+        """``clock``: the time the live rooms run on (:mod:`server.live.clock`)."""
         self.config = config
         self.deal_picker = deal_picker
+        self.clock = clock
         self.embedded: EmbeddedRedis | None = None
         self.storage: Storage | None = None
         self.ctx: Context | None = None
@@ -184,6 +187,7 @@ class RaceServer:
             cluster,
             on_delivery=SPECTATOR_DELIVERIES.inc,
             on_fenced=self._rerouted,
+            clock=self.clock,
         )
         self.ctx = ctx = Context(
             config,

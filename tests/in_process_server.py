@@ -44,6 +44,7 @@ from protocol.messages import (
 from server.app import RaceServer
 from server.config import Config
 from server.features.context import Context
+from server.live.clock import SYSTEM_CLOCK, RoomClock
 from server.rooms.room import DealPicker, random_deal
 from server.storage.connection import Storage
 from tests.polling import COUNTDOWN, PATIENCE
@@ -205,14 +206,15 @@ async def running_server(
     prefix: str | None = None,
     host: str = "127.0.0.1",
     close_clients: bool = True,
+    clock: RoomClock = SYSTEM_CLOCK,
     **settings: Any,
 ) -> AsyncIterator[RunningServer]:
-    """A :class:`RunningServer` on ``redis_url`` (see the module's docstring). With
-    ``close_clients=False`` its clients outlive it (to see it stop and come back): close them
-    yourself, as the ``start_server`` fixture does at the test's end."""
+    """A :class:`RunningServer` on ``redis_url`` (see the module's docstring), its rooms on
+    ``clock``. With ``close_clients=False`` its clients outlive it (to see it stop and come
+    back): close them yourself, as the ``start_server`` fixture does at the test's end."""
     prefix = prefix or fresh_prefix()
     config = server_config(redis_url, prefix, host=host, **settings)
-    async with RaceServer(config, deal_picker(deal)) as server:
+    async with RaceServer(config, deal_picker(deal), clock) as server:
         address = "127.0.0.1" if host in _ANY_ADDRESS else host
         running = RunningServer(server, f"ws://{address}:{server.port}", prefix)
         try:

@@ -37,7 +37,7 @@ class Audience:
         self._clock = clock
         self.racers: dict[int, list[ClientLink]] = {}
         self.spectators: list[ClientLink] = []
-        self._mirror = RoomMirror(snapshot_of(room, None))
+        self._mirror = RoomMirror(snapshot_of(room, None, clock.now_ms()))
         #: Frames for spectators not yet due: (when, frame, the update or snapshot it holds).
         self._delayed: deque[tuple[float, bytes, Update | Snapshot]] = deque()
         self._release: Timer | None = None
@@ -48,13 +48,13 @@ class Audience:
     def reset_mirror(self, room: Room) -> None:
         """Start the spectators' mirror afresh from ``room`` (after a restore)."""
         self._delayed.clear()
-        self._mirror = RoomMirror(snapshot_of(room, None))
+        self._mirror = RoomMirror(snapshot_of(room, None, self._clock.now_ms()))
         self._mirror_behind = False
 
     def _catch_up(self, room: Room) -> None:
         """Bring a mirror that missed undelayed events up to ``room`` (which they came from)."""
         if self._mirror_behind:
-            self._mirror.reset(snapshot_of(room, None))
+            self._mirror.reset(snapshot_of(room, None, self._clock.now_ms()))
             self._mirror_behind = False
 
     # -- membership ------------------------------------------------------------------
@@ -105,7 +105,7 @@ class Audience:
         """What ``link`` may see now: its racer's view, or the delayed spectator view."""
         seat = link.rooms.get(self.code)
         if seat is not None:
-            return snapshot_of(room, seat, request_id)
+            return snapshot_of(room, seat, self._clock.now_ms(), request_id)
         self._catch_up(room)
         view = self._mirror.view()
         view = msgspec.structs.replace(view, clock=msgspec.structs.replace(view.clock, now=self._clock.now_ms()))

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from protocol.messages import Ack, Snapshot, Update
-from server.clock import now_ms
 from server.connections.link import ClientLink
 from server.rooms.room import Room
 from server.rooms.step import Step
@@ -70,9 +69,10 @@ class Delivery:
     members: Mapping[int, str] | None = None
 
 
-def delivery_of(room: Room, step: Step, reply: tuple[ClientLink, int] | None = None) -> Delivery:
-    """What ``step``, just applied to ``room``, sends: the ack of request ``reply`` (link, id)
-    first, if any, then its events, then the snapshots of the seats it refreshes."""
+def delivery_of(room: Room, step: Step, now: int, reply: tuple[ClientLink, int] | None = None) -> Delivery:
+    """What ``step``, just applied to ``room`` at ``now`` (the room's clock), sends: the ack of
+    request ``reply`` (link, id) first, if any, then its events, then the snapshots of the
+    seats it refreshes."""
     frames: list[Frame] = []
     if reply is not None:
         link, request_id = reply
@@ -94,18 +94,19 @@ def delivery_of(room: Room, step: Step, reply: tuple[ClientLink, int] | None = N
             redacted = Update(room=room.code, base=base, version=emission.version, events=[emission.redacted])
             frames.append(Frame(redacted, (ToSeats(hidden),)))
     for seat in sorted(step.outcome.refresh):
-        frames.append(Frame(snapshot_of(room, seat), (ToSeats(frozenset({seat})),)))
+        frames.append(Frame(snapshot_of(room, seat, now), (ToSeats(frozenset({seat})),)))
     return Delivery(tuple(frames), room.members())
 
 
-def resync_delivery(room: Room, followed: Iterable[int]) -> Delivery:
+def resync_delivery(room: Room, followed: Iterable[int], now: int) -> Delivery:
     """``room`` was reloaded from storage: a snapshot of it to each ``followed`` seat now, and
     to the spectators after the delay (so a storage fault never shows them what the delay hides)."""
-    frames = [Frame(snapshot_of(room, seat), (ToSeats(frozenset({seat})),)) for seat in sorted(followed)]
-    frames.append(Frame(snapshot_of(room, None), (ToSpectators(room.spectator_delay),)))
+    frames = [Frame(snapshot_of(room, seat, now), (ToSeats(frozenset({seat})),)) for seat in sorted(followed)]
+    frames.append(Frame(snapshot_of(room, None, now), (ToSpectators(room.spectator_delay),)))
     return Delivery(tuple(frames))
 
 
-def snapshot_of(room: Room, seat: int | None, request_id: int | None = None) -> Snapshot:
-    """The room as the racer in ``seat`` (None: a spectator, undelayed) may see it now."""
-    return Snapshot(room=room.code, version=room.version, view=room.view(seat, now_ms()), id=request_id)
+def snapshot_of(room: Room, seat: int | None, now: int, request_id: int | None = None) -> Snapshot:
+    """The room as the racer in ``seat`` (None: a spectator, undelayed) may see it at ``now``
+    (the room's clock)."""
+    return Snapshot(room=room.code, version=room.version, view=room.view(seat, now), id=request_id)

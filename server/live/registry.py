@@ -23,9 +23,9 @@ from typing import Final
 import msgspec
 
 from protocol.messages import RoomOptions, RoomSummary, Variant
-from server.clock import now_ms
 from server.cluster.cluster import Cluster
 from server.cluster.lobby import DailyLine
+from server.live.clock import SYSTEM_CLOCK, RoomClock
 from server.live.loading import load_room
 from server.live.recording import RaceRecorder
 from server.live.runner import RoomRunner
@@ -66,10 +66,11 @@ class Registry:
         cluster: Cluster,
         on_delivery: Callable[[int], None] | None = None,
         on_fenced: Callable[[RoomRunner], None] | None = None,
+        clock: RoomClock = SYSTEM_CLOCK,
     ) -> None:
         """``timing``: the rooms' durations (a daily attempt's grace period is longer);
         ``cluster``: this node of the service, whose leases the rooms are run under;
-        ``on_fenced`` is told of a room another node took over."""
+        ``on_fenced`` is told of a room another node took over; ``clock``: the rooms' time."""
         self.store = store
         self.cluster = cluster
         self.leases = cluster.leases
@@ -80,6 +81,7 @@ class Registry:
         self._finished_ttl = finished_ttl
         self._pick_deal = deal_picker
         self._on_delivery = on_delivery
+        self._clock = clock
         self._rooms: dict[str, RoomRunner] = {}
         #: Leases of rooms let go, on their way back to Redis, by room code.
         self._releasing: dict[str, asyncio.Task[None]] = {}
@@ -122,6 +124,7 @@ class Registry:
             self.leases,
             self.cluster,
             self._fenced,
+            self._clock,
         )
 
     def _fenced(self, runner: RoomRunner) -> None:
@@ -161,7 +164,7 @@ class Registry:
             options,
             player,
             name,
-            now_ms(),
+            self._clock.now_ms(),
             self._pick_deal,
             self._timing_of(daily),
             bot=bot,
@@ -245,7 +248,9 @@ class Registry:
             await self.leases.release(code)
 
     async def _load_owned(self, code: str) -> RoomRunner | None:
-        room = await load_room(self._store, code, self._pick_deal, lambda record: self._timing_of(record.daily))
+        room = await load_room(
+            self._store, code, self._pick_deal, lambda record: self._timing_of(record.daily), now=self._clock.now_ms
+        )
         if room is None or not room.record.seats:
             return None  # no such room, or everyone left: the room is closed
         runner = self._rooms.get(code)

@@ -164,7 +164,7 @@ class RoomRunner:
             if step.record.state != before_state:
                 logger.debug("room %s is %s", self.code, step.record.state)
             reply = (link, request_id) if link is not None and request_id is not None and ack else None
-            self.audience.execute(delivery_of(self.room, step, reply))
+            self.audience.execute(delivery_of(self.room, step, self._clock.now_ms(), reply))
             self.schedule()
             if step.outcome.finished:
                 self._background(self._recorder.record(self.room.as_of_now(), noted))
@@ -239,6 +239,7 @@ class RoomRunner:
             record=encode_record(record) if save else None,
             expiry=expiry,
             lease=self._lease(),
+            at_ms=self._clock.now_ms(),
         )
         await self._store.commit(write)
         if outcome.finished:
@@ -266,7 +267,7 @@ class RoomRunner:
         self._stale = False
         logger.info("room %s resynchronised from storage at version %d", self.code, self.room.version)
         # Everyone sees the room as storage has it (spectators after their delay).
-        self.audience.execute(resync_delivery(self.room, self.audience.present_seats()))
+        self.audience.execute(resync_delivery(self.room, self.audience.present_seats(), self._clock.now_ms()))
         self.schedule()
 
     def _heal_later(self) -> None:

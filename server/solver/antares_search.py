@@ -281,15 +281,15 @@ def _search(game: Game, budget: Budget) -> Result:
     for scan, slice_nodes in _turns(scans, late):
         scan.step(slice_nodes)
         nodes = sum(s.nodes for s in every)
-        stats = Stats(nodes, budget.clock() - start)
         if scan.solution is not None:
             line = engine_line(game, scan.solution)
-            return Solved(line, len(line), stats)
+            return Solved(line, len(line), Stats(nodes, budget.clock() - start))
         if scan.exhausted:
-            return Unwinnable(stats)
+            return Unwinnable(Stats(nodes, budget.clock() - start))
         reason = spent(budget, nodes, deadline, sum(s.positions for s in every))
         if reason:
-            return Unknown(reason, stats)
+            # Read after spent's: a search stopped for time reports at least its budget.
+            return Unknown(reason, Stats(nodes, budget.clock() - start))
     raise AssertionError("the turns never end")
 
 

@@ -150,6 +150,9 @@ class RoomWrite:
     expiry: int
     #: The writer's owner lease (``<node>:<token>``); "" skips the check (tools, tests).
     lease: str = ""
+    #: When the entries were made, on the room's clock (Unix ms): the time stored with each
+    #: (the anti-cheat check reads the pace from it); None: the store's time.
+    at_ms: int | None = None
 
 
 class RoomStorePort(Protocol):
@@ -229,7 +232,7 @@ class RoomStore:
             position[seat] = len(names)  # Lua counts KEYS from 1
         args: list[str | bytes | int] = [write.base, write.version, write.record or b"", int(write.expiry)]
         args += [write.lease.rpartition(":")[2], len(write.entries)]
-        stamp = f"{TIME_MARK}{int(time.time() * 1000)}"
+        stamp = f"{TIME_MARK}{int(time.time() * 1000) if write.at_ms is None else write.at_ms}"
         for seat, text in write.entries:
             args += [position[seat], text + stamp]
         return names, args

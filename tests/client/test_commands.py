@@ -31,6 +31,7 @@ from protocol.messages import (
 from server.competition.daily import utc_date
 from server.storage.connection import Storage
 from tests.client.conftest import PATIENCE, Serve, ServeDaily, playing
+from tests.doubles.clock import AheadClock
 from tests.end_to_end.conftest import PERSON_PACE, cleared_by_a_moderator, registered_before_today
 from tests.known_deals import ANTARES_DEAL, winning_line
 
@@ -246,11 +247,11 @@ async def test_a_bot_can_join_a_persons_room_and_race_them(serve: Serve) -> None
         assert out.getvalue().splitlines()[-1].startswith("bot resigned after ")
 
 
-async def play_daily(client: RaceClient, storage: Storage | None, solution: tuple[str, ...]) -> str:
+async def play_daily(client: RaceClient, storage: Storage | None, solution: tuple[str, ...], clock: AheadClock) -> str:
     """Register (only accounts registered before the day play today's deal: dated back with
     ``storage``), start today's Antares daily challenge and play ``solution`` to the end at a
-    person's pace, then clear the entry the anti-cheat check holds (a replayed solution); the
-    room code."""
+    person's pace on the room's ``clock``, then clear the entry the anti-cheat check holds (a
+    replayed solution); the room code."""
     account = await client.request(lambda i: Register(id=i, name=client.name, password="a daily password"))
     assert isinstance(account, AccountInfo)
     assert storage is not None
@@ -260,17 +261,18 @@ async def play_daily(client: RaceClient, storage: Storage | None, solution: tupl
     code = joined.room
     await client.wait_room(code, lambda m: m.view().state == "racing", timeout=PATIENCE)
     for text in solution:
+        clock.skip(PERSON_PACE)
         await client.request(playing(code, text))
-        await asyncio.sleep(PERSON_PACE)
     await client.wait_room(code, lambda m: m.view().state == "finished")
     await cleared_by_a_moderator(storage, "antares", account.player)
     return code
 
 
 async def test_leaderboard_and_stats_print_the_saved_players_lines(serve_daily: ServeDaily, tmp_path: Path) -> None:
-    async with serve_daily() as (srv, deal):
+    clock = AheadClock()
+    async with serve_daily(clock=clock) as (srv, deal):
         ann = await srv.connect("Ann")
-        await play_daily(ann, srv.server.storage, deal.solution)
+        await play_daily(ann, srv.server.storage, deal.solution, clock)
         assert ann.resume is not None
         Settings(tmp_path, name="Ann", tokens={srv.url: ann.resume}).save()
         mirror_time = next(iter(ann.rooms.values())).view().racers[0].finished_ms

@@ -1,4 +1,5 @@
-"""A room clock that moves only when the test says (:class:`server.live.clock.RoomClock`)."""
+"""Room clocks (:class:`server.live.clock.RoomClock`) for tests: one that moves only when the
+test says, and the system's put ahead by hand."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from server.live.clock import Timer
+from server.live.clock import SystemClock, Timer
 
 #: Event-loop turns given to the work a timer started (in-memory storage answers in a few).
 SETTLE_TURNS: Final = 100
@@ -66,6 +67,29 @@ class ManualClock:
     def pending(self) -> list[float]:
         """Seconds from now to each armed timer, soonest first."""
         return sorted(due - self._now for due, _, timer in self._due if not timer.cancelled)
+
+
+class AheadClock(SystemClock):
+    """The system clock, with its wall time put ahead by :meth:`skip`: a room's records then
+    show moves a person's pace apart without the test waiting for it. Delays and timers run
+    on the system's time (a countdown still takes its real length)."""
+
+    __slots__ = ("_ahead_ms",)
+
+    def __init__(self) -> None:
+        self._ahead_ms = 0
+
+    def now_ms(self) -> int:
+        return super().now_ms() + self._ahead_ms
+
+    @property
+    def ahead(self) -> float:
+        """Seconds the wall time is ahead of the system's."""
+        return self._ahead_ms / 1000
+
+    def skip(self, seconds: float) -> None:
+        """Put the wall time ``seconds`` further ahead (it never goes back)."""
+        self._ahead_ms += max(0, round(seconds * 1000))
 
 
 async def settle() -> None:

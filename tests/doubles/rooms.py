@@ -98,7 +98,7 @@ class MemoryRoomStore:
         if fenced or version != write.version:
             self._set(version_key, stamped - step, keep_ttl=True)
             return -1 if fenced else 0
-        stamp = f"{TIME_MARK}{self._clock.now_ms()}"
+        stamp = f"{TIME_MARK}{self._clock.now_ms() if write.at_ms is None else write.at_ms}"
         for seat, text in write.entries:
             log = self._get(("log", code, write.race, seat))
             if isinstance(log, list):

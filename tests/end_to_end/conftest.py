@@ -50,7 +50,8 @@ async def registered_before_today(storage: Storage, player: str) -> None:
 
 
 #: Seconds between a test's moves of a ranked daily attempt: above the machine speed the
-#: anti-cheat check refuses outright (server/competition/move_timing.py).
+#: anti-cheat check refuses outright (server/competition/move_timing.py). Tests skip them on
+#: the rooms' clock (:class:`tests.doubles.clock.AheadClock`) rather than wait them out.
 PERSON_PACE = 0.16
 
 

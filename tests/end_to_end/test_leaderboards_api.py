@@ -28,6 +28,7 @@ from protocol.messages import (
 from server.clock import now_ms
 from server.competition.daily import DailyDeal, utc_date
 from server.storage.connection import Storage
+from tests.doubles.clock import AheadClock
 from tests.end_to_end.conftest import (
     PERSON_PACE,
     ServerFactory,
@@ -76,16 +77,19 @@ async def daily_attempt(client: RaceClient) -> str:
     return joined.room
 
 
-async def play(client: RaceClient, code: str, moves: tuple[str, ...], pace: float = 0.0) -> None:
+async def play(client: RaceClient, code: str, moves: tuple[str, ...], clock: AheadClock | None = None) -> None:
+    """Play ``moves``; with the rooms' ``clock``, a person's pace apart on it."""
     for text in moves:
+        if clock is not None:
+            clock.skip(PERSON_PACE)
         await client.request(partial(PlayMove, room=code, move=text))
-        await asyncio.sleep(pace)
 
 
 async def test_the_daily_board_ranks_finishers_by_time_then_the_others_by_progress(
     start_server: ServerFactory,
 ) -> None:
-    async with start_server(**SOLVER) as srv:
+    clock = AheadClock()
+    async with start_server(clock=clock, **SOLVER) as srv:
         assert srv.hub.daily is not None
         deal: DailyDeal = await asyncio.wait_for(srv.hub.daily.get("antares", utc_date(now_ms())), SOLVER_WAIT)
         ann, bob, cid, dee = [await srv.connect(name) for name in ("Ann", "Bob", "Cid", "Dee")]
@@ -96,17 +100,13 @@ async def test_the_daily_board_ranks_finishers_by_time_then_the_others_by_progre
         for client in (ann, bob, cid, dee):
             await client.wait_room(rooms[client.name], lambda m: m.view().state == "racing" and m.board(0) is not None)
 
-        # At a person's pace (machine speed is refused). The same moves, later: each room counts
-        # from its own start, and the rooms started one after another, so Cid waits long enough
-        # to be slower whatever the offset. Bob stops one move short of the win: cards are home
-        # then whatever the day's deal (half the line can leave none home).
-        async def later(delay: float, client: RaceClient, moves: tuple[str, ...]) -> None:
-            await asyncio.sleep(delay)
-            await play(client, rooms[client.name], moves, PERSON_PACE)
-
-        await asyncio.gather(
-            later(0, ann, deal.solution), later(1.0, cid, deal.solution), later(0, bob, deal.solution[:-1])
-        )
+        # At a person's pace on the rooms' clock (machine speed is refused). The same moves,
+        # later: each room counts from its own start, and Cid plays after Ann and Bob, so he is
+        # slower whatever the offset between the starts. Bob stops one move short of the win:
+        # cards are home then whatever the day's deal (half the line can leave none home).
+        await play(ann, rooms["Ann"], deal.solution, clock)
+        await play(bob, rooms["Bob"], deal.solution[:-1], clock)
+        await play(cid, rooms["Cid"], deal.solution, clock)
         for quitter in (bob, dee):
             await quitter.request(partial(Resign, room=rooms[quitter.name]))
         results = {}

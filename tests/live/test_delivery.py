@@ -34,7 +34,7 @@ def applied(room: Driven, command: commands.Command, now: int, link: ClientLink 
     """Decide and apply ``command`` as the runner does, and plan its delivery (acking ``link``'s request 7)."""
     step = room.decide(command, now)
     room.room.apply(step)
-    return delivery_of(room.room, step, None if link is None else (link, 7))
+    return delivery_of(room.room, step, now, None if link is None else (link, 7))
 
 
 def event_of(frame: Frame) -> RoomEvent:
@@ -92,8 +92,8 @@ def test_a_resignation_refreshes_the_resigned_seat_with_its_own_view() -> None:
 
 def test_a_resync_snapshots_each_followed_seat_and_the_spectators_after_the_delay() -> None:
     room = open_room(spectator_delay=4.0)
-    start_race(room)
-    delivery = resync_delivery(room.room, {1})
+    started = start_race(room)
+    delivery = resync_delivery(room.room, {1}, started + 5_000)
 
     racer, spectators = delivery.frames
     assert racer.to == (ToSeats(frozenset({1})),)
@@ -102,4 +102,8 @@ def test_a_resync_snapshots_each_followed_seat_and_the_spectators_after_the_dela
     assert seen[1] is not None
     assert seen[0] is None  # still racing: only their own board
     assert spectators.to == (ToSpectators(4.0),)
+    # Both on the room's clock, as told: five seconds into the race.
+    for frame in delivery.frames:
+        assert isinstance(frame.message, Snapshot)
+        assert frame.message.view.clock.now == started + 5_000
     assert delivery.members is None  # connections kept as they are

@@ -5,6 +5,7 @@ Redis's behaviour without one of these failing."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -201,6 +202,14 @@ async def test_each_move_is_stored_with_its_server_time_beside_it(subject: Subje
     assert len(times) == 2
     assert abs(times[0] - time.time() * 1000) < 86_400_000  # Unix ms, not some other unit
     assert await rooms.seat_log("ROOM", 1, 1) == ([], [])
+
+
+async def test_a_write_made_at_a_time_of_the_rooms_clock_stores_that_time(subject: Subject) -> None:
+    rooms = subject.rooms
+    await rooms.commit(write(0, 1, record=b"created"))
+    later = int(time.time() * 1000) + 60_000  # a room clock ahead of the store's
+    await rooms.commit(dataclasses.replace(write(1, 3, [(0, "QS>5"), (0, "7H>c")]), at_ms=later))
+    assert await rooms.seat_log("ROOM", 1, 0) == (["QS>5", "7H>c"], [later, later])
 
 
 async def test_codes_that_could_collide_or_change_slot_are_rejected(subject: Subject) -> None:

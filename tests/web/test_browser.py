@@ -86,6 +86,18 @@ def play_line(page: Any, moves: list[str], start: int = 0) -> None:
             raise AssertionError(failure) from None
 
 
+def type_line(page: Any, moves: list[str]) -> None:
+    """Type ``moves`` in the page's move box one after the other, without waiting for each
+    to show (the server takes them in order; :func:`play_line` tries each way of moving a
+    card); waits until the board shows them all."""
+    for text in moves:
+        page.fill("#move-text", text)
+        page.press("#move-text", "Enter")
+    page.wait_for_function(
+        "n => Number(document.querySelector('.racer-panel.me')?.dataset.moves) === n", arg=len(moves), timeout=WAIT
+    )
+
+
 def create_room_in_page(page: Any, srv: ThreadedServer, seats: int, deal: str | None = None) -> str:
     page.goto(srv.base + "/")
     page.wait_for_selector("#create-room")

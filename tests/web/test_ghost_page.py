@@ -20,7 +20,7 @@ from server.clock import now_ms
 from server.competition.daily import previous_date, utc_date
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.web.conftest import ThreadedServer, shot
-from tests.web.test_browser import WAIT, play_line
+from tests.web.test_browser import WAIT, type_line
 from tests.web.test_room_page import practice
 
 pytestmark = pytest.mark.slow
@@ -50,7 +50,7 @@ def test_race_this_run_from_a_replay(srv: ThreadedServer, page: Any) -> None:
     line = list(winning_line())
     practice(page, srv)
     first = room_code(page)
-    play_line(page, line)
+    type_line(page, line)
     page.wait_for_selector("#room[data-state=finished] #replay-link", timeout=WAIT)
     page.click("#replay-link")
     page.wait_for_selector("#race-ghost:not([disabled])", timeout=WAIT)
@@ -90,7 +90,7 @@ def test_the_lobby_races_your_best_run_on_a_deal(srv: ThreadedServer, page: Any)
     line = list(winning_line())
     practice(page, srv)
     first = room_code(page)
-    play_line(page, line)
+    type_line(page, line)
     page.wait_for_selector("#room[data-state=finished] #results-table", timeout=WAIT)
     page.goto(srv.base + "/")
     page.wait_for_selector("#best-race")

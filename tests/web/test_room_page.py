@@ -18,7 +18,7 @@ from client.lib.connection import RaceClient
 from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, Resign, RoomOptions
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.web.conftest import ThreadedServer, shot
-from tests.web.test_browser import CORNER, WAIT, create_room_in_page, play_line
+from tests.web.test_browser import CORNER, WAIT, create_room_in_page, play_line, type_line
 
 pytestmark = pytest.mark.slow
 
@@ -320,7 +320,7 @@ def test_results_explain_themselves_in_a_rated_race(srv: ThreadedServer, page: A
     page.wait_for_selector("#room[data-state=racing] .racer-panel.me .card.up", timeout=WAIT)
     line = list(winning_line())
     srv.call(rival.request(lambda i: Resign(id=i, room=code)))
-    play_line(page, line)
+    type_line(page, line)
     page.wait_for_selector("#room[data-state=finished] #results-table", timeout=WAIT)
     assert "Rating" in page.locator("#results-table th").all_text_contents()
     mine = page.text_content("#results-table tr.me") or ""

@@ -50,6 +50,7 @@ from tests.client.conftest import (
     playing,
 )
 from tests.client.tui.keyboard import enter_move, send_keys, step_highlight, type_text
+from tests.doubles.clock import AheadClock
 from tests.end_to_end.conftest import PERSON_PACE, cleared_by_a_moderator, registered_before_today
 from tests.known_deals import ANTARES_DEAL, new_antares, winning_line
 from tests.polling import LONG_COUNTDOWN
@@ -431,7 +432,8 @@ async def test_a_quick_race_waits_in_line_can_be_cancelled_and_lands_in_the_coun
 async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
     serve_daily: ServeDaily, tmp_path: Path
 ) -> None:
-    async with serve_daily() as (srv, deal):
+    room_clock = AheadClock()
+    async with serve_daily(clock=room_clock) as (srv, deal):
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:
             await home(app)
@@ -482,9 +484,9 @@ async def test_the_daily_challenge_played_to_the_leaderboard_and_statistics(
                 await eventually(lambda: room.view().racers[0].progress.moves >= played, what=text)  # noqa: B023
                 # The screen says so on its next refresh, which may come after the room's copy changed.
                 await eventually(lambda: text_of(app, "#message") == f"✓ {text}", what=f"✓ {text}")  # noqa: B023
-            for text in deal.solution[3:]:  # at a person's pace: machine speed is refused
+            for text in deal.solution[3:]:  # at a person's pace on the room's clock: machine speed is refused
+                room_clock.skip(PERSON_PACE)
                 await client_of(app).request(playing(code, text))
-                await asyncio.sleep(PERSON_PACE)
 
             await eventually(lambda: isinstance(app.screen, ResultsScreen), what="the results")
             await eventually(lambda: "revealed when the day ends" in text_of(app, "#fairness"), what="no reveal")
