@@ -177,8 +177,11 @@ class Bot:
 
     async def ask(self, build: Callable[[int], ClientMessage]) -> ServerMessage:
         """``client.request``, sent again once the connection is back if it dropped (only for
-        requests that may safely be sent twice)."""
+        requests that may safely be sent twice). While the connection is down the bot waits
+        for it as :meth:`back` does (``reconnect_patience``), not for a request's timeout."""
         while True:
+            if not self.client.connected.is_set():
+                await self.back()
             try:
                 return await self.client.request(build)
             except (ConnectionError, TimeoutError):
@@ -342,6 +345,8 @@ class _Seat:
         changed) or must be sent again."""
         bot, room = self.bot, self.bot.room
         while True:
+            if not bot.client.connected.is_set():
+                await bot.back()  # the bot's patience, not a request's timeout
             before = [list(pile) for pile in self.board()]
             try:
                 ack = await bot.client.request(build)
