@@ -104,7 +104,7 @@ async def test_a_bot_comes_back_after_its_server_restarts_and_finishes_its_race(
         created = await ann.request(lambda i: CreateRoom(id=i, variant="scorpion"))
         assert isinstance(created, Joined)
         code = created.room
-        task = asyncio.create_task(join_and_stay(first.url, code, "hard", delay=0.2, races=1, on_race=outcomes.append))
+        task = asyncio.create_task(join_and_stay(first.url, code, "hard", delay=0.05, races=1, on_race=outcomes.append))
         await ann.wait_room(code, lambda m: len(m.view().racers) == 2 and m.view().racers[1].ready)
         await ann.request(lambda i: Ready(id=i, room=code))
         await ann.wait_room(code, lambda m: m.view().state == "racing", timeout=15)
