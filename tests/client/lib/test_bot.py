@@ -41,7 +41,9 @@ async def test_a_medium_bot_on_a_certified_deal_plays_on_until_it_wins(serve: Se
     """Deal 5 is certified winnable, and its first hints lead nowhere: the medium bot used to
     resign it with no card home after about 100 moves. Now it plays past its ``max_moves``
     (which binds only on uncertified deals) and wins."""
-    async with serve(hint_workers=1) as srv:
+    # A bot that does not wait between moves asks faster than a person may: the request rate
+    # limit (tested on its own) would only slow this test down.
+    async with serve(hint_workers=1, rate=1000, burst=1000) as srv:
         bot, room = await certified_room(srv, "5")
         [outcome] = await asyncio.wait_for(stay(bot, races=1), 240)
         view = bot.client.rooms[room].view()
