@@ -42,6 +42,7 @@ from server.storage.deals import DealStore
 from server.storage.keys import Keys
 from server.storage.moderation import ModerationStore
 from server.supply.certified import DailyDeals
+from tests.doubles.clock import AheadClock
 from tests.end_to_end.conftest import RawClient, RunningServer, ServerFactory, eventually, registered_before_today
 from tests.known_deals import ANTARES_DEAL, winning_line
 
@@ -330,43 +331,46 @@ async def flags_of(srv: RunningServer, player: str) -> list[str]:
     raise AssertionError(f"{player}'s entry was never flagged")
 
 
-async def test_a_studied_ranked_entry_is_hidden_until_a_moderator_clears_it(server: RunningServer) -> None:
-    line = winning_line()
-    ann, info, room, runner = await racing_ranked_daily(server, line)
-    # The solver's line from the first move on, at once, at an even human pace; then she stops.
-    for number, text in enumerate(line[:20]):
-        await play(ann, room, text)
-        await asyncio.sleep(STUDIED_PACE[number % len(STUDIED_PACE)])
-    await resign_when_racing(server, ann, room)
-    assert await flags_of(server, info.player) == ["flagged"]
-    [flag] = await server.hub.moderation.flags()
-    assert flag.score >= 0.6
-    assert flag.parts["line"] == flag.parts["clean"] == 1.0
-    assert flag.first_move_ms is not None
-    assert len(flag.gaps_ms) == 19  # between the moves: the resignation says nothing of pace
-    assert "line: 20 of 20 choices on the solver's par line (1.00)" in flag.reasons
+async def test_a_studied_ranked_entry_is_hidden_until_a_moderator_clears_it(start_server: ServerFactory) -> None:
+    clock = AheadClock()
+    async with start_server(clock=clock) as server:
+        line = winning_line()
+        ann, info, room, runner = await racing_ranked_daily(server, line)
+        # The solver's line from the first move on, at once, at an even human pace (on the room's
+        # clock); then she stops.
+        for number, text in enumerate(line[:20]):
+            await play(ann, room, text)
+            clock.skip(STUDIED_PACE[number % len(STUDIED_PACE)])
+        await resign_when_racing(server, ann, room)
+        assert await flags_of(server, info.player) == ["flagged"]
+        [flag] = await server.hub.moderation.flags()
+        assert flag.score >= 0.6
+        assert flag.parts["line"] == flag.parts["clean"] == 1.0
+        assert flag.first_move_ms is not None
+        assert len(flag.gaps_ms) == 19  # between the moves: the resignation says nothing of pace
+        assert "line: 20 of 20 choices on the solver's par line (1.00)" in flag.reasons
 
-    # Hidden: not on the board, not in the statistics, and a retried recording adds nothing.
-    boards = server.hub.boards
-    await runner._recorder.record(runner.room)
-    assert await flags_of(server, info.player) == ["flagged"]  # flagged once
-    assert await board(server) == []
-    assert await boards.rank("antares", today(), info.player) is None
-    assert (await boards.stats("antares", info.player, today())).daily_attempts == 0
-    assert not await boards.record_daily("antares", today(), info.player, "Ann", False, None, 20, 0, 0)
-    out = await admin(server, "flags", "--player", info.player)
-    assert "HIDDEN until cleared" in out
-    assert "score 1.00: line 1.00, clean 1.00, pace 1.00, start 1.00" in out
+        # Hidden: not on the board, not in the statistics, and a retried recording adds nothing.
+        boards = server.hub.boards
+        await runner._recorder.record(runner.room)
+        assert await flags_of(server, info.player) == ["flagged"]  # flagged once
+        assert await board(server) == []
+        assert await boards.rank("antares", today(), info.player) is None
+        assert (await boards.stats("antares", info.player, today())).daily_attempts == 0
+        assert not await boards.record_daily("antares", today(), info.player, "Ann", False, None, 20, 0, 0)
+        out = await admin(server, "flags", "--player", info.player)
+        assert "HIDDEN until cleared" in out
+        assert "score 1.00: line 1.00, clean 1.00, pace 1.00, start 1.00" in out
 
-    # A moderator clears it: on the board and in the statistics, once.
-    assert "it is on the antares daily board" in await admin(server, "clear-flag", "antares", today(), info.player)
-    assert await board(server) == [(1, "Ann")]
-    assert (await boards.stats("antares", info.player, today())).daily_attempts == 1
-    assert "no entry held back" in await admin(server, "clear-flag", "antares", today(), info.player)
-    await runner._recorder.record(runner.room)
-    assert await board(server) == [(1, "Ann")]
-    assert "CLEARED (rank 1)" in await admin(server, "flags")
-    assert f"{MODERATOR}  clear-flag {info.player}" in await admin(server, "log")
+        # A moderator clears it: on the board and in the statistics, once.
+        assert "it is on the antares daily board" in await admin(server, "clear-flag", "antares", today(), info.player)
+        assert await board(server) == [(1, "Ann")]
+        assert (await boards.stats("antares", info.player, today())).daily_attempts == 1
+        assert "no entry held back" in await admin(server, "clear-flag", "antares", today(), info.player)
+        await runner._recorder.record(runner.room)
+        assert await board(server) == [(1, "Ann")]
+        assert "CLEARED (rank 1)" in await admin(server, "flags")
+        assert f"{MODERATOR}  clear-flag {info.player}" in await admin(server, "log")
 
 
 async def test_a_machine_speed_ranked_entry_never_reaches_the_board(server: RunningServer) -> None:
