@@ -87,7 +87,7 @@ def delivery_of(room: Room, step: Step, now: int, reply: tuple[ClientLink, int] 
         hidden: frozenset[int] = frozenset()
         if emission.redacted is not None:
             if racing is None:
-                racing = frozenset(seat for seat in room.racers() if room.is_racing(seat))
+                racing = room.racing_seats()
             hidden = racing - {emission.owner}
         frames.append(Frame(full, (ToRacers(but=hidden), spectators)))
         if emission.redacted is not None and hidden:
@@ -95,7 +95,10 @@ def delivery_of(room: Room, step: Step, now: int, reply: tuple[ClientLink, int] 
             frames.append(Frame(redacted, (ToSeats(hidden),)))
     for seat in sorted(step.outcome.refresh):
         frames.append(Frame(snapshot_of(room, seat, now), (ToSeats(frozenset({seat})),)))
-    return Delivery(tuple(frames), room.members())
+    # Seats change hands only in steps that save the record, which holds them: a move or an
+    # undo leaves every connection where it is.
+    members = room.members() if step.outcome.save or step.outcome.finished else None
+    return Delivery(tuple(frames), members)
 
 
 def resync_delivery(room: Room, followed: Iterable[int], now: int) -> Delivery:

@@ -206,7 +206,6 @@ class Room:
 
     def racers(self) -> dict[int, str]:
         """Seat number -> player id (a ghost's seat is nobody's)."""
-        # One pass: the delivery asks for this on every move.
         return {number: seat.record.player for number, seat in self._seats.items() if not seat.record.ghost}
 
     def members(self) -> dict[int, str]:
@@ -214,6 +213,12 @@ class Room:
         left keeps the seat for the race's results, until the rematch)."""
         seats = self._seats.items()
         return {number: seat.record.player for number, seat in seats if not seat.record.left and not seat.record.ghost}
+
+    def racing_seats(self) -> frozenset[int]:
+        """The seats of :meth:`is_racing`: racers in a race and not done."""
+        if self.state is not State.RACING:
+            return frozenset()
+        return frozenset(number for number, seat in self._seats.items() if not seat.done and not seat.record.ghost)
 
     def is_racing(self, seat: int) -> bool:
         """Whether the racer in ``seat`` is in a race and not done: they see only their board."""

@@ -63,7 +63,16 @@ def test_a_move_shows_the_board_to_its_seat_and_progress_to_the_other_racers() -
     assert full.to == (ToRacers(but=frozenset({1})), ToSpectators(2.5))  # Bob races: not his
     assert isinstance(event_of(redacted), ProgressChanged)
     assert redacted.to == (ToSeats(frozenset({1})),)
-    assert delivery.members == {0: ANN, 1: BOB}
+    assert delivery.members is None  # a move changes no seat's holder: connections kept
+
+
+def test_a_racer_leaving_a_finished_race_is_let_go_by_its_connections() -> None:
+    room = open_room()
+    started = start_race(room)
+    applied(room, commands.Resign(ANN), started + 1000)
+    applied(room, commands.Resign(BOB), started + 2000)
+    delivery = applied(room, commands.Leave(ANN), started + 3000)
+    assert delivery.members == {1: BOB}  # Ann's seat stays for the results, not her connections
 
 
 def test_an_event_without_a_hidden_form_goes_to_everyone() -> None:

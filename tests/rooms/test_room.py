@@ -398,3 +398,12 @@ def test_a_step_applies_only_to_the_room_it_was_decided_on() -> None:
     room.apply(first)
     with pytest.raises(ValueError, match="decided at version"):
         room.apply(first)
+
+
+def test_the_racing_seats_are_the_racers_still_racing() -> None:
+    room = open_room(racers=3)
+    assert room.racing_seats() == frozenset()  # waiting: nobody races yet
+    started = start_race(room)
+    assert room.racing_seats() == frozenset({0, 1, 2})
+    room.resign(BOB, started + 1000)
+    assert room.racing_seats() == frozenset({0, 2}) == {seat for seat in room.racers() if room.is_racing(seat)}
