@@ -98,11 +98,11 @@ _SPARE_DESCRIPTORS = 256
 class RaceServer:
     """One running server: ``async with RaceServer(config) as server: ...``.
 
-    ``deal_picker`` chooses each race's deal (random by default; tests fix it).
+    ``deal_picker`` chooses each race's deal (random by default; tests fix it); ``clock`` is the
+    time the live rooms run on (:mod:`server.live.clock`; the system's by default).
     """
 
     def __init__(self, config: Config, deal_picker: DealPicker = random_deal, clock: RoomClock = SYSTEM_CLOCK) -> None:
-        """``clock``: the time the live rooms run on (:mod:`server.live.clock`)."""
         self.config = config
         self.deal_picker = deal_picker
         self.clock = clock
@@ -348,7 +348,7 @@ class RaceServer:
         while True:
             await asyncio.sleep(60)
             if self.ctx is not None:
-                self.ctx.rooms.sweep(now_ms())
+                self.ctx.rooms.sweep(self.clock.now_ms())  # finished times are on the rooms' clock
 
     async def stop(self) -> None:
         """Close every connection with 1001 (going away), flush room writes, stop Redis."""

@@ -103,10 +103,12 @@ def delivery_of(room: Room, step: Step, now: int, reply: tuple[ClientLink, int] 
 
 def resync_delivery(room: Room, followed: Iterable[int], now: int) -> Delivery:
     """``room`` was reloaded from storage: a snapshot of it to each ``followed`` seat now, and
-    to the spectators after the delay (so a storage fault never shows them what the delay hides)."""
+    to the spectators after the delay (so a storage fault never shows them what the delay
+    hides); the seats' holders as storage has them."""
     frames = [Frame(snapshot_of(room, seat, now), (ToSeats(frozenset({seat})),)) for seat in sorted(followed)]
     frames.append(Frame(snapshot_of(room, None, now), (ToSpectators(room.spectator_delay),)))
-    return Delivery(tuple(frames))
+    # Storage may hold a seat another player took meanwhile: its old holder's connections go.
+    return Delivery(tuple(frames), room.members())
 
 
 def snapshot_of(room: Room, seat: int | None, now: int, request_id: int | None = None) -> Snapshot:

@@ -215,7 +215,7 @@ class Room:
         return {number: seat.record.player for number, seat in seats if not seat.record.left and not seat.record.ghost}
 
     def racing_seats(self) -> frozenset[int]:
-        """The seats of :meth:`is_racing`: racers in a race and not done."""
+        """The racers' seats (never a ghost's) where :meth:`is_racing` holds: in a race and not done."""
         if self.state is not State.RACING:
             return frozenset()
         return frozenset(number for number, seat in self._seats.items() if not seat.done and not seat.record.ghost)

@@ -288,7 +288,7 @@ def _search(game: Game, budget: Budget) -> Result:
             return Unwinnable(Stats(nodes, budget.clock() - start))
         reason = spent(budget, nodes, deadline, sum(s.positions for s in every))
         if reason:
-            # Read after spent's: a search stopped for time reports at least its budget.
+            # Timed after spent() read the clock: a search stopped for time reports at least its budget.
             return Unknown(reason, Stats(nodes, budget.clock() - start))
     raise AssertionError("the turns never end")
 

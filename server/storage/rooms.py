@@ -35,7 +35,8 @@ from server.storage.lease_rule import VERSION_SPAN, stored_version
 #: record's expiry, 0 no expiry, > 0 finish: expire the room's keys after that many
 #: seconds), 5 the writer's lease token (or "" for tools and tests that own the Redis alone),
 #: 6 entry count, then per entry its log key's index in KEYS and its text (the move's text, a
-#: tab and the server time in Unix ms: the time stays beside the move, for anti-cheat).
+#: tab and its time in Unix ms, on the room's clock: the time stays beside the move, for
+#: anti-cheat).
 #: One INCRBY checks the lease and the version and stores the new version: it lands on the
 #: writer's token and new version only if no lease was granted since the writer's (a lease
 #: that merely expired still counts: nobody else can have owned the room meanwhile) and the
@@ -74,7 +75,7 @@ end
 return 1
 """
 
-#: Between a stored log entry and its server time (entries never hold a tab).
+#: Between a stored log entry and its time (entries never hold a tab).
 TIME_MARK: Final = "\t"
 
 #: KEYS: 1 a client address's public rooms (zset: code -> Unix ms it was counted). ARGV: 1 the
@@ -98,7 +99,7 @@ PUBLIC_TTL: Final = 86_400
 
 
 def _split_time(stored: str) -> tuple[str, int | None]:
-    """A stored log entry's text and server time (None for an entry stored without one)."""
+    """A stored log entry's text and time (None for an entry stored without one)."""
     text, mark, stored_at = stored.rpartition(TIME_MARK)
     return (text, int(stored_at)) if mark else (stored, None)
 
@@ -150,8 +151,8 @@ class RoomWrite:
     expiry: int
     #: The writer's owner lease (``<node>:<token>``); "" skips the check (tools, tests).
     lease: str = ""
-    #: When the entries were made, on the room's clock (Unix ms): the time stored with each
-    #: (the anti-cheat check reads the pace from it); None: the store's time.
+    #: The time stored with each entry, on the room's clock (Unix ms), taken as the write is
+    #: made (the anti-cheat check reads the pace from it); None: the store's own time.
     at_ms: int | None = None
 
 
@@ -269,9 +270,9 @@ class RoomStore:
         }
 
     async def seat_log(self, code: str, race: int, seat: int) -> tuple[list[str], list[int]]:
-        """The seat's log entries in race ``race``, and the server time (Unix ms) each was
-        stored, in log order, from one read; the times are empty if any entry was stored
-        without its time."""
+        """The seat's log entries in race ``race``, and the time (Unix ms, on the room's clock)
+        stored with each, in log order, from one read; the times are empty if any entry was
+        stored without its time."""
         timed = (await self._timed_logs(code, race, [seat])).get(seat, [])
         times = [stored for _, stored in timed if stored is not None]
         return [entry for entry, _ in timed], times if len(times) == len(timed) else []

@@ -115,4 +115,4 @@ def test_a_resync_snapshots_each_followed_seat_and_the_spectators_after_the_dela
     for frame in delivery.frames:
         assert isinstance(frame.message, Snapshot)
         assert frame.message.view.clock.now == started + 5_000
-    assert delivery.members is None  # connections kept as they are
+    assert delivery.members == {0: ANN, 1: BOB}  # the seats' holders as storage has them

@@ -5,7 +5,6 @@ Redis's behaviour without one of these failing."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -208,7 +207,7 @@ async def test_a_write_made_at_a_time_of_the_rooms_clock_stores_that_time(subjec
     rooms = subject.rooms
     await rooms.commit(write(0, 1, record=b"created"))
     later = int(time.time() * 1000) + 60_000  # a room clock ahead of the store's
-    await rooms.commit(dataclasses.replace(write(1, 3, [(0, "QS>5"), (0, "7H>c")]), at_ms=later))
+    await rooms.commit(replace(write(1, 3, [(0, "QS>5"), (0, "7H>c")]), at_ms=later))
     assert await rooms.seat_log("ROOM", 1, 0) == (["QS>5", "7H>c"], [later, later])
 
 

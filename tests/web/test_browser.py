@@ -89,7 +89,8 @@ def play_line(page: Any, moves: list[str], start: int = 0) -> None:
 def type_line(page: Any, moves: list[str]) -> None:
     """Type ``moves`` in the page's move box one after the other, without waiting for each
     to show (the server takes them in order; :func:`play_line` tries each way of moving a
-    card); waits until the board shows them all."""
+    card); waits until the board shows them all. A line longer than the server's request
+    burst (100 by default) could meet its rate limit, which the page does not retry."""
     for text in moves:
         page.fill("#move-text", text)
         page.press("#move-text", "Enter")
