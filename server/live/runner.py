@@ -141,7 +141,8 @@ class RoomRunner:
                     except StoreUnavailable:
                         self._heal_later()
                         raise
-                step = self.room.decide(command, self._clock.now_ms())
+                now = self._clock.now_ms()
+                step = self.room.decide(command, now)
                 noted = None
                 if step.outcome.finished:
                     await self._recorder.rate(self.room, step)
@@ -149,7 +150,7 @@ class RoomRunner:
                     # recorded, another node records them.
                     noted = await self._recorder.note(self.room, step)
                 try:
-                    await self._store_step(step)
+                    await self._store_step(step, now)
                 except (StoreUnavailable, VersionConflict):
                     self._stale = True
                     self._heal_later()
@@ -178,7 +179,7 @@ class RoomRunner:
         """Store and apply a new room's first step (its creator's seat), sending nothing:
         nobody follows the room yet."""
         async with self.lock:
-            await self._store_step(step)
+            await self._store_step(step, self._clock.now_ms())
             self.room.apply(step)
             self._note_seats(set())
             self.audience.reset_mirror(self.room)
@@ -216,7 +217,9 @@ class RoomRunner:
         if self._on_fenced is not None:
             self._on_fenced(self)
 
-    async def _store_step(self, step: Step) -> None:
+    async def _store_step(self, step: Step, decided_ms: int) -> None:
+        """Store ``step``, decided at ``decided_ms`` on the room's clock (the time its log
+        entries are stored with)."""
         outcome = step.outcome
         if not outcome.emissions and not outcome.log and not outcome.save:
             return  # nothing changed
@@ -239,7 +242,7 @@ class RoomRunner:
             record=encode_record(record) if save else None,
             expiry=expiry,
             lease=self._lease(),
-            at_ms=self._clock.now_ms(),
+            at_ms=decided_ms,
         )
         await self._store.commit(write)
         if outcome.finished:

@@ -151,8 +151,8 @@ class RoomWrite:
     expiry: int
     #: The writer's owner lease (``<node>:<token>``); "" skips the check (tools, tests).
     lease: str = ""
-    #: The time stored with each entry, on the room's clock (Unix ms), taken as the write is
-    #: made (the anti-cheat check reads the pace from it); None: the store's own time.
+    #: The time stored with each entry, on the room's clock (Unix ms): when the step was
+    #: decided (the anti-cheat check reads the pace from it); None: the store's own time.
     at_ms: int | None = None
 
 

@@ -72,11 +72,7 @@ def play_line(page: Any, moves: list[str], start: int = 0) -> None:
             source.click(position=CORNER)
             destination.click(position=CORNER)
         try:
-            page.wait_for_function(
-                "n => Number(document.querySelector('.racer-panel.me')?.dataset.moves) === n",
-                arg=number + 1,
-                timeout=WAIT,
-            )
+            wait_moves(page, number + 1)
         except PlaywrightTimeout:
             shown = page.evaluate(
                 "() => [document.querySelector('.racer-panel.me')?.dataset.moves,"
@@ -94,8 +90,13 @@ def type_line(page: Any, moves: list[str]) -> None:
     for text in moves:
         page.fill("#move-text", text)
         page.press("#move-text", "Enter")
+    wait_moves(page, len(moves))
+
+
+def wait_moves(page: Any, count: int) -> None:
+    """Wait until the player's own board shows ``count`` moves."""
     page.wait_for_function(
-        "n => Number(document.querySelector('.racer-panel.me')?.dataset.moves) === n", arg=len(moves), timeout=WAIT
+        "n => Number(document.querySelector('.racer-panel.me')?.dataset.moves) === n", arg=count, timeout=WAIT
     )
 
 

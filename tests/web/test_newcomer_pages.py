@@ -15,8 +15,8 @@ import pytest
 from client.lib.bot import LEVELS, STYLES, level_text
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.web.conftest import ThreadedServer, shot
-from tests.web.test_browser import WAIT, create_room_in_page, play_line
-from tests.web.test_room_page import open_room, practice, seat_rival, wait_moves
+from tests.web.test_browser import WAIT, create_room_in_page, play_line, wait_moves
+from tests.web.test_room_page import open_room, practice, seat_rival
 
 pytestmark = pytest.mark.slow
 

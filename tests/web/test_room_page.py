@@ -18,7 +18,7 @@ from client.lib.connection import RaceClient
 from protocol.messages import CreateRoom, Joined, JoinRoom, Ready, Resign, RoomOptions
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.web.conftest import ThreadedServer, shot
-from tests.web.test_browser import CORNER, WAIT, create_room_in_page, play_line, type_line
+from tests.web.test_browser import CORNER, WAIT, create_room_in_page, play_line, type_line, wait_moves
 
 pytestmark = pytest.mark.slow
 
@@ -31,12 +31,6 @@ def srv(web_server: Any) -> Any:
 
 def moves(page: Any) -> int:
     return int(page.get_attribute(".racer-panel.me", "data-moves") or 0)
-
-
-def wait_moves(page: Any, count: int) -> None:
-    page.wait_for_function(
-        "n => Number(document.querySelector('.racer-panel.me')?.dataset.moves) === n", arg=count, timeout=WAIT
-    )
 
 
 def practice(page: Any, srv: ThreadedServer) -> str:
