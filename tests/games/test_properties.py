@@ -30,8 +30,9 @@ from server.games import (
     Scorpion,
 )
 from server.games.deals import FIRST_MT_DEAL, MAX_MS_DEAL, MAX_PLAIN_DEAL
+from tests.thorough import examples
 
-SETTINGS = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 MAX_STEPS = 150
 UNDO_ODDS = 8
 #: Scorpion's stock deals to columns 1-3 (pile numbers 0-2); until it is dealt each of them has its own role.
@@ -186,7 +187,7 @@ def test_every_listed_move_applies(game: Game, data: st.DataObject) -> None:
             assert state(game) == before
 
 
-@settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(80), suppress_health_check=[HealthCheck.too_slow])
 @given(game=new_games(), data=st.data())
 def test_unlisted_moves_are_rejected_and_change_nothing(game: Game, data: st.DataObject) -> None:
     """Every (source, count, target), out-of-range ones included, tried in the walk's last position."""

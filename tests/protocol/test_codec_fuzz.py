@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from protocol.codec import CLIENT_LIMITS, MalformedFrame, decode_client, decode_server, encode, request_id_of
 from protocol.messages import ClientMessage
 from tests.protocol.test_codec import CLIENT_MESSAGES
+from tests.thorough import examples
 
 CODES = {"bad-frame", "invalid-message", "unknown-type"}
 REQUEST_TYPES = [
@@ -70,7 +71,7 @@ def request_shaped(draw: st.DrawFn) -> dict[str, Any]:
     return fields
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(request_shaped())
 def test_every_request_shape_with_any_field_values_decodes_or_is_malformed(fields: dict[str, Any]) -> None:
     frame = msgspec.msgpack.encode(fields)
@@ -89,7 +90,7 @@ def test_every_request_shape_with_any_field_values_decodes_or_is_malformed(field
     assert request_id_of(frame) in (None, request_id)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(st.binary(max_size=300))
 def test_any_bytes_decode_or_are_malformed(frame: bytes) -> None:
     outcome(frame)
@@ -121,7 +122,7 @@ def broken_request(draw: st.DrawFn) -> bytes:
     return bytes(frame)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(broken_request())
 def test_broken_requests_decode_or_are_malformed(frame: bytes) -> None:
     outcome(frame)

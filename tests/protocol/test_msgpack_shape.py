@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.msgpack_shape import ShapeLimits, _walk, shape_error
+from tests.thorough import examples
 
 SMALL = ShapeLimits(depth=3, length=20, values=120)
 
@@ -53,7 +54,7 @@ def within(value: object, limits: ShapeLimits) -> bool:
     return depth <= limits.depth and longest <= limits.length and count <= limits.values
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(values)
 def test_a_frame_is_refused_exactly_when_its_value_breaks_a_limit(value: object) -> None:
     frame = msgspec.msgpack.encode(value)
@@ -61,7 +62,7 @@ def test_a_frame_is_refused_exactly_when_its_value_breaks_a_limit(value: object)
     assert (_walk(frame, SMALL) is None) == within(value, SMALL)
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(st.binary(max_size=400) | values.map(msgspec.msgpack.encode).flatmap(lambda f: st.just(f[: len(f) // 2])))
 def test_any_bytes_get_an_answer_and_the_shortcut_agrees_with_the_walk(frame: bytes) -> None:
     error = shape_error(frame, SMALL)

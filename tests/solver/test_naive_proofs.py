@@ -2,8 +2,9 @@
 :mod:`tests.solver.naive_search`, which shares no code with the fast solver.
 
 By default (for CI) the Scorpion deals of :data:`DEFAULT_SCORPION` are re-proved, and Antares
-deals 1-20 are solved (no Antares deal of 1-200 is unwinnable): the naive search has no
-symmetry reduction and runs on the engine, so the large spaces take minutes each. Set
+deals 1-20 are solved (no Antares deal of 1-200 is unwinnable): a third of each list, drawn
+anew each run, or all of it with ``SOLITAIRE_THOROUGH=1`` (:mod:`tests.thorough`). The naive
+search has no symmetry reduction and runs on the engine, so the large spaces take minutes each. Set
 ``NAIVE_PROOFS=all`` to re-prove every Unwinnable verdict of deals 1-200 (about half an hour on
 one core), or ``NAIVE_PROOFS=1-50`` for another range, all of it.
 """
@@ -19,6 +20,7 @@ from server.solver import Budget, Solved, Unwinnable, solve, solve_position
 from server.solver.survey import parse_deals
 from tests.games.positions import antares, scorpion
 from tests.solver.naive_search import naive_search
+from tests.thorough import sample
 
 DEALS = range(1, 201)
 #: Antares deals solved by default (each is won within a few thousand positions).
@@ -49,9 +51,9 @@ def _selection(variant: type[Game]) -> tuple[list[int], int, bool]:
     if setting:
         return parse_deals(setting), NAIVE_LIMIT, False
     if variant is Scorpion:
-        return list(DEFAULT_SCORPION), DEFAULT_NAIVE_LIMIT, True
+        return sample(DEFAULT_SCORPION), DEFAULT_NAIVE_LIMIT, True
     # Antares deals are won (none of 1-200 is unwinnable): by default, a sample only.
-    return list(DEALS)[:ANTARES_DEFAULT_DEALS], DEFAULT_NAIVE_LIMIT, False
+    return sample(list(DEALS)[:ANTARES_DEFAULT_DEALS]), DEFAULT_NAIVE_LIMIT, False
 
 
 @pytest.mark.parametrize("variant", [Scorpion, Antares], ids=lambda v: v.VARIANT)

@@ -13,6 +13,7 @@ from server.solver.scorpion_dead import FACE_DOWN_BASE, _lost_from, _lost_with_t
 from server.solver.scorpion_search import _encode, depth_first_scorpion
 from tests.games.positions import random_play, scorpion
 from tests.solver.naive_search import naive_search
+from tests.thorough import examples
 
 #: Deals of 1-360 the search before the lost-position test left unknown at 10 s
 #: (each needed 0.5-2.2 million positions); now proved unwinnable within a few thousand.
@@ -41,7 +42,7 @@ def test_a_position_one_move_from_a_win_is_not_lost() -> None:
     assert not is_lost(columns, stock)
 
 
-@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
 @given(deal=st.integers(1, 10**6), data=st.data())
 def test_a_position_called_lost_has_no_win_for_the_naive_search(deal: int, data: st.DataObject) -> None:
     game = Scorpion.new(deal)
