@@ -369,8 +369,13 @@ async def run(args: argparse.Namespace) -> list[str]:
         await storage.close()
 
 
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """The command's arguments, for :func:`run` (a mistake exits with the usage, as argparse does)."""
+    return _parser().parse_args(list(argv))
+
+
 def main(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(list(argv))
+    args = parse_args(argv)
     try:
         lines = asyncio.run(run(args))
     except StoreUnavailable as error:

@@ -35,6 +35,8 @@ from protocol.messages import (
     StartDaily,
     Welcome,
 )
+from server.admin import parse_args
+from server.admin import run as run_admin
 from server.clock import now_ms
 from server.competition.daily import DailyDeal, utc_date
 from server.live.runner import RoomRunner
@@ -105,22 +107,19 @@ async def play(client: RawClient, room: str, move: str) -> None:
 
 
 async def admin(srv: RunningServer, *args: str, who: str = "test-moderator", env: dict[str, str] | None = None) -> str:
-    """Run ``python -m server admin --as who`` against the server's Redis, with ``env`` added
-    to the environment; its output (it must succeed)."""
+    """``python -m server admin --as who`` against the server's Redis: its output (it must
+    succeed). Run in this process, or as its own process with ``env`` added to the environment."""
     config = srv.server.config
     assert config.redis_url is not None
+    argv = ["--redis-url", config.redis_url, "--key-prefix", config.key_prefix, "--as", who, *args]
+    if env is None:
+        return "\n".join(await run_admin(parse_args(argv))) + "\n"
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "server",
         "admin",
-        "--redis-url",
-        config.redis_url,
-        "--key-prefix",
-        config.key_prefix,
-        "--as",
-        who,
-        *args,
+        *argv,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": os.getcwd(), **(env or {})},
