@@ -1,5 +1,5 @@
 """Fair daily boards and moderation through the real server and Redis, with the admin tool
-run as a subprocess (``python -m server admin``) beside the running server: one ranked daily
+run beside the running server (``python -m server admin``, in the test's process): one ranked daily
 attempt per person, who may watch, bans that disconnect, renames, board entries removed with
 exact re-ranking, rooms closed, the lists, the admin log, and anti-cheat flags."""
 
