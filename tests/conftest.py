@@ -65,6 +65,7 @@ from tests.cluster.netns import open_session_namespace
 from tests.in_process_server import RunningServer, ServerFactory, fresh_prefix, running_server
 from tests.nodes.conftest import redis_cluster
 from tests.polling import LONG_COUNTDOWN
+from tests.thorough import sampled_cases
 
 _SETUP_TIMEOUT = 60.0
 
@@ -126,7 +127,12 @@ def _selects(config: pytest.Config, path: Path) -> bool:
     return any(path == arg or arg in path.parents for arg in named)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seed = getattr(config.option, "randomly_seed", 0)  # pytest-randomly's, once it has chosen
+    kept, left_out = sampled_cases(items, seed if isinstance(seed, int) else 0)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
     rank = {path: k for k, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
 

@@ -1,9 +1,11 @@
 """How much of a sampled check one run of the suite does.
 
-The heaviest property tests and the longest lists of deals re-proved run a third of their
-examples or deals in an ordinary run: each run draws its own (its seed is pytest-randomly's,
-printed in the header), so successive runs cover the rest. ``SOLITAIRE_THOROUGH=1`` runs all
-of them, as a release or a change to the rules engine, the solver or the codec should.
+The heaviest property tests, the longest lists of deals re-proved and the tests marked
+``@pytest.mark.sampled`` (a test over many golden deals, say) run a third of their examples,
+deals or cases in an ordinary run: each run draws its own from its seed (pytest-randomly's,
+printed in the header; the same in every xdist worker), so successive runs cover the rest.
+``SOLITAIRE_THOROUGH=1`` runs all of them, as a release or a change to the rules engine, the
+solver or the codec should.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import os
 import random
 from collections.abc import Sequence
 from typing import TypeVar
+
+import pytest
 
 T = TypeVar("T")
 
@@ -33,3 +37,18 @@ def sample(items: Sequence[T]) -> list[T]:
         return list(items)
     chosen = set(random.sample(range(len(items)), max(1, len(items) // SHARE)))
     return [item for index, item in enumerate(items) if index in chosen]
+
+
+def sampled_cases(items: Sequence[pytest.Item], seed: int) -> tuple[list[pytest.Item], list[pytest.Item]]:
+    """``items`` split into those to run and those left out: of each test marked ``sampled``,
+    a third of its parametrized cases (at least one), drawn from ``seed`` and the test's name
+    alone, so every worker collecting the same tests with the same seed draws the same."""
+    cases: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if not THOROUGH and item.get_closest_marker("sampled") is not None:
+            cases.setdefault(item.nodeid.partition("[")[0], []).append(item)
+    left_out: set[str] = set()
+    for test, its_cases in cases.items():
+        kept = set(random.Random(f"{seed}:{test}").sample(range(len(its_cases)), max(1, len(its_cases) // SHARE)))
+        left_out.update(case.nodeid for index, case in enumerate(its_cases) if index not in kept)
+    return [item for item in items if item.nodeid not in left_out], [item for item in items if item.nodeid in left_out]

@@ -79,6 +79,7 @@ def test_the_deals_that_once_took_a_minute_are_solved_in_a_few_thousand_position
     assert result.par <= result.found
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("deal", ONCE_UNKNOWN)
 def test_the_deals_earlier_searches_left_unknown_are_solved(deal: int) -> None:
     result = solve(Antares, deal, None, Budget(seconds=120, nodes=ONCE_UNKNOWN_NODES), par_seconds=0)

@@ -57,6 +57,7 @@ def follow_the_hints(game: Game) -> list[Move]:
     return played
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("autoplay", list(Autoplay), ids=lambda a: a.value)
 @pytest.mark.parametrize("deal", GOLDEN)
 def test_following_the_hints_sends_a_card_home_at_least_every_20_moves(deal: str, autoplay: Autoplay) -> None:

@@ -70,6 +70,7 @@ def _same(native: Result, python: Result) -> None:
         assert native.reason == python.reason
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("deal", LOOP_DEALS)
 def test_deals_get_the_python_searchs_verdict_line_and_position_count(deal: int) -> None:
     native = depth_first_scorpion(Scorpion.new(deal), BUDGET, sleep_sets=False)

@@ -23,6 +23,7 @@ BUDGET = Budget(seconds=30, clock=time.process_time)
 DEALS = [deal for deal in range(1, 61) if deal not in (27, 39, 44, 45, 60)]
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("deal", DEALS)
 def test_the_reduced_search_gives_the_verdict_of_the_full_one(deal: int) -> None:
     game = Scorpion.new(deal)
