@@ -155,8 +155,14 @@ export class BoardView {
 
   animate(before) {
     if (!before.size || window.matchMedia("(prefers-reduced-motion: reduce)").matches) return;
-    for (const node of this.container.querySelectorAll(".card.up")) {
-      const was = before.get(node.dataset.card);
+    // Every position is read before any animation starts: a started animation invalidates the
+    // style, so reading and starting in turn would recompute it once a card.
+    const cards = [...this.container.querySelectorAll(".card.up")].map((node) => [
+      node,
+      before.get(node.dataset.card),
+      node.getBoundingClientRect(),
+    ]);
+    for (const [node, was, now] of cards) {
       if (!was) {
         node.animate([{ opacity: 0, transform: "scale(0.8)" }, { opacity: 1, transform: "none" }], {
           duration: 220,
@@ -164,7 +170,6 @@ export class BoardView {
         });
         continue;
       }
-      const now = node.getBoundingClientRect();
       const dx = was.left - now.left;
       const dy = was.top - now.top;
       if (Math.abs(dx) < 1 && Math.abs(dy) < 1) continue;

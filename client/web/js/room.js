@@ -406,8 +406,9 @@ export class RoomScreen {
     const copy = this.copy;
     if (!copy || !this.clock) return;
     const text = clockText(copy.view, copy.serverNow());
-    this.clock.textContent = text;
-    this.clock.hidden = !text;
+    // Written only when it changes: each write makes the page recompute its style.
+    if (this.clock.textContent !== text) this.clock.textContent = text;
+    if (this.clock.hidden !== !text) this.clock.hidden = !text;
   }
 
   async send(fields) {
