@@ -57,8 +57,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from argon2 import PasswordHasher, profiles
 
 from server.app import stop_leftovers
+from server.features.accounts import use_password_hasher
 from server.storage.connection import Storage
 from server.storage.embedded import EmbeddedRedis
 from tests.cluster.netns import open_session_namespace
@@ -99,6 +101,11 @@ _FAULT_RUN = Path(__file__).resolve().parent / "cluster" / "test_fault_run.py"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The servers this process runs hash passwords at argon2's cheapest (its profile for
+    # tests): hundreds of registrations and logins would otherwise spend a minute of CPU on
+    # the hash alone. Server processes the tests start keep the real cost, and
+    # tests/features/test_accounts.py checks it.
+    use_password_hasher(PasswordHasher.from_parameters(profiles.CHEAPEST))
     if hasattr(config, "workerinput"):
         return
     # Before the workers start, which inherit both. The suite starts hundreds of Python
