@@ -117,9 +117,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # -B this process started with.)
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sys.dont_write_bytecode = False
-    # The terminal client's tests read its widgets, not its frames: at most 10 frames a
-    # second instead of Textual's 60 draws fewer frames that nobody looks at.
-    os.environ.setdefault("TEXTUAL_FPS", "10")
+    # The terminal client's tests read its widgets, not its frames: at most 3 frames a
+    # second instead of Textual's 60 draws fewer frames that nobody looks at (a test that
+    # reads the screen waits for the next one).
+    os.environ.setdefault("TEXTUAL_FPS", "3")
     # Before any test, so before any browser: the workers inherit the note of where it is.
     if _selects(config, _FAULT_RUN):
         open_session_namespace(_SESSION_NAMESPACE)
