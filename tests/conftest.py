@@ -71,11 +71,9 @@ from tests.thorough import sampled_cases
 
 _SETUP_TIMEOUT = 60.0
 
-#: xdist workers a core with ``-n auto``: much of a test's time is spent waiting on the
-#: servers, Redis processes and browsers it starts, so one worker a core leaves the cores
-#: idle; with three, another worker's test fills nearly every wait (two left about an eighth
-#: of the cores idle).
-WORKERS_PER_CORE = 3
+#: xdist workers a core with ``-n auto``: most of a test's time is spent waiting on the
+#: servers, Redis processes and browsers it starts, so one worker a core leaves the cores idle.
+WORKERS_PER_CORE = 2
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
