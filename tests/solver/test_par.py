@@ -14,6 +14,7 @@ from server.solver.best_first import best_first
 from server.solver.par import shorten
 from server.solver.scorpion_search import depth_first_scorpion
 from tests.games.positions import antares, play, scorpion
+from tests.thorough import examples
 
 BUDGET = Budget(seconds=10)
 PAR_SECONDS = 1.0
@@ -104,7 +105,7 @@ def line_and_detours(deal: int) -> tuple[tuple[Move, ...], list[tuple[int, Move,
     return line, cell_detours(game, line)
 
 
-@settings(deadline=None, max_examples=20, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(20), suppress_health_check=[HealthCheck.too_slow])
 @given(deal=st.sampled_from([2, 24]), data=st.data())
 def test_several_detours_never_make_the_line_longer_than_without_them(deal: int, data: st.DataObject) -> None:
     line, detours = line_and_detours(deal)

@@ -24,6 +24,7 @@ from server.solver.scorpion_search import _encode, depth_first_scorpion
 from tests.games.positions import random_play
 from tests.solver import LARGEST
 from tests.solver.test_scorpion_search import assert_wins
+from tests.thorough import examples
 
 CORE = native_core()
 pytestmark = pytest.mark.skipif(CORE is None, reason="the C core is not built here (no compiler, or pure Python)")
@@ -106,7 +107,7 @@ def test_the_largest_proofs_the_survey_decides_are_found(deal: int) -> None:
     assert isinstance(result, Unwinnable)
 
 
-@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(deal=st.integers(1, 10**6), data=st.data())
 def test_sleep_sets_keep_the_verdict_of_positions_in_play(deal: int, data: st.DataObject) -> None:
     """Every verdict the plain Python loop reaches, the core with sleep sets reaches too."""
@@ -120,14 +121,14 @@ def test_sleep_sets_keep_the_verdict_of_positions_in_play(deal: int, data: st.Da
         assert_wins(game, asleep)
 
 
-@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
 @given(deal=st.integers(1, 10**6), data=st.data())
 def test_positions_in_play_get_the_python_searchs_result(deal: int, data: st.DataObject) -> None:
     """Mid-game positions, before and after the deal, with empty columns and suits home."""
     _same(*_both(_in_play(deal, data), Budget(seconds=60, nodes=20 * POLL_EVERY)))
 
 
-@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(deal=st.integers(1, 10**6), data=st.data())
 def test_the_lost_position_test_agrees_with_the_python_one(deal: int, data: st.DataObject) -> None:
     assert CORE is not None

@@ -14,6 +14,7 @@ from server.solver.best_first import best_first
 from server.solver.pruning import POLL_EVERY
 from server.solver.scorpion_search import depth_first_scorpion
 from tests.games.positions import play, scorpion
+from tests.thorough import examples
 
 BUDGET = Budget(seconds=10)
 #: A Scorpion deal that depth-first search does not decide within 4 seconds.
@@ -63,7 +64,7 @@ def test_searching_from_a_game_in_progress_agrees_with_best_first(deal: int, pla
     assert isinstance(depth_first_scorpion(game, BUDGET), Solved)
 
 
-@settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(30), suppress_health_check=[HealthCheck.too_slow])
 @given(deal=st.integers(1, 10**6), data=st.data())
 def test_both_searches_agree_after_random_play(deal: int, data: st.DataObject) -> None:
     """Random play mostly ruins a deal, which makes positions both searches can exhaust."""
