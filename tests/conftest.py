@@ -89,6 +89,8 @@ LONGEST_FIRST = (
     "tests/cluster/test_membership.py",
     "tests/test_packaging.py",
     "tests/web/test_room_page.py",
+    "tests/bench/test_detector.py",
+    "tests/faults/test_storage_faults.py",
     "tests/client/lib/test_bot.py",
     "tests/web/test_ghost_page.py",
     "tests/web/test_browser.py",
