@@ -159,6 +159,12 @@ def _keeps_winnable(game: Game, move: Move) -> bool:
     return isinstance(solve_position(after, Budget(seconds=0.3), par_seconds=0.0), Solved)
 
 
+#: An expert's search from where they stand: bounded by positions, so an expert plays the same
+#: line on any machine, however loaded (about 2 s of the pure-Python Antares search; the
+#: seconds only stop a pathological search).
+EXPERT_SEARCH = Budget(nodes=100_000, seconds=60.0)
+
+
 def expert_log(start: Game, rng: random.Random) -> list[str]:
     """An expert's clean win: 0 to 8 moves of their own, then stretches of 2 to 8 moves along a
     winning line found from where they stand (the solver's first line, no par shortening),
@@ -176,7 +182,7 @@ def expert_log(start: Game, rng: random.Random) -> list[str]:
     key_of = key_function(type(game))
     seen = {key_of(game)}
     while not game.is_won():
-        solved = solve_position(game, Budget(seconds=2.0), par_seconds=0.0)
+        solved = solve_position(game, EXPERT_SEARCH, par_seconds=0.0)
         if not isinstance(solved, Solved):
             return person_log(start, rng)
         # Near the end (or after too long) the rest of the line, so every expert finishes.
