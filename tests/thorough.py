@@ -33,9 +33,9 @@ def examples(full: int) -> int:
 def sample(items: Sequence[T]) -> list[T]:
     """``items`` in a thorough run; else a third of them (at least one), drawn from the
     test's seeded ``random``, in their order."""
-    if THOROUGH or len(items) <= 1:
+    if THOROUGH:
         return list(items)
-    chosen = set(random.sample(range(len(items)), max(1, len(items) // SHARE)))
+    chosen = _a_third(len(items), random.Random(random.getrandbits(64)))
     return [item for index, item in enumerate(items) if index in chosen]
 
 
@@ -49,6 +49,11 @@ def sampled_cases(items: Sequence[pytest.Item], seed: int) -> tuple[list[pytest.
             cases.setdefault(item.nodeid.partition("[")[0], []).append(item)
     left_out: set[str] = set()
     for test, its_cases in cases.items():
-        kept = set(random.Random(f"{seed}:{test}").sample(range(len(its_cases)), max(1, len(its_cases) // SHARE)))
+        kept = _a_third(len(its_cases), random.Random(f"{seed}:{test}"))
         left_out.update(case.nodeid for index, case in enumerate(its_cases) if index not in kept)
     return [item for item in items if item.nodeid not in left_out], [item for item in items if item.nodeid in left_out]
+
+
+def _a_third(count: int, rng: random.Random) -> set[int]:
+    """The indices of a third of ``count`` items (at least one, when there are any)."""
+    return set(rng.sample(range(count), min(count, max(1, count // SHARE))))

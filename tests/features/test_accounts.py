@@ -52,6 +52,7 @@ async def test_a_server_process_hashes_passwords_at_argon2s_default_cost() -> No
     )
     process = await asyncio.create_subprocess_exec(sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE)
     stored, _ = await process.communicate()
+    assert process.returncode == 0
     expected = profiles.RFC_9106_LOW_MEMORY
     assert stored.decode().startswith(
         f"$argon2id$v=19$m={expected.memory_cost},t={expected.time_cost},p={expected.parallelism}$"
