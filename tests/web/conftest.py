@@ -22,8 +22,9 @@ thread while it is open, which asyncio tests run after it could not share)
     Headless Chromium from the system packages driven by Playwright: its headless shell
     (:data:`CHROMIUMS`), or else the full browser; the tests skip when neither is installed.
     ``page`` gives each test a fresh context and page that fail the test on any JavaScript
-    error or CSP violation reported before its servers stop (``servers_stopping``); ``bob``,
-    a second player's, the same in a context of its own whose guest is named Bob.
+    error or CSP violation reported before its servers stop (``servers_stopping``), and ask
+    for reduced motion; ``moving_page``, the same with cards that slide; ``bob``, a second
+    player's, the same in a context of its own whose guest is named Bob.
 """
 
 from __future__ import annotations
@@ -165,11 +166,21 @@ def browser() -> Iterator[Any]:
             chromium.close()
 
 
+def new_context(browser: Any, motion: bool = False) -> Any:
+    """A fresh browser context (its own storage), desktop-sized. Its pages ask for reduced
+    motion unless ``motion``: the board then redraws without sliding cards, which is what a
+    test of anything but the slides needs, and the slides' frames are most of the browser's
+    work in a test that plays a line."""
+    return browser.new_context(
+        viewport={"width": 1100, "height": 900}, reduced_motion="no-preference" if motion else "reduce"
+    )
+
+
 @contextlib.contextmanager
-def watched_page(browser: Any, servers_stopping: ServersStopping) -> Iterator[Any]:
-    """A page in a fresh context, failing the test on any JavaScript error or CSP violation
-    reported before the test's servers begin to stop."""
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
+def watched_page(browser: Any, servers_stopping: ServersStopping, motion: bool = False) -> Iterator[Any]:
+    """A page in a fresh context (:func:`new_context`), failing the test on any JavaScript
+    error or CSP violation reported before the test's servers begin to stop."""
+    context = new_context(browser, motion)
     page = context.new_page()
     problems: list[str] = []
     servers_stopping.pages.append(page)
@@ -194,6 +205,13 @@ def watched_page(browser: Any, servers_stopping: ServersStopping) -> Iterator[An
 @pytest.fixture
 def page(browser: Any, servers_stopping: ServersStopping) -> Iterator[Any]:
     with watched_page(browser, servers_stopping) as page:
+        yield page
+
+
+@pytest.fixture
+def moving_page(browser: Any, servers_stopping: ServersStopping) -> Iterator[Any]:
+    """A :func:`page` whose player asks for no reduced motion: cards slide."""
+    with watched_page(browser, servers_stopping, motion=True) as page:
         yield page
 
 

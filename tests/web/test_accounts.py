@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import ThreadedServer, register_in_page, shot
+from tests.web.conftest import ThreadedServer, new_context, register_in_page, shot
 
 WAIT = 15_000
 PASSWORD = "a browser password"
@@ -119,7 +119,7 @@ def test_register_reload_change_password_log_out_and_in(srv: ThreadedServer, pag
 
 def test_log_out_everywhere_ends_the_other_devices_session(srv: ThreadedServer, page: Any, browser: Any) -> None:
     register_in_page(page, srv.base, "Grace Hopper", PASSWORD)
-    other = browser.new_context().new_page()
+    other = new_context(browser).new_page()
     errors: list[str] = []
     other.on("pageerror", lambda error: errors.append(str(error)))
     try:

@@ -118,7 +118,9 @@ def create_room_in_page(page: Any, srv: ThreadedServer, seats: int, deal: str | 
     return str(page.url.rsplit("/", 1)[1])
 
 
-def test_the_page_watches_a_bot_race(srv: ThreadedServer, page: Any) -> None:
+def test_the_page_watches_a_bot_race(srv: ThreadedServer, moving_page: Any) -> None:
+    page = moving_page
+
     async def open_room() -> tuple[RaceClient, str]:
         client = await RaceClient.connect(srv.ws, "Botty", reconnect=False)
         options = RoomOptions(max_racers=1, deal=str(ANTARES_DEAL), spectator_delay=0)

@@ -13,7 +13,7 @@ import pytest
 
 from client.lib.connection import RaceClient
 from tests.known_deals import ANTARES_DEAL
-from tests.web.conftest import ThreadedServer, shot
+from tests.web.conftest import ThreadedServer, new_context, shot
 from tests.web.test_browser import WAIT
 from tests.web.test_room_page import practice
 
@@ -28,7 +28,7 @@ def srv(web_server: Any) -> Any:
 
 def test_guests_get_names_that_tell_them_apart(srv: ThreadedServer, page: Any, browser: Any) -> None:
     names = []
-    other = browser.new_context()
+    other = new_context(browser)
     try:
         for guest in (page, other.new_page()):
             guest.goto(srv.base + "/")

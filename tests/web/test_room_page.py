@@ -79,6 +79,8 @@ def test_a_double_click_sends_a_card_home(srv: ThreadedServer, page: Any) -> Non
         wait_moves(page, number + 1)
         suit = card[-1].lower()
         page.wait_for_selector(f'.racer-panel.me .pile[data-pile="h{suit}"] .card[data-card="{card}"]', timeout=WAIT)
+        # The page asks for reduced motion (tests/web/conftest.py): the card went home without sliding.
+        assert page.evaluate("() => document.getAnimations().length") == 0
     # One move per double click, no more; nothing left selected.
     page.wait_for_timeout(400)
     assert moves(page) == first_home + 2
@@ -95,7 +97,23 @@ def test_a_double_click_sends_a_card_home(srv: ThreadedServer, page: Any) -> Non
 def test_every_pile_shows_its_name_and_the_two_kinds_stand_apart(srv: ThreadedServer, page: Any) -> None:
     practice(page, srv)
     line = list(winning_line())
-    play_line(page, line[:4])  # four cards in the four cells
+    # A move redraws the piles whose cards it changed (the server may send a card home after
+    # it) and leaves every other pile's nodes as they were.
+    piles = (
+        "() => Object.fromEntries([...document.querySelectorAll('.racer-panel.me .pile')]"
+        ".map(p => [p.dataset.pile, p.textContent]))"
+    )
+    before = page.evaluate(piles)
+    page.evaluate("() => document.querySelectorAll('.racer-panel.me .pile').forEach(p => { p.drawn = 1; })")
+    type_line(page, line[:1])
+    after = page.evaluate(piles)
+    redrawn = page.evaluate(
+        "() => [...document.querySelectorAll('.racer-panel.me .pile')].filter(p => !p.drawn).map(p => p.dataset.pile)"
+    )
+    assert sorted(redrawn) == sorted(name for name in after if after[name] != before[name])
+    assert line[0].split(">")[1] in redrawn
+    assert len(redrawn) < len(after) / 2
+    play_line(page, line[1:4], start=1)  # four cards in the four cells
     names = page.evaluate(
         "() => [...document.querySelectorAll('.racer-panel.me .pile')]"
         ".map(p => p.querySelector('.pile-name')?.textContent)"

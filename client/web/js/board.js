@@ -52,6 +52,12 @@ function groupsOf(entries) {
   return groups;
 }
 
+/** What a pile's drawing depends on besides its kind: its cards and the marks that fall on it. */
+function pileKey(name, cards, { selected, cursor, hint }) {
+  const at = (mark) => (mark && mark.pile === name ? mark.index : null);
+  return JSON.stringify([cards, at(selected), at(cursor), hint || null]);
+}
+
 /** A board view in `container`. `draw(piles, board)` redraws it; options mark selection and cursor. */
 export class BoardView {
   constructor(container, { small = false } = {}) {
@@ -68,12 +74,32 @@ export class BoardView {
   draw(piles, board, marks = {}) {
     // After a resize the old positions mean nothing: draw without sliding.
     const width = this.container.clientWidth;
-    // Nothing changed (another racer's update redraws the room): keep the nodes, so that a
-    // click in progress, pressed on a card and released on its copy, is not lost.
-    const key = JSON.stringify([piles, board, marks, this.small, width]);
-    if (key === this.key && this.root && this.container.firstChild === this.root) return;
-    const before = width === this.width ? this.positions() : new Map();
+    const layout = JSON.stringify([piles, this.small, width]);
+    const keys = piles.map((info, index) => pileKey(info.name, board ? board[index] || [] : [], marks));
+    const kept = layout === this.layout && this.root && this.container.firstChild === this.root;
+    // A pile whose cards and marks are as drawn keeps its nodes: another racer's update
+    // redraws nothing here, a click in progress (pressed on a card, released on the same
+    // card) is not lost, and the browser restyles and repaints only the piles that changed.
+    if (kept && keys.every((key, index) => key === this.keys[index])) return;
+    const before = width === this.width && this.moving() ? this.positions() : new Map();
     this.width = width;
+    if (kept) {
+      keys.forEach((key, index) => {
+        if (key === this.keys[index]) return;
+        const node = this.pile(piles[index], board ? board[index] || [] : [], marks);
+        this.nodes[index].replaceWith(node);
+        this.nodes[index] = node;
+      });
+    } else {
+      this.build(piles, board, marks);
+      this.layout = layout;
+    }
+    this.keys = keys;
+    this.animate(before);
+  }
+
+  /** Build the whole board anew (the piles or the width changed). */
+  build(piles, board, marks) {
     const root = element("div", `board${this.small ? " small" : ""}`);
     const entries = piles.map((info, index) => [info, index]);
     const tableauGroups = groupsOf(entries.filter(([info]) => TABLEAU_KINDS.has(info.kind)));
@@ -82,6 +108,7 @@ export class BoardView {
     root.style.setProperty("--cols", String(columns));
     root.style.setProperty("--groups", String(Math.max(1, tableauGroups.length)));
     const captioned = tableauGroups.length > 1;
+    this.nodes = [];
     const row = (className, groups) => {
       const node = element("div", className);
       for (const group of groups) {
@@ -93,7 +120,10 @@ export class BoardView {
           box.append(caption);
         }
         const members = element("div", "group-piles");
-        for (const [info, index] of group.piles) members.append(this.pile(info, board ? board[index] || [] : [], marks));
+        for (const [info, index] of group.piles) {
+          this.nodes[index] = this.pile(info, board ? board[index] || [] : [], marks);
+          members.append(this.nodes[index]);
+        }
         box.append(members);
         node.append(box);
       }
@@ -101,9 +131,7 @@ export class BoardView {
     };
     root.append(row("board-top", topGroups), row("board-tableau", tableauGroups));
     fill(this.container, root);
-    this.key = key;
     this.root = root;
-    this.animate(before);
   }
 
   /** One pile: its name, then its cards (fanned in the tableau; the top card elsewhere). */
@@ -153,8 +181,13 @@ export class BoardView {
     return seen;
   }
 
+  /** Cards slide, unless the player asks for reduced motion. */
+  moving() {
+    return !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  }
+
   animate(before) {
-    if (!before.size || window.matchMedia("(prefers-reduced-motion: reduce)").matches) return;
+    if (!before.size) return;
     // Every position is read before any animation starts: a started animation invalidates the
     // style, so reading and starting in turn would recompute it once a card.
     const cards = [...this.container.querySelectorAll(".card.up")].map((node) => [
