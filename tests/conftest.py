@@ -80,20 +80,32 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return WORKERS_PER_CORE * (os.cpu_count() or 1)
 
 
-#: The files that hold a worker longest (most of a minute or more on 2 cores), longest first. They are
-#: handed out first, so that none starts late and runs alone at the end; the rest keep their
-#: random order (pytest-randomly shuffles before this hook, and the sort is stable).
+#: The files that hold a worker longest (a quarter of a minute or more on 2 cores: waiting on
+#: the processes they start as much as working), longest first. They are handed out first
+#: (pyproject.toml turns off xdist's own reordering, which puts the files with the most tests
+#: first), so that none starts late and runs alone at the end; the rest keep their random
+#: order (pytest-randomly shuffles before this hook, and the sort is stable).
 LONGEST_FIRST = (
     "tests/bench/test_benches.py",
-    "tests/nodes/test_service.py",
     "tests/cluster/test_membership.py",
-    "tests/test_packaging.py",
-    "tests/web/test_room_page.py",
-    "tests/bench/test_detector.py",
+    "tests/nodes/test_service.py",
     "tests/faults/test_storage_faults.py",
-    "tests/client/lib/test_bot.py",
-    "tests/web/test_ghost_page.py",
+    "tests/web/test_room_page.py",
     "tests/web/test_browser.py",
+    "tests/nodes/test_deployment.py",
+    "tests/nodes/test_metrics.py",
+    "tests/client/tui/test_challenges.py",
+    "tests/cluster/test_fault_run.py",
+    "tests/games/test_game.py",
+    "tests/test_packaging.py",
+    "tests/solver/test_scorpion_core.py",
+    "tests/solver/test_hint_line.py",
+    "tests/solver/test_cli.py",
+    "tests/client/tui/test_two_nodes.py",
+    "tests/client/tui/test_tui.py",
+    "tests/web/test_play_hub.py",
+    "tests/web/test_lobby_page.py",
+    "tests/end_to_end/test_login_limits.py",
 )
 
 
