@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from client.lib.connection import RaceClient
-from protocol.messages import AskDaily, DailyInfo, Joined, PlayMove, StartDaily
+from protocol.messages import AskDaily, CreateRoom, DailyInfo, Joined, PlayMove, Ready, RoomOptions, StartDaily
 from server.clock import now_ms
 from server.competition.daily import previous_date, utc_date
 from tests.known_deals import ANTARES_DEAL, winning_line
@@ -47,18 +47,14 @@ def wait_ghost_race(page: Any, after: str = "") -> str:
 
 
 def test_race_this_run_from_a_replay(srv: ThreadedServer, page: Any) -> None:
-    line = list(winning_line())
-    practice(page, srv)
-    first = room_code(page)
-    type_line(page, line)
-    page.wait_for_selector("#room[data-state=finished] #replay-link", timeout=WAIT)
-    page.click("#replay-link")
+    first = srv.call(win_practice(srv, "Ada"), timeout=90)
+    page.goto(f"{srv.base}/#/replay/{first}")
     page.wait_for_selector("#race-ghost:not([disabled])", timeout=WAIT)
 
     page.click("#race-ghost")
     wait_ghost_race(page, first)
     name = page.text_content(f"{GHOST} .racer-head .name") or ""
-    assert name.endswith(" (ghost)")
+    assert name == "Ada (ghost)"
     assert "ghost race" in (page.text_content("#ghost-race") or "")
     # Its progress follows the run while its board stays hidden: you race it, not study it.
     page.wait_for_function("s => Number(document.querySelector(s)?.dataset.moves) >= 3", arg=GHOST, timeout=WAIT)
@@ -119,6 +115,23 @@ def test_the_daily_page_races_yesterdays_fastest_run(web_server: Any, page: Any)
         page.click("#race-fastest")
         wait_ghost_race(page)
         assert page.text_content(f"{GHOST} .racer-head .name") == "Bob (ghost)"
+
+
+async def win_practice(srv: ThreadedServer, name: str) -> str:
+    """``name`` wins a practice room on the known Antares deal with its winning line; the room's code."""
+    player = await RaceClient.connect(srv.ws, name, reconnect=False)
+    try:
+        options = RoomOptions(max_racers=1, deal=str(ANTARES_DEAL))
+        joined = await player.request(lambda i: CreateRoom(id=i, variant="antares", options=options))
+        assert isinstance(joined, Joined)
+        await player.request(lambda i: Ready(id=i, room=joined.room))
+        await player.wait_room(joined.room, lambda m: m.view().state == "racing", timeout=15)
+        for text in winning_line():
+            await player.request(partial(PlayMove, room=joined.room, move=text))
+        await player.wait_room(joined.room, lambda m: m.view().results is not None, timeout=15)
+        return joined.room
+    finally:
+        await player.close()
 
 
 async def win_yesterday(srv: ThreadedServer, yesterday: str) -> None:

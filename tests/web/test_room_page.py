@@ -69,7 +69,7 @@ def test_a_double_click_sends_a_card_home(srv: ThreadedServer, page: Any) -> Non
     practice(page, srv)
     line = list(winning_line())
     first_home = next(n for n, move in enumerate(line) if move.endswith(">h"))
-    play_line(page, line[:first_home])
+    type_line(page, line[:first_home])
     for number in (first_home, first_home + 1):
         card = line[number].split(">")[0]
         assert line[number] == f"{card}>h"
