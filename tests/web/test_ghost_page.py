@@ -20,8 +20,7 @@ from server.clock import now_ms
 from server.competition.daily import previous_date, utc_date
 from tests.known_deals import ANTARES_DEAL, winning_line
 from tests.web.conftest import ThreadedServer, shot
-from tests.web.test_browser import WAIT, type_line
-from tests.web.test_room_page import practice
+from tests.web.test_browser import WAIT
 
 pytestmark = pytest.mark.slow
 
@@ -83,12 +82,13 @@ def test_the_lobby_races_your_best_run_on_a_deal(srv: ThreadedServer, page: Any)
     # Nothing kept yet: the server's refusal, in the form.
     page.wait_for_selector("#best-race .status.error", timeout=WAIT)
 
-    line = list(winning_line())
-    practice(page, srv)
-    first = room_code(page)
-    type_line(page, line)
-    page.wait_for_selector("#room[data-state=finished] #results-table", timeout=WAIT)
-    page.goto(srv.base + "/")
+    # The page's player wins the deal (from a second connection of its own, resuming its token).
+    page.wait_for_selector("#who-name[data-account=false]", timeout=WAIT)
+    name, token = page.evaluate(
+        "() => [localStorage.getItem('solitaire-race.name'), localStorage.getItem('solitaire-race.resume')]"
+    )
+    first = srv.call(win_practice(srv, name, resume=token), timeout=90)
+    page.reload()
     page.wait_for_selector("#best-race")
     page.select_option("#best-variant", "antares")
     page.fill("#best-deal", str(ANTARES_DEAL))
@@ -117,9 +117,10 @@ def test_the_daily_page_races_yesterdays_fastest_run(web_server: Any, page: Any)
         assert page.text_content(f"{GHOST} .racer-head .name") == "Bob (ghost)"
 
 
-async def win_practice(srv: ThreadedServer, name: str) -> str:
-    """``name`` wins a practice room on the known Antares deal with its winning line; the room's code."""
-    player = await RaceClient.connect(srv.ws, name, reconnect=False)
+async def win_practice(srv: ThreadedServer, name: str, resume: str | None = None) -> str:
+    """``name`` (the player of token ``resume``, if given) wins a practice room on the known
+    Antares deal with its winning line; the room's code."""
+    player = await RaceClient.connect(srv.ws, name, resume=resume, reconnect=False)
     try:
         options = RoomOptions(max_racers=1, deal=str(ANTARES_DEAL))
         joined = await player.request(lambda i: CreateRoom(id=i, variant="antares", options=options))
