@@ -52,7 +52,10 @@ function groupsOf(entries) {
   return groups;
 }
 
-/** What a pile's drawing depends on besides its kind: its cards and the marks that fall on it. */
+/**
+ * What a pile's drawing depends on besides its kind: its cards and the marks that fall on it
+ * (the hint names a card, not a pile: a new hint redraws every pile).
+ */
 function pileKey(name, cards, { selected, cursor, hint }) {
   const at = (mark) => (mark && mark.pile === name ? mark.index : null);
   return JSON.stringify([cards, at(selected), at(cursor), hint || null]);
@@ -75,7 +78,8 @@ export class BoardView {
     // After a resize the old positions mean nothing: draw without sliding.
     const width = this.container.clientWidth;
     const layout = JSON.stringify([piles, this.small, width]);
-    const keys = piles.map((info, index) => pileKey(info.name, board ? board[index] || [] : [], marks));
+    const contents = piles.map((_, index) => (board && board[index]) || []);
+    const keys = piles.map((info, index) => pileKey(info.name, contents[index], marks));
     const kept = layout === this.layout && this.root && this.container.firstChild === this.root;
     // A pile whose cards and marks are as drawn keeps its nodes: another racer's update
     // redraws nothing here, a click in progress (pressed on a card, released on the same
@@ -86,20 +90,20 @@ export class BoardView {
     if (kept) {
       keys.forEach((key, index) => {
         if (key === this.keys[index]) return;
-        const node = this.pile(piles[index], board ? board[index] || [] : [], marks);
+        const node = this.pile(piles[index], contents[index], marks);
         this.nodes[index].replaceWith(node);
         this.nodes[index] = node;
       });
     } else {
-      this.build(piles, board, marks);
+      this.build(piles, contents, marks);
       this.layout = layout;
     }
     this.keys = keys;
     this.animate(before);
   }
 
-  /** Build the whole board anew (the piles or the width changed). */
-  build(piles, board, marks) {
+  /** Build the whole board anew (the piles or the width changed); `contents`: each pile's cards. */
+  build(piles, contents, marks) {
     const root = element("div", `board${this.small ? " small" : ""}`);
     const entries = piles.map((info, index) => [info, index]);
     const tableauGroups = groupsOf(entries.filter(([info]) => TABLEAU_KINDS.has(info.kind)));
@@ -121,7 +125,7 @@ export class BoardView {
         }
         const members = element("div", "group-piles");
         for (const [info, index] of group.piles) {
-          this.nodes[index] = this.pile(info, board ? board[index] || [] : [], marks);
+          this.nodes[index] = this.pile(info, contents[index], marks);
           members.append(this.nodes[index]);
         }
         box.append(members);
