@@ -169,8 +169,8 @@ def browser() -> Iterator[Any]:
 def new_context(browser: Any, motion: bool = False) -> Any:
     """A fresh browser context (its own storage), desktop-sized. Its pages ask for reduced
     motion unless ``motion``: the board then redraws without sliding cards, which is what a
-    test of anything but the slides needs, and the slides' frames are most of the browser's
-    work in a test that plays a line."""
+    test of anything but the slides needs, and spares the browser drawing the slides' frames
+    in a test that plays a line."""
     return browser.new_context(
         viewport={"width": 1100, "height": 900}, reduced_motion="no-preference" if motion else "reduce"
     )
