@@ -1,9 +1,13 @@
-"""A known winnable deal the end-to-end tests race on, with its winning line."""
+"""A known winnable deal the end-to-end tests race on, with its winning line, and a client
+that wins it."""
 
 from __future__ import annotations
 
 import functools
+from functools import partial
 
+from client.lib.connection import RaceClient
+from protocol.messages import CreateRoom, Joined, PlayMove, Ready, RoomOptions
 from server.competition.daily import solution_texts
 from server.games import Antares, Autoplay, Deal, Game, Options
 from server.solver import Solved, solve
@@ -26,3 +30,18 @@ def winning_line() -> tuple[str, ...]:
     texts = solution_texts(Antares, Deal(ANTARES_DEAL), solved)
     assert Antares.replay(ANTARES_DEAL, new_antares().options, texts).is_won()
     return texts
+
+
+async def win_known_deal(client: RaceClient) -> str:
+    """``client`` opens a one-racer Antares room on :data:`ANTARES_DEAL` and wins it with
+    :func:`winning_line`; the room's code, once its results are in."""
+    options = RoomOptions(max_racers=1, deal=str(ANTARES_DEAL))
+    joined = await client.request(lambda i: CreateRoom(id=i, variant="antares", options=options))
+    assert isinstance(joined, Joined), joined
+    code = joined.room
+    await client.request(lambda i: Ready(id=i, room=code))
+    await client.wait_room(code, lambda m: m.view().state == "racing", timeout=15)
+    for text in winning_line():
+        await client.request(partial(PlayMove, room=code, move=text))
+    await client.wait_room(code, lambda m: m.view().results is not None, timeout=15)
+    return code

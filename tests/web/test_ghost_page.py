@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from client.lib.connection import RaceClient
-from protocol.messages import AskDaily, CreateRoom, DailyInfo, Joined, PlayMove, Ready, RoomOptions, StartDaily
+from protocol.messages import AskDaily, DailyInfo, Joined, PlayMove, StartDaily
 from server.clock import now_ms
 from server.competition.daily import previous_date, utc_date
-from tests.known_deals import ANTARES_DEAL, winning_line
+from tests.known_deals import ANTARES_DEAL, win_known_deal
 from tests.web.conftest import ThreadedServer, shot
 from tests.web.test_browser import WAIT
 
@@ -118,19 +118,11 @@ def test_the_daily_page_races_yesterdays_fastest_run(web_server: Any, page: Any)
 
 
 async def win_practice(srv: ThreadedServer, name: str, resume: str | None = None) -> str:
-    """``name`` (the player of token ``resume``, if given) wins a practice room on the known
-    Antares deal with its winning line; the room's code."""
+    """``name`` (the player of token ``resume``, if given) wins the known deal in a room of
+    its own (:func:`tests.known_deals.win_known_deal`); the room's code."""
     player = await RaceClient.connect(srv.ws, name, resume=resume, reconnect=False)
     try:
-        options = RoomOptions(max_racers=1, deal=str(ANTARES_DEAL))
-        joined = await player.request(lambda i: CreateRoom(id=i, variant="antares", options=options))
-        assert isinstance(joined, Joined)
-        await player.request(lambda i: Ready(id=i, room=joined.room))
-        await player.wait_room(joined.room, lambda m: m.view().state == "racing", timeout=15)
-        for text in winning_line():
-            await player.request(partial(PlayMove, room=joined.room, move=text))
-        await player.wait_room(joined.room, lambda m: m.view().results is not None, timeout=15)
-        return joined.room
+        return await win_known_deal(player)
     finally:
         await player.close()
 

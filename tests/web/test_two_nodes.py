@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 import msgspec
 import pytest
 
 from client.lib.connection import RaceClient
-from protocol.messages import CreateRoom, Joined, PlayMove, Ready, RoomOptions
 from server.clock import now_ms
 from server.competition.arena import Arena
 from server.competition.bracket import Bracket
@@ -31,7 +29,7 @@ from server.storage.challenges import ChallengeStore
 from server.storage.connection import Storage
 from tests.end_to_end.test_quick_match import SHORT_WAIT
 from tests.features.test_brackets import play
-from tests.known_deals import ANTARES_DEAL, winning_line
+from tests.known_deals import ANTARES_DEAL, win_known_deal
 from tests.polling import eventually_async
 from tests.web.conftest import ThreadedServer, named, shot
 from tests.web.test_arenas_page import raced_in, standings
@@ -110,15 +108,7 @@ async def won_run(node: ThreadedServer, name: str) -> str:
     once its run is kept (the race recorded, for every node to find), its room."""
     racer = await RaceClient.connect(node.ws, name, reconnect=False)
     try:
-        options = RoomOptions(max_racers=1, deal=str(ANTARES_DEAL))
-        joined = await racer.request(lambda i: CreateRoom(id=i, variant="antares", options=options))
-        assert isinstance(joined, Joined), joined
-        code = joined.room
-        await racer.request(lambda i: Ready(id=i, room=code))
-        await racer.wait_room(code, lambda m: m.view().state == "racing", timeout=15)
-        for text in winning_line():
-            await racer.request(partial(PlayMove, room=code, move=text))
-        await racer.wait_room(code, lambda m: m.view().results is not None, timeout=15)
+        code = await win_known_deal(racer)
         assert node.server.ctx is not None
         runs = node.server.ctx.runs
         await eventually_async(lambda: runs.ranked("antares", str(ANTARES_DEAL), 1), lambda kept: kept is not None)

@@ -36,7 +36,7 @@ from tests.client.tui.keyboard import send_keys
 from tests.client.tui.test_play_hub import open_hub, pick
 from tests.client.tui.test_roomtext import footer_cut
 from tests.client.tui.test_tui import choose, client_of, home, saved, screen_lines, showing, text_of
-from tests.known_deals import ANTARES_DEAL, winning_line
+from tests.known_deals import ANTARES_DEAL, win_known_deal, winning_line
 
 pytestmark = pytest.mark.asyncio
 
@@ -150,19 +150,9 @@ async def test_a_replay_link_or_a_room_code_names_a_run() -> None:
 
 
 async def test_the_ghost_race_form_races_the_fastest_run_kept_on_a_deal(serve: Serve, tmp_path: Path) -> None:
-    line = winning_line()
     async with serve() as srv:
         # Bob wins the deal: the fastest run kept on it (Ann has none of her own).
-        bob = await srv.connect("Bob")
-        options = RoomOptions(max_racers=1, deal=str(ANTARES_DEAL))
-        joined = await bob.request(lambda i: CreateRoom(id=i, variant="antares", options=options))
-        assert isinstance(joined, Joined)
-        code = joined.room
-        await bob.request(lambda i: Ready(id=i, room=code))
-        await bob.wait_room(code, lambda m: m.view().state == "racing", timeout=15)
-        for text in line:
-            await bob.request(playing(code, text))
-        await bob.wait_room(code, lambda m: m.view().results is not None, timeout=15)
+        await win_known_deal(await srv.connect("Bob"))
 
         app = RaceApp(srv.url, config_dir=saved(tmp_path, "Ann"))
         async with app.run_test(size=(80, 24)) as pilot:

@@ -30,7 +30,7 @@ from client.tui.challenges import ChallengesScreen
 from client.tui.game import GameScreen
 from client.tui.ghost import GhostScreen
 from client.tui.results import ResultsScreen
-from protocol.messages import ChallengePlayer, CreateRoom, JoinArena, JoinBracket, Joined, Ready, Resign, RoomOptions
+from protocol.messages import ChallengePlayer, JoinArena, JoinBracket, Joined, Resign
 from server.clock import now_ms
 from server.competition.arena import Arena
 from server.competition.bracket import Bracket
@@ -40,7 +40,7 @@ from server.storage.brackets import BracketStore
 from server.storage.challenges import ChallengeStore
 from server.storage.connection import Storage
 from server.storage.embedded import EmbeddedRedis
-from tests.client.conftest import eventually, playing
+from tests.client.conftest import eventually
 from tests.client.tui.keyboard import send_keys
 from tests.client.tui.test_brackets import open_listed
 from tests.client.tui.test_challenges import inbox_says, open_challenges, play_and_resign
@@ -48,7 +48,7 @@ from tests.client.tui.test_play_hub import open_hub, pick
 from tests.client.tui.test_tui import choose, client_of, home, saved, showing, text_of
 from tests.end_to_end.test_quick_match import SHORT_WAIT
 from tests.features.test_brackets import play
-from tests.known_deals import ANTARES_DEAL, winning_line
+from tests.known_deals import ANTARES_DEAL, win_known_deal
 from tests.nodes.conftest import NodeProcess, Service
 from tests.polling import eventually_async
 
@@ -135,19 +135,6 @@ async def test_a_challenge_sent_on_one_node_is_played_from_the_inbox_on_the_othe
         assert "1 challenge waiting for you" not in text_of(app, "#challenges-title")
 
 
-async def win(ann: RaceClient) -> None:
-    """Ann wins a one-racer race of the Antares deal with the client library, on her node."""
-    options = RoomOptions(max_racers=1, deal=str(ANTARES_DEAL))
-    joined = await ann.request(lambda i: CreateRoom(id=i, variant="antares", options=options))
-    assert isinstance(joined, Joined), joined
-    code = joined.room
-    await ann.request(lambda i: Ready(id=i, room=code))
-    await ann.wait_room(code, lambda m: m.view().state == "racing", timeout=15)
-    for text in winning_line():
-        await ann.request(playing(code, text))
-    await ann.wait_room(code, lambda m: m.view().results is not None, timeout=15)
-
-
 def ghost_moves(app: RaceApp) -> int:
     """The moves the racers' panel shows for Ann's ghost (0 while it shows none)."""
     found = re.search(r"Ann \(ghost\).*?(\d+) moves?", text_of(app, "#racers"), re.DOTALL)
@@ -158,7 +145,7 @@ async def test_a_run_won_on_one_node_is_raced_as_a_ghost_from_the_other(
     two_nodes: tuple[Service, NodeProcess, NodeProcess], embedded: EmbeddedRedis, tmp_path: Path
 ) -> None:
     service, first, second = two_nodes
-    await win(await service.connect(first, "Ann"))
+    await win_known_deal(await service.connect(first, "Ann"))
     storage = await Storage.connect(embedded.url)
     try:  # kept once the race is recorded, for every node to find
         runs = BestRuns(storage)
