@@ -1,14 +1,15 @@
 """A survey's histograms as a PNG image, drawn with matplotlib (the optional ``[plots]`` extra).
 
 Two panels: the search time per deal on log-scaled bins, stacked by verdict, and
-the par of solved deals. matplotlib (the optional ``[plots]`` extra) is imported with this module, with
-its file-only ``Agg`` backend, so the solver and the server never need it;
-:func:`survey_png` raises :class:`PlotsUnavailable` with the install command when
-it is missing.
+the par of solved deals. matplotlib (the optional ``[plots]`` extra) is imported only when an image is
+drawn, with its file-only ``Agg`` backend, so the solver and the server never need it and the
+solver's command line starts without it; :func:`survey_png` raises :class:`PlotsUnavailable` with
+the install command when it is missing.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import math
 from collections.abc import Sequence
@@ -22,14 +23,6 @@ if TYPE_CHECKING:
 #: Size of the image in pixels (at :data:`DPI`).
 WIDTH: Final = 720
 HEIGHT: Final = 540
-try:  # the optional [plots] extra; Agg draws to memory, no display needed
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure as _Figure
-except ImportError:  # pragma: no cover - without the extra
-    _Figure = None  # type: ignore[assignment,misc]
-
 DPI: Final = 100
 VERDICT_COLORS: Final = {Verdict.SOLVED: "#2e9646", Verdict.UNWINNABLE: "#cd3c32", Verdict.UNKNOWN: "#a0a0a0"}
 PAR_COLOR: Final = "#3264be"
@@ -41,14 +34,19 @@ class PlotsUnavailable(RuntimeError):
 
 def plots_available() -> bool:
     """Whether matplotlib can be imported (the ``[plots]`` extra is installed)."""
-    return _Figure is not None
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def survey_png(records: Sequence[DealRecord], title: str = "") -> bytes:
     """The two histograms of ``records`` as PNG bytes (WIDTH x HEIGHT pixels)."""
-    if _Figure is None:
-        raise PlotsUnavailable("histograms need matplotlib: pip install -e '.[plots]'")
-    figure = _Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI, layout="constrained")
+    try:  # the optional [plots] extra; Agg draws to memory, no display needed
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from matplotlib.figure import Figure
+    except ImportError as error:  # pragma: no cover - without the extra
+        raise PlotsUnavailable("histograms need matplotlib: pip install -e '.[plots]'") from error
+    figure = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI, layout="constrained")
     times, pars = figure.subplots(2, 1)
     if title:
         figure.suptitle(title)
