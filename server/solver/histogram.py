@@ -13,12 +13,13 @@ import importlib.util
 import io
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from server.solver.statistics import DealRecord, Verdict
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 #: Size of the image in pixels (at :data:`DPI`).
 WIDTH: Final = 720
@@ -39,14 +40,7 @@ def plots_available() -> bool:
 
 def survey_png(records: Sequence[DealRecord], title: str = "") -> bytes:
     """The two histograms of ``records`` as PNG bytes (WIDTH x HEIGHT pixels)."""
-    try:  # the optional [plots] extra; Agg draws to memory, no display needed
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from matplotlib.figure import Figure
-    except ImportError as error:  # pragma: no cover - without the extra
-        raise PlotsUnavailable("histograms need matplotlib: pip install -e '.[plots]'") from error
-    figure = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI, layout="constrained")
+    figure = _new_figure()
     times, pars = figure.subplots(2, 1)
     if title:
         figure.suptitle(title)
@@ -55,6 +49,20 @@ def survey_png(records: Sequence[DealRecord], title: str = "") -> bytes:
     out = io.BytesIO()
     figure.savefig(out, format="png", dpi=DPI)
     return out.getvalue()
+
+
+def _new_figure() -> Figure:
+    """A WIDTH x HEIGHT figure on the Agg backend (it draws to memory, no display needed).
+
+    matplotlib is loaded here, when the first image is drawn, not with the module: the solver's
+    command line imports this module and starts without loading it."""
+    try:  # the optional [plots] extra
+        matplotlib = importlib.import_module("matplotlib")
+        figures = importlib.import_module("matplotlib.figure")
+    except ImportError as error:  # pragma: no cover - without the extra
+        raise PlotsUnavailable("histograms need matplotlib: pip install -e '.[plots]'") from error
+    matplotlib.use("Agg")
+    return cast("Figure", figures.Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI, layout="constrained"))
 
 
 def time_bins(seconds: Sequence[float]) -> list[float]:
