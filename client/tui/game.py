@@ -113,6 +113,8 @@ class GameScreen(ClientScreen):
         self._piles: list[PileInfo] | None = None
         #: Racers' names by seat, kept for the events of a racer who has since left.
         self._names: dict[int, str] = {}
+        #: The clock's text as last drawn.
+        self._clock_text = ""
 
     def body(self) -> ComposeResult:
         yield Static(id="topbar")
@@ -269,7 +271,13 @@ class GameScreen(ClientScreen):
         elapsed = elapsed_ms(clock, now)
         if me is not None and me.finished_ms is not None:
             elapsed = me.finished_ms
-        self.query_one("#clock", Static).update(clock_text(elapsed, ends_in, daily=view.daily is not None))
+        text = clock_text(elapsed, ends_in, daily=view.daily is not None)
+        if text != self._clock_text:
+            # The clock ticks ten times a second: it is redrawn alone, and the screen laid out
+            # again only when the clock gains or loses a line.
+            layout = len(text.splitlines()) != len(self._clock_text.splitlines())
+            self.query_one("#clock", Static).update(text, layout=layout)
+            self._clock_text = text
 
     # -- messages --------------------------------------------------------------------------
 
