@@ -63,6 +63,7 @@ from server.app import stop_leftovers
 from server.features.accounts import use_password_hasher
 from server.storage.connection import Storage
 from server.storage.embedded import EmbeddedRedis
+from tests.bytecode import compile_share
 from tests.cluster.netns import open_session_namespace
 from tests.in_process_server import RunningServer, ServerFactory, fresh_prefix, running_server
 from tests.nodes.conftest import redis_cluster
@@ -89,6 +90,7 @@ LONGEST_FIRST = (
     "tests/bench/test_benches.py",
     "tests/cluster/test_membership.py",
     "tests/nodes/test_service.py",
+    "tests/test_static_checks.py",  # mypy, without its cache on a fresh checkout
     "tests/faults/test_storage_faults.py",
     "tests/web/test_room_page.py",
     "tests/web/test_browser.py",
@@ -112,6 +114,8 @@ LONGEST_FIRST = (
 #: The fault run's network namespace, made by the session's first process (see tests/cluster/netns.py).
 _SESSION_NAMESPACE = contextlib.ExitStack()
 _FAULT_RUN = Path(__file__).resolve().parent / "cluster" / "test_fault_run.py"
+#: The checkout.
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -121,6 +125,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # tests/features/test_accounts.py checks it.
     use_password_hasher(PasswordHasher.from_parameters(profiles.CHEAPEST))
     if hasattr(config, "workerinput"):
+        # Before collecting: each worker compiles its share of the suite's modules, where a
+        # fresh checkout would have every worker compile all of them.
+        worker = config.workerinput
+        compile_share(config, ROOT, int(worker["workerid"].removeprefix("gw")), int(worker["workercount"]))
         return
     # Before the workers start, which inherit both. The suite starts hundreds of Python
     # processes (workers, servers, solver workers, the commands under test): where the
