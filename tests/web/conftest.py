@@ -17,10 +17,14 @@
     tests/cluster/test_service_wide.py runs two nodes in one process. A page opened on
     ``a.base`` talks to node A only (the web client connects to the host that served it).
 
-``browser`` (module scope: Playwright's sync API keeps an event loop running in the main
-thread while it is open, which asyncio tests run after it could not share)
+``browser`` (module scope, over one browser a worker)
     Headless Chromium from the system packages driven by Playwright: its headless shell
     (:data:`CHROMIUMS`), or else the full browser; the tests skip when neither is installed.
+    One browser (and one Playwright driver) serves every web module a worker runs, started
+    with the first. Playwright's sync API marks its event loop as running in the main thread
+    while it is open, which the asyncio tests a worker runs between web modules could not
+    share: each module's ``browser`` marks it running for the module and clears the mark
+    after it (:class:`ParkedBrowser`).
     ``page`` gives each test a fresh context and page that fail the test on any JavaScript
     error or CSP violation reported before its servers stop (``servers_stopping``), and ask
     for reduced motion; ``moving_page``, the same with cards that slide; ``bob``, a second
@@ -45,13 +49,15 @@ T = TypeVar("T")
 
 #: The browsers the tests run, the first one installed: Chromium's headless shell (Debian's
 #: chromium-headless-shell), which Playwright itself runs for headless tests, renders pages as
-#: the browser does without its windowing and GPU processes, so at a fraction of the CPU
-#: (the web tests are the suite's largest cost); else the full browser.
+#: the browser does without its windowing, so at a fraction of the CPU (the web tests are the
+#: suite's largest cost); else the full browser. Its software compositing runs in the browser
+#: process (``--in-process-gpu``) rather than in a GPU process of its own.
 CHROMIUMS = ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
+    "--in-process-gpu",
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
@@ -151,19 +157,51 @@ def web_service(redis_url: str, servers_stopping: ServersStopping) -> Any:
     return start
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+class ParkedBrowser:
+    """A Playwright browser kept for the whole session, with its driver's event loop marked
+    running only while a web module uses it (see the module's docstring)."""
+
+    def __init__(self, executable: str) -> None:
+        from playwright.sync_api import sync_playwright
+
+        self._driver = sync_playwright().start()
+        self.chromium = self._driver.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        self._loop = asyncio.get_running_loop()  # the driver's: marked running between its calls
+
+    def unpark(self) -> Any:
+        """The browser, for a module: its loop marked running again, as Playwright expects."""
+        asyncio._set_running_loop(self._loop)
+        return self.chromium
+
+    def park(self) -> None:
+        """No loop running in this thread: asyncio tests may start theirs."""
+        asyncio._set_running_loop(None)
+
+    def close(self) -> None:
+        self.unpark()
+        self.chromium.close()
+        self._driver.stop()
+
+
+@pytest.fixture(scope="session")
+def parked_browser() -> Iterator[ParkedBrowser]:
     executable = next((path for path in CHROMIUMS if Path(path).exists()), None)
     if executable is None:
         pytest.skip("Chromium is not installed (apt-get install chromium-headless-shell)")
-    from playwright.sync_api import sync_playwright
+    held = ParkedBrowser(executable)
+    held.park()
+    try:
+        yield held
+    finally:
+        held.close()
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+
+@pytest.fixture(scope="module")
+def browser(parked_browser: ParkedBrowser) -> Iterator[Any]:
+    try:
+        yield parked_browser.unpark()
+    finally:
+        parked_browser.park()
 
 
 def new_context(browser: Any, motion: bool = False) -> Any:
