@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import sys
 import threading
@@ -144,6 +145,14 @@ def pytest_configure(config: pytest.Config) -> None:
     # Before any test, so before any browser: the workers inherit the note of where it is.
     if _selects(config, _FAULT_RUN):
         open_session_namespace(_SESSION_NAMESPACE)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # What collection leaves alive (the modules and all they import, the test items) lives to
+    # the end of the session: frozen out of the garbage collector's sight, it is not walked
+    # again by every full collection the tests' own garbage causes.
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
