@@ -32,10 +32,14 @@ def sources(root: Path) -> Iterator[Path]:
         yield from sorted((root / folder).rglob("*.py"))
 
 
-def is_rewritten(path: Path, config: pytest.Config) -> bool:
-    """Whether pytest rewrites the asserts of ``path`` when it imports it: conftest files, and
-    the files its ``python_files`` patterns name test modules."""
-    patterns = ["conftest.py", *config.getini("python_files")]
+def rewritten_names(config: pytest.Config) -> list[str]:
+    """The file names whose asserts pytest rewrites when it imports them: conftest files, and
+    those its ``python_files`` patterns name test modules."""
+    return ["conftest.py", *config.getini("python_files")]
+
+
+def is_rewritten(path: Path, patterns: list[str]) -> bool:
+    """Whether ``path``'s name matches one of ``patterns`` (:func:`rewritten_names`)."""
     return any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns)
 
 
@@ -52,10 +56,11 @@ def compile_rewritten(path: Path, config: pytest.Config) -> bool:
 
 def compile_share(config: pytest.Config, root: Path, index: int, count: int) -> None:
     """Compile file ``index``, ``index + count``, ... of :func:`sources` (those not current)."""
+    patterns = rewritten_names(config)
     for number, path in enumerate(sources(root)):
         if number % count != index:
             continue
-        if is_rewritten(path, config):
+        if is_rewritten(path, patterns):
             compile_rewritten(path, config)
         else:
             compileall.compile_file(path, quiet=2)

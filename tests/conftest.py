@@ -114,9 +114,9 @@ LONGEST_FIRST = (
 
 #: The fault run's network namespace, made by the session's first process (see tests/cluster/netns.py).
 _SESSION_NAMESPACE = contextlib.ExitStack()
-_FAULT_RUN = Path(__file__).resolve().parent / "cluster" / "test_fault_run.py"
 #: The checkout.
 ROOT = Path(__file__).resolve().parent.parent
+_FAULT_RUN = ROOT / "tests" / "cluster" / "test_fault_run.py"
 
 
 def pytest_configure(config: pytest.Config) -> None:

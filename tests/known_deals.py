@@ -4,7 +4,6 @@ that wins it."""
 from __future__ import annotations
 
 import functools
-from functools import partial
 
 from client.lib.connection import RaceClient
 from protocol.messages import CreateRoom, Joined, PlayMove, Ready, RoomOptions
@@ -42,6 +41,16 @@ async def win_known_deal(client: RaceClient) -> str:
     await client.request(lambda i: Ready(id=i, room=code))
     await client.wait_room(code, lambda m: m.view().state == "racing", timeout=15)
     for text in winning_line():
-        await client.request(partial(PlayMove, room=code, move=text))
+        await client.request(functools.partial(PlayMove, room=code, move=text))
     await client.wait_room(code, lambda m: m.view().results is not None, timeout=15)
     return code
+
+
+async def won_by(url: str, name: str, resume: str | None = None) -> str:
+    """``name`` (the player of token ``resume``, if given) connects to ``url`` and wins the known
+    deal in a room of its own (:func:`win_known_deal`); the room's code."""
+    player = await RaceClient.connect(url, name, resume=resume, reconnect=False)
+    try:
+        return await win_known_deal(player)
+    finally:
+        await player.close()

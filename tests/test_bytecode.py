@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from _pytest.assertion import rewrite
 
-from tests.bytecode import FOLDERS, compile_rewritten, compile_share, is_rewritten, sources
+from tests.bytecode import FOLDERS, compile_rewritten, compile_share, is_rewritten, rewritten_names, sources
 
 TEST_MODULE = "def test_sum():\n    total = 1 + 1\n    assert total == 3\n"
 HELPER = "def double(n):\n    return 2 * n\n"
@@ -35,7 +35,7 @@ def test_three_shares_leave_every_module_compiled_as_its_importer_loads_it(
     for index in range(3):
         compile_share(pytestconfig, tmp_path, index, 3)
     for path in made:
-        if is_rewritten(path, pytestconfig):
+        if is_rewritten(path, rewritten_names(pytestconfig)):
             pyc = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
             code = rewrite._read_pyc(path, pyc)
             assert code is not None, path

@@ -18,7 +18,7 @@ from client.lib.connection import RaceClient
 from protocol.messages import AskDaily, DailyInfo, Joined, PlayMove, StartDaily
 from server.clock import now_ms
 from server.competition.daily import previous_date, utc_date
-from tests.known_deals import ANTARES_DEAL, win_known_deal
+from tests.known_deals import ANTARES_DEAL, won_by
 from tests.web.conftest import ThreadedServer, shot
 from tests.web.test_browser import WAIT
 
@@ -46,7 +46,7 @@ def wait_ghost_race(page: Any, after: str = "") -> str:
 
 
 def test_race_this_run_from_a_replay(srv: ThreadedServer, page: Any) -> None:
-    first = srv.call(win_practice(srv, "Ada"), timeout=90)
+    first = srv.call(won_by(srv.ws, "Ada"), timeout=90)
     page.goto(f"{srv.base}/#/replay/{first}")
     page.wait_for_selector("#race-ghost:not([disabled])", timeout=WAIT)
 
@@ -87,7 +87,7 @@ def test_the_lobby_races_your_best_run_on_a_deal(srv: ThreadedServer, page: Any)
     name, token = page.evaluate(
         "() => [localStorage.getItem('solitaire-race.name'), localStorage.getItem('solitaire-race.resume')]"
     )
-    first = srv.call(win_practice(srv, name, resume=token), timeout=90)
+    first = srv.call(won_by(srv.ws, name, resume=token), timeout=90)
     page.reload()
     page.wait_for_selector("#best-race")
     page.select_option("#best-variant", "antares")
@@ -115,16 +115,6 @@ def test_the_daily_page_races_yesterdays_fastest_run(web_server: Any, page: Any)
         page.click("#race-fastest")
         wait_ghost_race(page)
         assert page.text_content(f"{GHOST} .racer-head .name") == "Bob (ghost)"
-
-
-async def win_practice(srv: ThreadedServer, name: str, resume: str | None = None) -> str:
-    """``name`` (the player of token ``resume``, if given) wins the known deal in a room of
-    its own (:func:`tests.known_deals.win_known_deal`); the room's code."""
-    player = await RaceClient.connect(srv.ws, name, resume=resume, reconnect=False)
-    try:
-        return await win_known_deal(player)
-    finally:
-        await player.close()
 
 
 async def win_yesterday(srv: ThreadedServer, yesterday: str) -> None:

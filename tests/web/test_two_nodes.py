@@ -19,7 +19,6 @@ from typing import Any
 import msgspec
 import pytest
 
-from client.lib.connection import RaceClient
 from server.clock import now_ms
 from server.competition.arena import Arena
 from server.competition.bracket import Bracket
@@ -29,7 +28,7 @@ from server.storage.challenges import ChallengeStore
 from server.storage.connection import Storage
 from tests.end_to_end.test_quick_match import SHORT_WAIT
 from tests.features.test_brackets import play
-from tests.known_deals import ANTARES_DEAL, win_known_deal
+from tests.known_deals import ANTARES_DEAL, won_by
 from tests.polling import eventually_async
 from tests.web.conftest import ThreadedServer, named, shot
 from tests.web.test_arenas_page import raced_in, standings
@@ -106,15 +105,11 @@ def storage_of(node: ThreadedServer) -> Storage:
 async def won_run(node: ThreadedServer, name: str) -> str:
     """``name`` wins a one-racer race of the Antares deal on ``node`` with the client library;
     once its run is kept (the race recorded, for every node to find), its room."""
-    racer = await RaceClient.connect(node.ws, name, reconnect=False)
-    try:
-        code = await win_known_deal(racer)
-        assert node.server.ctx is not None
-        runs = node.server.ctx.runs
-        await eventually_async(lambda: runs.ranked("antares", str(ANTARES_DEAL), 1), lambda kept: kept is not None)
-        return code
-    finally:
-        await racer.close()
+    code = await won_by(node.ws, name)
+    assert node.server.ctx is not None
+    runs = node.server.ctx.runs
+    await eventually_async(lambda: runs.ranked("antares", str(ANTARES_DEAL), 1), lambda kept: kept is not None)
+    return code
 
 
 def test_a_run_won_on_one_node_is_raced_as_a_ghost_from_its_replay_link_on_the_other(
