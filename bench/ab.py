@@ -21,6 +21,12 @@ alike. It prints each window as it ends, then per phase and target the medians o
 repeats (server CPU per move, moves/s, move->ack p50/p99), and the median of the per-repeat
 ratios of each target's CPU per move to the first target's: the figure to compare, since it
 is taken within the same minute of the machine's load.
+
+``--turns SECONDS`` loads every target at once instead, each with its own bots, which take
+turns of that many seconds until each target had ``--seconds`` of moves in a phase
+(:mod:`bench.lib.turns`): the ratios are then taken round by round, seconds apart, and each
+server's idle cost is taken off (with ``--relay``, each tree is also set against the first
+tree). ``--repeats`` runs the phases again with fresh bots.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from bench.lib.compare import PHASES, Phase, run_phase
 from bench.lib.load_run import LoadRun, parse_args
 from bench.lib.spawn import SpawnedServer, exit_on_sigterm, parse_cpus, raise_nofile_limit, spawn_server
 from bench.lib.stats import median, ms, percentile
+from bench.lib.turns import describe as describe_turns
+from bench.lib.turns import take_turns
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +77,17 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, argparse.N
     parser.add_argument("--relay", action="store_true", help="add the bare relay as a target")
     parser.add_argument("--repeats", type=int, default=3, help="rounds over every phase and target, default 3")
     parser.add_argument("--profile-dir", type=Path, help="run every target under cProfile, NAME.prof here")
+    parser.add_argument(
+        "--turns", type=float, help="load every target at once, their bots taking turns of this many seconds"
+    )
     own, rest = parser.parse_known_args(argv)
     load = parse_args(rest)
     if not own.tree and not own.relay:
         parser.error("give at least one --tree NAME=PATH (or --relay)")
     if own.repeats < 1:
         parser.error("--repeats must be at least 1")
+    if own.turns is not None and own.turns <= 0:
+        parser.error("--turns must be a positive number of seconds")
     return own, load
 
 
@@ -145,6 +158,8 @@ def run_ab(own: argparse.Namespace, load: argparse.Namespace) -> str:
             f"paced at {load.rate:g} moves/s; {own.repeats} repeats"
         )
         print(header, flush=True)
+        if own.turns is not None:
+            return "\n".join([header, *_in_turns(own, load, phases, spawned)])
         for repeat in range(own.repeats):
             order = names[repeat % len(names) :] + names[: repeat % len(names)]
             for number, phase in phases:
@@ -163,6 +178,23 @@ def run_ab(own: argparse.Namespace, load: argparse.Namespace) -> str:
     finally:
         for server in spawned.values():
             server.stop()
+
+
+def _in_turns(
+    own: argparse.Namespace,
+    load: argparse.Namespace,
+    phases: list[tuple[int, Phase]],
+    spawned: dict[str, SpawnedServer],
+) -> list[str]:
+    lines = []
+    for repeat in range(own.repeats):
+        for _, phase in phases:
+            # With the relay first, each tree is also compared with the first tree.
+            first_tree = next((t.name for t in targets_of(own) if t.tree is not None), None)
+            found = describe_turns(phase, take_turns(load, phase, spawned, own.turns), also=first_tree)
+            print(f"... repeat {repeat + 1}:", *found, sep="\n", flush=True)
+            lines += found
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:

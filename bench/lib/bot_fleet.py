@@ -71,15 +71,28 @@ class Fleet(WorkerProcesses):
                 self.rooms += codes
         return racing, time.monotonic() - self.started
 
+    def pause(self) -> None:
+        """Hold every bot before its next move (the requests in flight still complete)."""
+        for pipe in self.pipes:
+            pipe.send("pause")
+
+    def go(self) -> None:
+        """Let the bots move again (or for the first time, with a ``paused`` plan)."""
+        for pipe in self.pipes:
+            pipe.send("go")
+
     def stop(self) -> WorkerResult:
         """Tell every worker to stop and return their merged results."""
         for pipe in self.pipes:
             pipe.send("stop")
         results = []
         for pipe in self.pipes:
-            if pipe.poll(60):
-                kind, result = pipe.recv()
-                assert kind == "result"
-                results.append(result)
+            # A worker whose rooms were not racing by wait_ready's deadline says "ready" late:
+            # that message may still come before its result.
+            while pipe.poll(60):
+                message = pipe.recv()
+                if message[0] == "result":
+                    results.append(message[1])
+                    break
         self.join(10)
         return merge(results)

@@ -92,6 +92,8 @@ class Plan:
     name: str = "bot"
     #: The rooms' spectator delay in seconds (None: the server's default, 0 for private rooms).
     spectator_delay: float | None = None
+    #: The bots wait for the parent's "go" before their first move (see :func:`run_worker`).
+    paused: bool = False
 
 
 def paced_pairs(url: str, rooms: int, rate: float, seed: int, cpus: tuple[int, ...] | None, name: str) -> Plan:
@@ -141,9 +143,19 @@ class Bot:
 
     Not :class:`client.lib.bot.Bot` (plays to win at a level's pace): any legal move at the load's, replies timed."""
 
-    def __init__(self, client: RaceClient, recorder: Recorder, pacer: Pacer, plan: Plan, rng: random.Random) -> None:
+    def __init__(
+        self,
+        client: RaceClient,
+        recorder: Recorder,
+        pacer: Pacer,
+        plan: Plan,
+        rng: random.Random,
+        going: asyncio.Event | None = None,
+    ) -> None:
+        """``going``: the bot moves only while it is set (None: always)."""
         self.client = client
         self.pacer = pacer
+        self.going = going
         self.recorder = recorder
         self.plan = plan
         self.rng = rng
@@ -252,6 +264,8 @@ class Bot:
             turn = self.pacer.delay(time.monotonic())
             if turn > 0:
                 await asyncio.sleep(turn)
+            if self.going is not None and not self.going.is_set():
+                await self.going.wait()  # another server's turn (bench.ab --turns)
             last = time.monotonic()
             if not self._racing(stop):
                 break
@@ -323,6 +337,7 @@ async def run_room(
     gate: asyncio.Semaphore,
     stop: asyncio.Event,
     ramp: Ramp,
+    going: asyncio.Event | None = None,
 ) -> None:
     """Seat ``plan.per_room`` bots in a new room and race, rematch, race ... until ``stop``."""
     rng = random.Random(plan.seed * 1_000_003 + index)
@@ -340,7 +355,7 @@ async def run_room(
                     recorder.error(f"connect failed ({type(error).__name__})")
                     return
                 recorder.result.connections += 1
-                bots.append(Bot(client, recorder, pacer, plan, rng))
+                bots.append(Bot(client, recorder, pacer, plan, rng, going))
             creator = bots[0]
             options = RoomOptions(max_racers=plan.per_room, spectator_delay=plan.spectator_delay)
             variant = plan.variant
@@ -382,20 +397,32 @@ async def run_room(
 
 
 async def run_worker(plan: Plan, pipe: multiprocessing.connection.Connection) -> WorkerResult:
-    """Drive the plan's rooms until the parent says stop; say 'ready' once all race."""
+    """Drive the plan's rooms until the parent says "stop"; say 'ready' once all race. The
+    parent's "pause" holds every bot before its next move until "go" (a plan that starts
+    ``paused`` waits for the first "go")."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
+    going = asyncio.Event()
+    if not plan.paused:
+        going.set()
 
     def on_pipe() -> None:
-        if pipe.recv() == "stop":
-            stop.set()
+        word = pipe.recv()
+        if word == "pause":
+            going.clear()
+        elif word in ("go", "stop"):
+            going.set()  # a paused bot sees the stop, too
+            if word == "stop":
+                stop.set()
 
     loop.add_reader(pipe.fileno(), on_pipe)
     recorder = Recorder()
     ramp = Ramp(len(plan.rooms), pipe)
     gate = asyncio.Semaphore(plan.connect_concurrency)
     pacer = Pacer(1 / plan.rate)
-    tasks = [asyncio.create_task(run_room(index, plan, recorder, pacer, gate, stop, ramp)) for index in plan.rooms]
+    tasks = [
+        asyncio.create_task(run_room(index, plan, recorder, pacer, gate, stop, ramp, going)) for index in plan.rooms
+    ]
 
     async def prune() -> None:
         while True:

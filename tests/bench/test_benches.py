@@ -86,6 +86,19 @@ def test_ab_runs_two_checkouts_and_the_relay_in_turn() -> None:
 
 
 @pytest.mark.slow
+def test_ab_in_turns_loads_every_target_at_once_and_compares_round_by_round() -> None:
+    output = bench(
+        "bench.ab", "--relay", "--tree", "a=.", "--tree", "b=.", "--turns", "0.5", "--repeats", "1",
+        *SMALL_LOAD, "--workers", "1", "--phases", "1", "--seconds", "1",
+    )  # fmt: skip
+    assert "paced, legal moves asked: turns, 2 each" in output
+    assert "vs relay; vs a, round by round" in output
+    for name in ("relay", "a", "b"):
+        assert re.search(rf"\n  {name} +\d+\.\d+ ms +\d+ ", output), output
+    assert "bot errors" not in output
+
+
+@pytest.mark.slow
 def test_idle_opens_and_measures() -> None:
     output = bench("bench.idle", "--connections", "20", "--hold", "0.5", "--processes", "1", "--spawn")
     assert "20 of 20 connections open" in output
