@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
+from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
@@ -42,6 +43,8 @@ class Contender:
     fleet: Fleet
     #: Each own turn's (start, end, server CPU seconds), on time.monotonic().
     turns: list[tuple[float, float, float]] = field(default_factory=list)
+    #: The server's kernel time in its own turns (part of their CPU).
+    own_system: float = 0.0
     idle_seconds: float = 0.0
     idle_cpu: float = 0.0
     result: WorkerResult = field(default_factory=WorkerResult)
@@ -68,6 +71,10 @@ def _cpu(server: SpawnedServer) -> float:
     return server.sample().cpu
 
 
+def _system(server: SpawnedServer) -> float:
+    return server.sample().system
+
+
 def _wait_quiet(server: SpawnedServer) -> None:
     """Until the server spends less than QUIET_SHARE of a core (or QUIET_LONGEST passed)."""
     deadline = time.monotonic() + QUIET_LONGEST
@@ -82,6 +89,7 @@ def _wait_quiet(server: SpawnedServer) -> None:
 
 def _take_turn(own: Contender, others: list[Contender], seconds: float) -> None:
     before = {c.name: _cpu(c.server) for c in (own, *others)}
+    system = _system(own.server)
     start = time.monotonic()
     own.fleet.go()
     time.sleep(seconds)
@@ -89,6 +97,7 @@ def _take_turn(own: Contender, others: list[Contender], seconds: float) -> None:
     _wait_quiet(own.server)
     end = time.monotonic()
     own.turns.append((start, end, _cpu(own.server) - before[own.name]))
+    own.own_system += _system(own.server) - system
     for other in others:
         other.idle_seconds += end - start
         other.idle_cpu += _cpu(other.server) - before[other.name]
@@ -142,8 +151,9 @@ def describe(phase: Phase, contenders: list[Contender], also: str | None = None)
     second = next((c for c in contenders if c.name == also and c is not base), None)
     heading = f"vs {base.name}" + ("" if second is None else f"; vs {second.name}")
     lines = [
-        f"{phase.name}: turns, {len(base.turns)} each; CPU a move net of the server's idle cost",
-        f"  {'target':<12} {'CPU/move':>10} {'moves/s':>9} {'p50':>10} {'p99':>10}"
+        f"{phase.name}: turns, {len(base.turns)} each; CPU a move net of the server's idle cost"
+        " (kernel: its share of the turns' CPU)",
+        f"  {'target':<12} {'CPU/move':>10} {'kernel':>7} {'moves/s':>9} {'p50':>10} {'p99':>10}"
         f"   {heading}, round by round: median (quartiles, range)",
     ]
     for contender in contenders:
@@ -154,12 +164,14 @@ def describe(phase: Phase, contenders: list[Contender], also: str | None = None)
         spread = _spread(_against(contender, base))
         if second is not None:
             spread += f"; {_spread(_against(contender, second))}"
+        kernel = contender.own_system / max(1e-9, sum(cpu for _, _, cpu in contender.turns))
         lines.append(
-            f"  {contender.name:<12} {median(net) * 1000:>7.3f} ms"
+            f"  {contender.name:<12} {median(net) * 1000:>7.3f} ms {kernel:>6.0%}"
             f" {moves / max(1e-9, seconds):>9.0f} {percentile(ack, 0.5) * 1000:>7.2f} ms"
             f" {percentile(ack, 0.99) * 1000:>7.2f} ms   {spread}"
         )
-        errors = len(contender.result.errors)
+        errors = Counter(code for _, code in contender.result.errors)
         if errors:
-            lines.append(f"  {contender.name}: {errors} bot errors")
+            listed = ", ".join(f"{code} x{n}" for code, n in errors.most_common())
+            lines.append(f"  {contender.name}: bot errors: {listed}")
     return lines

@@ -158,10 +158,14 @@ class RoomRunner:
             except Fenced as error:
                 self.fenced(str(error))
                 raise StoreUnavailable(f"room {self.code} moved to another server: reconnect") from error
-            racing_before = self._racing()
+            # Seats change hands only in steps that save the record (see delivery_of): a move
+            # or an undo leaves the seat index alone.
+            seats_change = step.outcome.save or step.outcome.finished
+            racing_before = self._racing() if seats_change else set()
             before_state, before_start = self.room.record.state, self.room.record.started
             self.room.apply(step)
-            self._note_seats(racing_before)
+            if seats_change:
+                self._note_seats(racing_before)
             if step.record.state != before_state:
                 logger.debug("room %s is %s", self.code, step.record.state)
             reply = (link, request_id) if link is not None and request_id is not None and ack else None

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True, slots=True)
-class Join:
+class Join(msgspec.Struct, frozen=True):
     """Seat ``player`` (again, if they already are: that is a reconnect)."""
 
     player: str
@@ -14,69 +13,59 @@ class Join:
     bot: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Leave:
+class Leave(msgspec.Struct, frozen=True):
     player: str
 
 
-@dataclass(frozen=True, slots=True)
-class SetReady:
+class SetReady(msgspec.Struct, frozen=True):
     player: str
     ready: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Start:
+class Start(msgspec.Struct, frozen=True):
     """The creator starts the countdown, ready or not."""
 
     player: str
 
 
-@dataclass(frozen=True, slots=True)
-class Move:
+class Move(msgspec.Struct, frozen=True):
     """Play a move given in the notation."""
 
     player: str
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class TakeBack:
+class TakeBack(msgspec.Struct, frozen=True):
     """Undo the player's last move."""
 
     player: str
 
 
-@dataclass(frozen=True, slots=True)
-class Resign:
+class Resign(msgspec.Struct, frozen=True):
     player: str
 
 
-@dataclass(frozen=True, slots=True)
-class Rematch:
+class Rematch(msgspec.Struct, frozen=True):
     """A new race in the room; ``next_deal`` is a prepared (certified) deal for it, if any."""
 
     player: str
     next_deal: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Presence:
+class Presence(msgspec.Struct, frozen=True):
     """A racer's last connection dropped (``connected`` false), or they came back."""
 
     player: str
     connected: bool
 
 
-@dataclass(frozen=True, slots=True)
-class SetSpectators:
+class SetSpectators(msgspec.Struct, frozen=True):
     """How many distinct players spectate the room now."""
 
     count: int
 
 
-@dataclass(frozen=True, slots=True)
-class Tick:
+class Tick(msgspec.Struct, frozen=True):
     """Do what is due now: countdown end, time limit, grace periods."""
 
 

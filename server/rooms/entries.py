@@ -6,26 +6,23 @@ publishes, and replaying them through the engine rebuilds the board.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 _UNDO = "undo"
 _RESIGN = "resign "
 
 
-@dataclass(frozen=True, slots=True)
-class Played:
+class Played(msgspec.Struct, frozen=True):
     """A move, in canonical notation."""
 
     move: str
 
 
-@dataclass(frozen=True, slots=True)
-class Undone:
+class Undone(msgspec.Struct, frozen=True):
     """The racer took their last move back."""
 
 
-@dataclass(frozen=True, slots=True)
-class Resigned:
+class Resigned(msgspec.Struct, frozen=True):
     """The racer stopped: ``"resigned"``, ``"left"`` or ``"disconnected"``."""
 
     reason: str

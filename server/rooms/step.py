@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from protocol.messages import Result, RoomEvent
 from server.games import Move
 from server.rooms.entries import LogEntry
@@ -15,8 +17,7 @@ if TYPE_CHECKING:
     from server.rooms.draft import Draft
 
 
-@dataclass(frozen=True, slots=True)
-class Emission:
+class Emission(msgspec.Struct, frozen=True):
     """One room event at ``version``. Racers still racing, other than ``owner``, get
     ``redacted`` instead of ``full`` when it is set; everyone else gets ``full``."""
 

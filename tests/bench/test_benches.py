@@ -94,7 +94,7 @@ def test_ab_in_turns_loads_every_target_at_once_and_compares_round_by_round() ->
     assert "paced, legal moves asked: turns, 2 each" in output
     assert "vs relay; vs a, round by round" in output
     for name in ("relay", "a", "b"):
-        assert re.search(rf"\n  {name} +\d+\.\d+ ms +\d+ ", output), output
+        assert re.search(rf"\n  {name} +\d+\.\d+ ms +\d+% +\d+ ", output), output
     assert "bot errors" not in output
 
 
