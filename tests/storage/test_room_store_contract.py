@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
+import msgspec
 import pytest
 import pytest_asyncio
 
@@ -174,14 +175,14 @@ async def test_a_lease_that_expired_unclaimed_still_writes_and_one_taken_over_ne
     await rooms.commit(write(0, 1, record=b"created"))
     first = await subject.grant("ROOM", "node-a")
     assert first.startswith("node-a:")
-    assert await rooms.commit(replace(write(1, 2, [(0, "QS>5")]), lease=first)) is Committed.STORED
-    assert await rooms.commit(replace(write(2, 3, [(0, "7H>c")]), lease=first)) is Committed.STORED
+    assert await rooms.commit(msgspec.structs.replace(write(1, 2, [(0, "QS>5")]), lease=first)) is Committed.STORED
+    assert await rooms.commit(msgspec.structs.replace(write(2, 3, [(0, "7H>c")]), lease=first)) is Committed.STORED
     second = await subject.grant("ROOM", "node-b")
     with pytest.raises(Fenced):
-        await rooms.commit(replace(write(3, 4, [(0, "8H>c")]), lease=first))
+        await rooms.commit(msgspec.structs.replace(write(3, 4, [(0, "8H>c")]), lease=first))
     with pytest.raises(Fenced):  # fenced whatever the version it names
-        await rooms.commit(replace(write(2, 3, [(0, "8H>c")]), lease=first))
-    assert await rooms.commit(replace(write(3, 4, [(1, "deal")]), lease=second)) is Committed.STORED
+        await rooms.commit(msgspec.structs.replace(write(2, 3, [(0, "8H>c")]), lease=first))
+    assert await rooms.commit(msgspec.structs.replace(write(3, 4, [(1, "deal")]), lease=second)) is Committed.STORED
     stored = await rooms.load("ROOM")
     assert stored is not None
     assert stored.version == 4  # the grants restamped the version, keeping it
@@ -207,7 +208,7 @@ async def test_a_write_made_at_a_time_of_the_rooms_clock_stores_that_time(subjec
     rooms = subject.rooms
     await rooms.commit(write(0, 1, record=b"created"))
     later = int(time.time() * 1000) + 60_000  # a room clock ahead of the store's
-    await rooms.commit(replace(write(1, 3, [(0, "QS>5"), (0, "7H>c")]), at_ms=later))
+    await rooms.commit(msgspec.structs.replace(write(1, 3, [(0, "QS>5"), (0, "7H>c")]), at_ms=later))
     assert await rooms.seat_log("ROOM", 1, 0) == (["QS>5", "7H>c"], [later, later])
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 import pytest
 import pytest_asyncio
 from redis.asyncio import Redis
@@ -90,10 +90,12 @@ async def test_a_move_costs_redis_one_script_of_two_commands(tmp_path: Path) -> 
             rooms, nodes = RoomStore(storage), NodeStore(storage)
             claim = await nodes.claim("ROOM", "node-a", 60_000, must_exist=False)
             assert claim.lease is not None
-            await rooms.commit(replace(write(0, 1, record=b"created"), lease=claim.lease))
+            await rooms.commit(msgspec.structs.replace(write(0, 1, record=b"created"), lease=claim.lease))
             before = await _calls(storage)
             for version in range(1, 11):
-                await rooms.commit(replace(write(version, version + 1, [(0, f"m{version}")]), lease=claim.lease))
+                await rooms.commit(
+                    msgspec.structs.replace(write(version, version + 1, [(0, f"m{version}")]), lease=claim.lease)
+                )
             spent = {name: n - before.get(name, 0) for name, n in (await _calls(storage)).items()}
         finally:
             await storage.close()
