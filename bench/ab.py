@@ -186,11 +186,11 @@ def _in_turns(
     phases: list[tuple[int, Phase]],
     spawned: dict[str, SpawnedServer],
 ) -> list[str]:
+    # With the relay first, each tree is also compared with the first tree.
+    first_tree = next((t.name for t in targets_of(own) if t.tree is not None), None)
     lines = []
     for repeat in range(own.repeats):
         for _, phase in phases:
-            # With the relay first, each tree is also compared with the first tree.
-            first_tree = next((t.name for t in targets_of(own) if t.tree is not None), None)
             found = describe_turns(phase, take_turns(load, phase, spawned, own.turns), also=first_tree)
             print(f"... repeat {repeat + 1}:", *found, sep="\n", flush=True)
             lines += found

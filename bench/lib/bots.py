@@ -410,10 +410,10 @@ async def run_worker(plan: Plan, pipe: multiprocessing.connection.Connection) ->
         word = pipe.recv()
         if word == "pause":
             going.clear()
-        elif word in ("go", "stop"):
-            going.set()  # a paused bot sees the stop, too
-            if word == "stop":
-                stop.set()
+            return
+        going.set()  # "go", or "stop", which a paused bot must see too
+        if word == "stop":
+            stop.set()
 
     loop.add_reader(pipe.fileno(), on_pipe)
     recorder = Recorder()

@@ -27,6 +27,7 @@ import dataclasses
 import os
 from collections import Counter
 
+from bench.lib.bots import Plan
 from bench.lib.load_run import LoadRun, measure, plan_of
 from bench.lib.spawn import SpawnedServer, check_loopback, parse_cpus, raise_nofile_limit, spawn_server
 from bench.lib.stats import ms, percentile, ratio
@@ -49,10 +50,16 @@ PHASES = (
 )
 
 
-def run_phase(args: argparse.Namespace, phase: Phase, target: SpawnedServer) -> LoadRun:
-    plan = dataclasses.replace(plan_of(args, target.url), ask_legal=phase.ask_legal)
+def phase_plan(args: argparse.Namespace, phase: Phase, url: str) -> Plan:
+    """The load of ``phase`` against the server at ``url``."""
+    plan = dataclasses.replace(plan_of(args, url), ask_legal=phase.ask_legal)
     if phase.saturated:
         plan = dataclasses.replace(plan, rate=1_000_000.0, bot_interval=1 / args.saturation_bot_rate)
+    return plan
+
+
+def run_phase(args: argparse.Namespace, phase: Phase, target: SpawnedServer) -> LoadRun:
+    plan = phase_plan(args, phase, target.url)
     return measure(plan, args.workers, args.seconds, args.settle, args.ramp_timeout, target.pid)
 
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 
 from bench.lib.bot_fleet import Fleet, split_plan
 from bench.lib.bot_results import WorkerResult
-from bench.lib.compare import Phase
-from bench.lib.load_run import plan_of
+from bench.lib.compare import Phase, phase_plan
 from bench.lib.spawn import SpawnedServer
 from bench.lib.stats import median, percentile
 
@@ -71,10 +70,6 @@ def _cpu(server: SpawnedServer) -> float:
     return server.sample().cpu
 
 
-def _system(server: SpawnedServer) -> float:
-    return server.sample().system
-
-
 def _wait_quiet(server: SpawnedServer) -> None:
     """Until the server spends less than QUIET_SHARE of a core (or QUIET_LONGEST passed)."""
     deadline = time.monotonic() + QUIET_LONGEST
@@ -88,19 +83,19 @@ def _wait_quiet(server: SpawnedServer) -> None:
 
 
 def _take_turn(own: Contender, others: list[Contender], seconds: float) -> None:
-    before = {c.name: _cpu(c.server) for c in (own, *others)}
-    system = _system(own.server)
+    before = {c.name: c.server.sample() for c in (own, *others)}
     start = time.monotonic()
     own.fleet.go()
     time.sleep(seconds)
     own.fleet.pause()
     _wait_quiet(own.server)
     end = time.monotonic()
-    own.turns.append((start, end, _cpu(own.server) - before[own.name]))
-    own.own_system += _system(own.server) - system
+    after = own.server.sample()
+    own.turns.append((start, end, after.cpu - before[own.name].cpu))
+    own.own_system += after.system - before[own.name].system
     for other in others:
         other.idle_seconds += end - start
-        other.idle_cpu += _cpu(other.server) - before[other.name]
+        other.idle_cpu += _cpu(other.server) - before[other.name].cpu
 
 
 def take_turns(
@@ -112,9 +107,7 @@ def take_turns(
     with ExitStack() as stack:
         contenders = []
         for k, (name, server) in enumerate(servers.items()):
-            plan = dataclasses.replace(plan_of(args, server.url), ask_legal=phase.ask_legal, paused=True, name=f"b{k}")
-            if phase.saturated:
-                plan = dataclasses.replace(plan, rate=1_000_000.0, bot_interval=1 / args.saturation_bot_rate)
+            plan = dataclasses.replace(phase_plan(args, phase, server.url), paused=True, name=f"b{k}")
             fleet = stack.enter_context(Fleet(split_plan(plan, args.workers)))
             contenders.append(Contender(name, server, fleet))
         for contender in contenders:

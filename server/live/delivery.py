@@ -93,9 +93,7 @@ def delivery_of(room: Room, step: Step, now: int, reply: tuple[ClientLink, int] 
             frames.append(Frame(redacted, (ToSeats(hidden),)))
     for seat in sorted(step.outcome.refresh):
         frames.append(Frame(snapshot_of(room, seat, now), (ToSeats(frozenset({seat})),)))
-    # Seats change hands only in steps that save the record, which holds them: a move or an
-    # undo leaves every connection where it is.
-    members = room.members() if step.outcome.save or step.outcome.finished else None
+    members = room.members() if step.outcome.saves_record else None
     return Delivery(tuple(frames), members)
 
 

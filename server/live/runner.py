@@ -158,9 +158,7 @@ class RoomRunner:
             except Fenced as error:
                 self.fenced(str(error))
                 raise StoreUnavailable(f"room {self.code} moved to another server: reconnect") from error
-            # Seats change hands only in steps that save the record (see delivery_of): a move
-            # or an undo leaves the seat index alone.
-            seats_change = step.outcome.save or step.outcome.finished
+            seats_change = step.outcome.saves_record  # else no seat changes hands
             racing_before = self._racing() if seats_change else set()
             before_state, before_start = self.room.record.state, self.room.record.started
             self.room.apply(step)
@@ -236,14 +234,13 @@ class RoomRunner:
             expiry = Expiry.NONE
         if record.race != self.room.record.race:  # a rematch: in progress again
             await self._store.mark_active(self.code, True)
-        save = outcome.save or outcome.finished
         write = RoomWrite(
             code=self.code,
             race=record.race,
             base=step.base,
             version=step.version,
             entries=[(seat, entry_text(entry)) for seat, entry in outcome.log],
-            record=encode_record(record) if save else None,
+            record=encode_record(record) if outcome.saves_record else None,
             expiry=expiry,
             lease=self._lease(),
             at_ms=decided_ms,

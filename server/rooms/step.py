@@ -43,6 +43,12 @@ class Outcome:
     #: With ``finished``: the places (ratings are added by :meth:`Room.rate`).
     results: list[Result] = field(default_factory=list)
 
+    @property
+    def saves_record(self) -> bool:
+        """Whether the record is stored with this step (a race's end always is). Seats change
+        hands only in such steps: a move or an undo leaves every seat's holder as it was."""
+        return self.save or self.finished
+
 
 #: An engine operation a step replays on apply: a move (push) or an undo (None), by seat.
 EngineOp = tuple[int, Move | None]
