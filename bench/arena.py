@@ -4,8 +4,8 @@ a node's death costs.
 
     python -m bench.arena [--bots 1000] [--nodes 3] [--seconds 600] [--variant scorpion]
                           [--rate 1] [--moves 20] [--windows 30] [--settle 5] [--measure 0.1]
-                          [--no-kill] [--workers 2] [--quick-match-wait 0.5] [--node-ttl S] [--logs DIR]
-                          [--idle 3] [--no-warm-up]
+                          [--no-kill] [--workers 2] [--quick-match-wait 0.5] [--node-ttl S] [--over-wait 90]
+                          [--logs DIR] [--idle 3] [--no-warm-up]
 
 ``--nodes`` real ``python -m server`` nodes (no solver workers, quick matches gathered for
 ``--quick-match-wait`` s, the server's lease TTL unless ``--node-ttl``) on one private embedded
@@ -307,7 +307,9 @@ async def measure(args: argparse.Namespace, nodes: list[Node], redis: EmbeddedRe
     every = round(1 / args.measure) if args.measure > 0 else 0
     urls = tuple(node.url for node in nodes)
     plans = [
-        Plan(urls, range(k, args.bots, workers), arena.id, args.variant, args.rate, args.moves, every, k)
+        Plan(
+            urls, range(k, args.bots, workers), arena.id, args.variant, args.rate, args.moves, every, k, args.over_wait
+        )
         for k in range(workers)
     ]
     kill_at: float | None = None
@@ -328,7 +330,7 @@ async def measure(args: argparse.Namespace, nodes: list[Node], redis: EmbeddedRe
         )
         windows = await sample_windows(schedule, live)
         kill = await killing if killing is not None else None
-        results = await asyncio.to_thread(fleet.results, OVER_WAIT + POLL_FOR + 120)
+        results = await asyncio.to_thread(fleet.results, args.over_wait + POLL_FOR + 120)
     races = [race for result in results for race in result.races]
     untracked = {player for result in results for player in result.untracked}
     check = await check_standings(storage, arena.id, races, untracked)
@@ -401,6 +403,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--node-ttl", type=float, default=None,
         help="the nodes' heartbeat and lease TTL (default: the server's, 5 s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--over-wait", type=float, default=OVER_WAIT, metavar="SECONDS",
+        help=f"how long a bot that resigned waits for its race's end (default {OVER_WAIT:g})",
     )  # fmt: skip
     parser.add_argument("--logs", type=Path, help="keep the nodes' logs in this folder")
     add_wait_arguments(parser)

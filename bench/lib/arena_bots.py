@@ -57,7 +57,8 @@ Kind = Literal["arena", "plain"]
 KINDS: Final[tuple[Kind, Kind]] = ("arena", "plain")
 #: Seconds between two standings polls of a measuring bot, and how long it polls at most.
 POLL, POLL_FOR = 0.05, 30.0
-#: Seconds a bot waits for its race's end once it has resigned (a rival may be reconnecting).
+#: Seconds a bot waits by default for its race's end once it has resigned (a rival may be
+#: reconnecting); past it the race counts as not seen to end.
 OVER_WAIT: Final = 90.0
 #: Moves before a bot deals now and then (Scorpion's stock) when other moves are left.
 DEAL_AFTER: Final = 10
@@ -101,6 +102,7 @@ class Plan:
     moves: int  # moves before a bot resigns
     measure_every: int  # every n-th bot polls the standings (0: none)
     seed: int
+    over_wait: float = OVER_WAIT  # seconds a bot waits for its race's end once it resigned
 
 
 @dataclass
@@ -322,7 +324,7 @@ class ArenaBot:
             await self._play(kind, room, mirror.version, ends)
             await self._resign(room)
         try:
-            await asyncio.wait_for(self.over.wait(), OVER_WAIT)
+            await asyncio.wait_for(self.over.wait(), self.plan.over_wait)
         except TimeoutError:
             result.errors["race not seen to end"] += 1
         self.current = None
