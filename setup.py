@@ -43,6 +43,7 @@ CORE = [
     "server/solver/scorpion_core_lost.c",
     "server/solver/scorpion_core_table.c",
     "server/solver/scorpion_core.h",
+    "server/solver/scorpion_core_short.h",
 ]
 ROOT = Path(__file__).parent
 HASHES = ROOT / "server" / "solver" / "compiled_sources.txt"
@@ -99,7 +100,7 @@ def extensions() -> tuple[list[Extension], list[str]]:
         remove_builds()
         return [], []
     sources = [path for path in CORE if path.endswith(".c")]
-    core = Extension("server.solver._scorpion_core", sources, depends=CORE[-1:], extra_compile_args=["-O3"])
+    core = Extension("server.solver._scorpion_core", sources, depends=[path for path in CORE if path.endswith(".h")], extra_compile_args=["-O3"])
     if not MYPYC:
         remove_builds(core=False)  # an earlier SOLITAIRE_MYPYC=1 build's, now stale
         return [core], CORE

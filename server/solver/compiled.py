@@ -40,6 +40,7 @@ CORE_SOURCES: Final = (
     "server/solver/scorpion_core_lost.c",
     "server/solver/scorpion_core_table.c",
     "server/solver/scorpion_core.h",
+    "server/solver/scorpion_core_short.h",
 )
 CORE_MODULE: Final = "server.solver._scorpion_core"
 #: Written by the build beside the modules: one ``path sha256`` line per compiled source.

@@ -9,11 +9,12 @@ from typing import Final
 
 from server.games import Move
 
-#: What one stored position costs, measured by ``python -m bench.solver_speed``: about 180
-#: bytes in a Scorpion search (its C core's table; 6 million positions a GB; the Python
-#: loop's set takes about 130), about 400 in an Antares search,
-#: whose scans also keep positions waiting in their queues (2.5 million a GB).
-BYTES_PER_POSITION: Final = {"scorpion": 180, "antares": 400}
+#: What one stored position costs at most, measured by ``python -m bench.solver_speed`` (its
+#: table's peak, while it doubles, included): in a Scorpion search about 75 bytes (its C
+#: core's table, where a position after the deal takes a 16-byte slot; the Python loop's set
+#: takes about 130), about 400 in an Antares search, whose scans also keep positions waiting
+#: in their queues.
+BYTES_PER_POSITION: Final = {"scorpion": 75, "antares": 400}
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,8 +25,8 @@ class Budget:
     (None, the default, means no node cap: the time budget is never cut short by it).
     ``max_positions`` caps the transposition tables, which is what memory limits: a
     stored position costs about :data:`BYTES_PER_POSITION` bytes, so the default cap
-    of 16 million positions is about 3 GB in Scorpion (6 GB in Antares), more than
-    10 s of search reaches (about 10 million and 300,000 positions).
+    of 16 million positions is about 1.2 GB in Scorpion (6 GB in Antares), more than
+    10 s of search reaches (about 13 million and 300,000 positions).
     ``interrupt`` is polled every few thousand nodes; returning True stops the search.
     ``clock`` tells the time for ``seconds``.
     """

@@ -11,16 +11,19 @@
  * fixed-size structs, about seven times that.
  *
  * Its parts: this file (moves, playing them, the search and the module), scorpion_core_lost.c
- * (the lost-position test), scorpion_core_table.c (the transposition table) and the types they
- * share in scorpion_core.h.
+ * (the lost-position test), scorpion_core_table.c (the transposition table), the keys after
+ * the deal in scorpion_core_short.h and the types they share in scorpion_core.h.
  *
  * Cards are 0..51, successor of x is x + 1, suit x / 13, a King is x % 13 == 12. A column is
  * its cards bottom first, the first `hid` face down. The transposition table stores each
- * position's canonical key exactly (no hash-only keys: a collision could prune a position
- * with a win, and an "unwinnable" verdict is a proof). Memory comes from PyMem_Raw*, so
+ * position's key exactly (no hash-only keys: a collision could prune a position with a win,
+ * and an "unwinnable" verdict is a proof): its canonical key while the stock is not dealt,
+ * then its short key, which says the same in 12 bytes (see Short). So the search merges the
+ * same positions, and counts the same, with either. Memory comes from PyMem_Raw*, so
  * tracemalloc counts it (bench.solver_speed's bytes a position).
  */
 #include "scorpion_core.h"
+#include "scorpion_core_short.h"
 
 /* The face-up cards of column t are a natural run from a King (_is_king_run). */
 static int king_run(const Pos *p, int t) {
@@ -110,6 +113,7 @@ static void settle(Pos *p, int i) {
             }
             if (k == 13) {
                 p->n[i] = (uint8_t)(n - 13);
+                p->home |= (uint8_t)(1 << (base / 13));
                 continue;
             }
         }
@@ -138,6 +142,28 @@ static void play(const Pos *p, Mv m, Pos *q) {
     if (q->c[t][q->n[t] - 1] % 13 == 0) settle(q, t);
     q->n[s] = (uint8_t)j;
     if (j > 0 && (q->c[s][j - 1] % 13 == 0 || j == q->hid[s])) settle(q, s);
+}
+
+/* locate for q, which move m made from p (whose card locations are ploc): only the cards
+ * the move carried, and those of suits it sent home, are elsewhere. */
+static void locate_child(const Pos *p, const Loc *ploc, Mv m, const Pos *q, Loc *loc) {
+    *loc = *ploc;
+    if (m.s < 0) {
+        for (int i = 0; i < p->ns; i++) {
+            int card = p->stock[p->ns - 1 - i];
+            loc->col[card] = (uint8_t)i;
+            loc->idx[card] = p->n[i];
+        }
+    } else {
+        int s = m.s, t = m.t;
+        for (int k = m.j; k < p->n[s]; k++) {
+            int card = p->c[s][k];
+            loc->col[card] = (uint8_t)t;
+            loc->idx[card] = (uint8_t)(p->n[t] + k - m.j);
+        }
+    }
+    for (int home = q->home & ~p->home, suit = 0; home; home >>= 1, suit++)
+        if (home & 1) memset(&loc->col[13 * suit], NOWHERE, 13);
 }
 
 static int won(const Pos *p) {
@@ -175,10 +201,12 @@ typedef struct {
     uint64_t sleep;  /* lead cards of moves not to try here (see independent) */
     uint64_t filter; /* lead cards of the moves to try: all, or those a revisit woke */
     Loc loc;         /* where pos's cards are, for its moves and its children's sleep sets */
+    Short key;       /* after the deal: the position's short key (see Short) */
     Mv moves[MAX_MOVES];
     uint64_t hash[MAX_MOVES]; /* of each keyed move's child key; 0 for a move asleep */
     uint8_t key_length[MAX_MOVES];
     uint8_t keys[MAX_MOVES][KEY_ROOM];
+    Short shorts[MAX_MOVES]; /* of each keyed move's child, when short */
 } Frame;
 
 #define ALL_MOVES (~0ULL)
@@ -282,6 +310,12 @@ static int parse_position(PyObject *columns, PyObject *stock, Pos *p) {
         PyErr_SetString(PyExc_ValueError, "a stock card is out of range");
         return 0;
     }
+    int present[4] = {0, 0, 0, 0};
+    for (int i = 0; i < NCOL; i++)
+        for (int j = 0; j < p->n[i]; j++) present[p->c[i][j] / 13] = 1;
+    for (int i = 0; i < p->ns; i++) present[p->stock[i] / 13] = 1;
+    for (int suit = 0; suit < 4; suit++)
+        if (!present[suit]) p->home |= (uint8_t)(1 << suit);
     return 1;
 }
 
@@ -296,13 +330,36 @@ static void enter(Frame *g, Mv m, uint64_t sleep, uint64_t filter) {
     g->filter = filter;
 }
 
+/* The key of the child m makes from f: its short key into k (0 returned), or its canonical key
+ * into key (its length returned; k->on 0). child is played when the key needs it: a canonical
+ * key, or a suit that may go home (only a move that leaves an Ace on top completes one). */
+static int child_key(const Frame *f, const Start *o, Mv m, Pos *child, uint8_t *key, Short *k) {
+    const Pos *p = &f->pos;
+    if (f->key.on) {
+        short_child(p, o, &f->key, m, k);
+        int s = m.s;
+        if (p->c[s][p->n[s] - 1] % 13 == 0 || (m.j > 0 && p->c[s][m.j - 1] % 13 == 0)) {
+            play(p, m, child);
+            short_home(o, k, child->home);
+        }
+        return 0;
+    }
+    play(p, m, child);
+    if (m.s < 0) { /* the deal: the positions from here on have short keys */
+        short_of(child, o, k);
+        return 0;
+    }
+    k->on = 0;
+    return make_key(child, key);
+}
+
 /* Makes the children's keys of f's next LOOKAHEAD moves (played in scratch) and asks the
  * memory for their slots. Most children are positions met before, so the search runs from one
  * table lookup to the next; asked for ahead, their slots arrive together instead of one
  * cache miss after another. A key is made once per move (a frame keeps them while its
  * children are searched); the slots are asked for again on each step, as a search below may
  * have pushed them out of the caches. */
-static void look_ahead(Frame *f, const Table *t, Pos *scratch, int use_sleep) {
+static void look_ahead(Frame *f, const Table *t, const Start *o, Pos *scratch, int use_sleep) {
     int upto = f->next + LOOKAHEAD < f->nmoves ? f->next + LOOKAHEAD : f->nmoves;
     for (int i = f->keyed; i < upto; i++) {
         Mv m = f->moves[i];
@@ -311,14 +368,18 @@ static void look_ahead(Frame *f, const Table *t, Pos *scratch, int use_sleep) {
             uint64_t bit = 1ULL << f->pos.c[m.s][m.j];
             if ((f->sleep & bit) || !(f->filter & bit)) continue; /* asleep: never looked up */
         }
-        play(&f->pos, m, scratch);
-        int n = make_key(scratch, f->keys[i]);
+        int n = child_key(f, o, m, scratch, f->keys[i], &f->shorts[i]);
         f->key_length[i] = (uint8_t)n;
-        f->hash[i] = hash_key(f->keys[i], n);
+        f->hash[i] = n ? hash_key(f->keys[i], n) : hash_short(short_w0(&f->shorts[i]), short_w1(&f->shorts[i]));
     }
     if (upto > f->keyed) f->keyed = (uint8_t)upto;
-    for (int i = f->next; i < upto; i++)
-        if (f->hash[i]) table_prefetch_slot(t, f->hash[i]);
+    for (int i = f->next; i < upto; i++) {
+        if (!f->hash[i]) continue;
+        if (f->key_length[i])
+            table_prefetch_slot(t, f->hash[i]);
+        else
+            table_prefetch_short(t, f->hash[i]);
+    }
 }
 
 static PyObject *line_of(Frame *frames, int depth, Mv last) {
@@ -363,7 +424,16 @@ static PyObject *search(PyObject *self, PyObject *args) {
     long long nodes = 0;
     int depth = 1;
     size_t at;
-    table_add(&table, key, make_key(&start, key), 0, &at);
+    Start origin;
+    start_of(&start, &origin);
+    if (start.ns) {
+        frames[0].key.on = 0;
+        table_add(&table, key, make_key(&start, key), 0, &at);
+    } else {
+        Short *k = &frames[0].key;
+        short_of(&start, &origin, k);
+        table_add_short(&table, short_w0(k), short_w1(k), hash_short(short_w0(k), short_w1(k)), 0, &at);
+    }
     frames[0].pos = start;
     locate(&start, &frames[0].loc);
     Mv none = {-1, 0, -1}; /* frame 0 has no move that made it */
@@ -385,7 +455,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
         }
         Frame *g = &frames[depth]; /* the child is made where it would be searched */
         Pos *child = &g->pos;
-        look_ahead(f, &table, child, use_sleep);
+        look_ahead(f, &table, &origin, child, use_sleep);
         int i = f->next++;
         Mv m = f->moves[i];
         uint64_t bit = 0, sleep = 0;
@@ -396,11 +466,20 @@ static PyObject *search(PyObject *self, PyObject *args) {
             f->sleep |= bit; /* for the moves after this one */
         }
         int added;
-        if (f->hash[i]) {
-            added = table_add_hashed(&table, f->keys[i], f->key_length[i], f->hash[i], sleep, &at);
+        int n = f->key_length[i];
+        uint64_t h = f->hash[i];
+        const uint8_t *bytes = f->keys[i];
+        if (h) {
+            g->key = f->shorts[i];
         } else { /* asleep when keyed, awake now: never expected, but cheap to be sure of */
-            play(&f->pos, m, child);
-            added = table_add(&table, key, make_key(child, key), sleep, &at);
+            n = child_key(f, &origin, m, child, key, &g->key);
+            h = n ? hash_key(key, n) : hash_short(short_w0(&g->key), short_w1(&g->key));
+            bytes = key;
+        }
+        if (n) {
+            added = table_add_hashed(&table, bytes, n, h, sleep, &at);
+        } else {
+            added = table_add_short(&table, short_w0(&g->key), short_w1(&g->key), h, sleep, &at);
         }
         if (added < 0) {
             result = Py_BuildValue("(sLO)", "memory", nodes, Py_None);
@@ -413,7 +492,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
             if (!woken) continue;
             table_set_sleep(&table, at, before & sleep);
             play(&f->pos, m, child);
-            locate(child, &g->loc);
+            locate_child(&f->pos, &f->loc, m, child, &g->loc);
             enter(g, m, sleep, woken);
             depth++;
             continue;
@@ -426,7 +505,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
             goto done;
         }
         if (nodes % POLL_EVERY == 0) {
-            PyObject *reason = PyObject_CallFunction(poll, "Ln", nodes, (Py_ssize_t)table.count);
+            PyObject *reason = PyObject_CallFunction(poll, "Ln", nodes, (Py_ssize_t)table_count(&table));
             if (!reason) goto done;
             if (PyObject_IsTrue(reason)) {
                 result = Py_BuildValue("(OLO)", reason, nodes, Py_None);
@@ -436,7 +515,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
             Py_DECREF(reason);
         }
         int check = lost_check(&f->pos, child, m);
-        locate(child, &g->loc); /* for the lost-position test and the child's moves */
+        locate_child(&f->pos, &f->loc, m, child, &g->loc); /* for the lost-position test and the moves */
         if (check != NO_CHECK && core_is_lost_at(child, &g->loc, check)) {
             table_set_sleep(&table, at, 0); /* never searched, never to be woken */
             continue;

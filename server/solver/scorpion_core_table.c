@@ -1,5 +1,6 @@
-/* The Scorpion search's transposition table: each position's canonical key, stored exactly. */
+/* The Scorpion search's transposition table: each position's key, stored exactly. */
 #include "scorpion_core.h"
+
 
 
 /* The canonical key (_key): columns with the same role in a fixed order, so positions that
@@ -55,12 +56,15 @@ int table_init(Table *t) {
     t->slots = PyMem_RawCalloc(t->capacity, sizeof *t->slots);
     t->size = 1 << 20;
     t->arena = PyMem_RawMalloc(t->size);
-    return t->slots && t->arena;
+    t->pair_capacity = 1 << 16;
+    t->pairs = PyMem_RawCalloc(t->pair_capacity, sizeof *t->pairs);
+    return t->slots && t->arena && t->pairs;
 }
 
 void table_free(Table *t) {
     PyMem_RawFree(t->slots);
     PyMem_RawFree(t->arena);
+    PyMem_RawFree(t->pairs);
 }
 
 static int table_grow(Table *t) {
@@ -89,7 +93,7 @@ int table_add_hashed(Table *t, const uint8_t *key, int n, uint64_t h, uint64_t s
         if (t->slots[slot].hash == h) {
             const uint8_t *stored = t->arena + t->slots[slot].offset;
             if (stored[0] == n && !memcmp(stored + 1, key, (size_t)n)) {
-                *at = t->slots[slot].offset + 1 + (size_t)n;
+                *at = (t->slots[slot].offset + 1 + (size_t)n) << 1;
                 return 0;
             }
         }
@@ -106,11 +110,63 @@ int table_add_hashed(Table *t, const uint8_t *key, int n, uint64_t h, uint64_t s
     t->slots[slot].offset = t->used;
     t->arena[t->used] = (uint8_t)n;
     memcpy(t->arena + t->used + 1, key, (size_t)n);
-    *at = t->used + 1 + (size_t)n;
-    memcpy(t->arena + *at, &sleep, sizeof sleep);
+    size_t sleep_at = t->used + 1 + (size_t)n;
+    *at = sleep_at << 1;
+    memcpy(t->arena + sleep_at, &sleep, sizeof sleep);
     t->used += (size_t)n + 1 + sizeof sleep;
     t->count++;
     /* Doubled at 70% full: linear probing stays short, and each doubling costs a rehash. */
     if (t->count * 10 > t->capacity * 7 && !table_grow(t)) return -1;
+    return 1;
+}
+
+uint64_t hash_short(uint64_t w0, uint64_t w1) {
+    uint64_t h = (w0 ^ 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 31;
+    h = (h ^ w1) * 0x94D049BB133111EBULL;
+    h ^= h >> 29;
+    return h | 1; /* never 0, as hash_key: 0 stands for no key in the search's frames */
+}
+
+static size_t pair_slot(const Pair *pairs, size_t capacity, uint64_t w0, uint64_t w1, uint64_t h) {
+    size_t slot = h & (capacity - 1);
+    while ((pairs[slot].w0 | pairs[slot].w1) &&
+           (pairs[slot].w0 != w0 || (pairs[slot].w1 & ~SLEEP_BITS) != w1))
+        slot = (slot + 1) & (capacity - 1);
+    return slot;
+}
+
+static int pairs_grow(Table *t) {
+    size_t capacity = t->pair_capacity * 2;
+    Pair *pairs = PyMem_RawCalloc(capacity, sizeof *pairs);
+    if (!pairs) return 0;
+    for (size_t i = 0; i < t->pair_capacity; i++) {
+        Pair p = t->pairs[i];
+        if (!(p.w0 | p.w1)) continue;
+        size_t slot = hash_short(p.w0, p.w1 & ~SLEEP_BITS) & (capacity - 1);
+        while (pairs[slot].w0 | pairs[slot].w1) slot = (slot + 1) & (capacity - 1);
+        pairs[slot] = p;
+    }
+    PyMem_RawFree(t->pairs);
+    t->pairs = pairs;
+    t->pair_capacity = capacity;
+    return 1;
+}
+
+int table_add_short(Table *t, uint64_t w0, uint64_t w1, uint64_t h, uint64_t sleep, size_t *at) {
+    size_t slot = pair_slot(t->pairs, t->pair_capacity, w0, w1, h);
+    if (t->pairs[slot].w0 | t->pairs[slot].w1) {
+        *at = slot << 1 | 1;
+        return 0;
+    }
+    t->pairs[slot].w0 = w0;
+    t->pairs[slot].w1 = w1 | sleep;
+    t->pair_count++;
+    /* Doubled at 70% full, as the other table; the key is found again in the new slots. */
+    if (t->pair_count * 10 > t->pair_capacity * 7) {
+        if (!pairs_grow(t)) return -1;
+        slot = pair_slot(t->pairs, t->pair_capacity, w0, w1, h);
+    }
+    *at = slot << 1 | 1;
     return 1;
 }
