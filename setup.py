@@ -100,7 +100,8 @@ def extensions() -> tuple[list[Extension], list[str]]:
         remove_builds()
         return [], []
     sources = [path for path in CORE if path.endswith(".c")]
-    core = Extension("server.solver._scorpion_core", sources, depends=[path for path in CORE if path.endswith(".h")], extra_compile_args=["-O3"])
+    headers = [path for path in CORE if path.endswith(".h")]
+    core = Extension("server.solver._scorpion_core", sources, depends=headers, extra_compile_args=["-O3"])
     if not MYPYC:
         remove_builds(core=False)  # an earlier SOLITAIRE_MYPYC=1 build's, now stale
         return [core], CORE
