@@ -196,6 +196,28 @@ class Router:
                 await identity.resume_seat(self.ctx, link, self.ctx.rooms[code], request_id)
         return missed
 
+    def give_back_later(self, link: ClientLink, rooms: list[str]) -> None:
+        """Give ``link``'s player back their seats in ``rooms``, which :meth:`seats_back`
+        missed at its hello or login (the room's owner died and its lease has not run out
+        yet), once the rooms have an owner again: tried every half lease TTL, for three TTLs,
+        while the connection is open. Each seat given back brings the client ``joined`` and a
+        snapshot, as the hello would have."""
+        self._background(self._give_back(link, rooms))
+
+    async def _give_back(self, link: ClientLink, rooms: list[str]) -> None:
+        deadline = time.monotonic() + 3 * self.leases.ttl
+        while rooms and time.monotonic() < deadline:
+            await asyncio.sleep(self.leases.ttl / 2)
+            if link not in self.ctx.links or link.dropped or link.player is None:
+                return
+            try:
+                rooms = await self.seats_back(link, 0, rooms)
+            except FAILURES:
+                continue  # the next try, or the line below
+        if rooms:
+            line = "%s's seats in %s not given back after its hello"
+            self._log.log(logging.WARNING, "seats-not-given-back", line, link.name, ", ".join(rooms))
+
     async def locate(self, code: str) -> str | None:
         """The node running room ``code``, or None when it is (now) this one or there is no
         such room. A room nobody holds is claimed and loaded here; a room held by a dead

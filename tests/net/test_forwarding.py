@@ -3,7 +3,8 @@ lines each client's request can cause (on a dropped proxy, or in a storage outag
 limited: a flood of them writes a few lines, one kind of failure not hiding another. The
 post: what arrives before the router reads it waits, in order, and one message the router
 fails to handle does not stop the next. The answers awaited (server/net/answers.py): each one
-late is checked, whatever else waits, and fails once its owner is seen to stop beating."""
+late is checked, whatever else waits, and fails once its owner is seen to stop beating. A seat
+a hello could not give back is given back later."""
 
 from __future__ import annotations
 
@@ -11,23 +12,25 @@ import asyncio
 import itertools
 import logging
 import time
+from functools import partial
 from typing import cast
 
 import pytest
 
 from protocol.codec import encode
-from protocol.messages import ListRooms
+from protocol.messages import CreateRoom, Joined, ListRooms, RoomOptions, Snapshot
 from server.cluster.cluster import Cluster
 from server.cluster.inbox import Done, Gone, Message, Request
 from server.cluster.node import Node
 from server.cluster.node_mail import NodeMail
 from server.connections.link import ClientLink
+from server.features import identity
 from server.net import forwarding
 from server.net.answers import Answers
 from server.ops.log_limits import LogLimiter
 from server.storage.connection import Storage, StoreUnavailable
 from server.storage.nodes import NodeStore
-from tests.end_to_end.conftest import RunningServer
+from tests.end_to_end.conftest import RunningServer, ServerFactory
 from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio
@@ -181,3 +184,41 @@ async def test_an_answer_in_time_is_returned_and_a_later_one_still_checked() -> 
     async with asyncio.timeout(30):  # a guard against a hang, not a measurement
         with pytest.raises(TimeoutError):
             await answers.wait(2, later, "silent")
+
+
+async def test_a_seat_the_hello_missed_is_given_back_once_its_room_has_an_owner(
+    start_server: ServerFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A racer back while their room's owner is dead and its lease not yet run out: the hello
+    cannot give the seat back. It is given back as soon as it can be (joined, then a
+    snapshot), not left for the grace period to resign a connected player."""
+    async with start_server(node_ttl=0.5) as srv:
+        ann = await srv.raw()
+        welcome = await ann.hello("Ann")
+        created = await ann.request(partial(CreateRoom, variant="scorpion", options=RoomOptions()))
+        assert isinstance(created, Joined)
+        await ann.close()
+        router = forwarding_router(srv)
+        real = router.seats_back
+        calls = 0
+
+        async def missed_once(link: ClientLink, request_id: int, rooms: list[str] | None = None) -> list[str]:
+            nonlocal calls
+            calls += 1
+            if calls == 1:  # the owner does not answer: nothing is given back
+                return [created.room]
+            return await real(link, request_id, rooms)
+
+        async def nothing_here(*args: object) -> None:
+            """The room runs on no node now (its owner died): the hello gives nothing back here."""
+
+        monkeypatch.setattr(router, "seats_back", missed_once)
+        monkeypatch.setattr(identity, "rejoin", nothing_here)
+        back = await srv.raw()
+        await back.hello("Ann", resume=welcome.resume)
+        joined = await back.wait_for(lambda m: isinstance(m, Joined) and m.room == created.room)
+        assert isinstance(joined, Joined)
+        assert (joined.role, joined.seat) == ("racer", 0)
+        snapshot = await back.wait_for(lambda m: isinstance(m, Snapshot) and m.room == created.room)
+        assert isinstance(snapshot, Snapshot)
+        assert calls == 2
