@@ -81,6 +81,7 @@ COVERED_ELSEWHERE: Final[dict[str, str]] = {
     "server/net/answers.py": "tests/net/test_forwarding.py",
     "server/net/following.py": "tests/cluster/test_membership.py",
     "server/net/http.py": "tests/web/test_http.py",
+    "server/net/locating.py": "tests/nodes/test_service.py",
     "server/net/request_metrics.py": "tests/ops/test_monitoring.py",
     "server/net/tls.py": "tests/nodes/test_deployment.py",
     "server/ops/logging_setup.py": "tests/ops/test_log_limits.py",

@@ -181,13 +181,15 @@ CLUSTER_INSIDES = (
     "server.storage.nodes",
 )
 #: Besides the package: the process's wiring, and the edge's router (with the answers it waits
-#: for), which forwards a request to its room's owner in the cluster's messages.
+#: for, and where it finds a room's owner), which forwards a request to its room's owner in
+#: the cluster's messages.
 CLUSTER_NEIGHBOURS = (
     "server/cluster/",
     "server/storage/nodes.py",
     "server/app.py",
     "server/net/forwarding.py",
     "server/net/answers.py",
+    "server/net/locating.py",
 )
 
 

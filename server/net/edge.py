@@ -186,9 +186,7 @@ class Edge:
             await dispatch(self.ctx, link, message)
             # A new guest (a hello without a resume token) has no seat anywhere yet.
             if link.player not in (None, player) and not (isinstance(message, Hello) and message.resume is None):
-                missed = await router.seats_back(link, message.id)
-                if missed:
-                    router.give_back_later(link, missed)
+                await router.seats_back(link, message.id)
         except FAILURES as error:  # of giving the seats back (serving answers its own)
             answer_failure(link, message.id, error)
         except Exception:

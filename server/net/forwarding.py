@@ -21,6 +21,7 @@ owner was fenced closes its local clients and tells the other nodes to close the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import time
@@ -39,6 +40,7 @@ from server.live.runner import RoomRunner
 from server.net.answers import Answers
 from server.net.dispatch import FAILURES, answer_failure, dispatch
 from server.net.following import Following, Role
+from server.net.locating import Locator
 from server.ops.log_limits import LogLimiter
 from server.ops.metrics import FORWARDED_RECEIVED
 from server.ops.stopping import stop_requested, stop_tasks
@@ -73,7 +75,8 @@ class Router:
         self._peers_of: dict[int, set[str]] = {}  # local link id -> nodes holding its proxy
         #: Stand-ins for other nodes' connections to the rooms that run here.
         self.proxies = cluster.proxies
-        self._owners: dict[str, str] = {}  # room code -> the node last seen owning it
+        #: Where rooms run.
+        self.locator = Locator(ctx, cluster)
         #: The answers awaited from other nodes.
         self.answers = Answers(cluster, timeout)
         #: The rooms other nodes run that each local link follows, and on which owner.
@@ -92,12 +95,9 @@ class Router:
         """The server is stopping: requests waiting on other nodes fail at once, and no new
         one is forwarded (connections must close now, not after the forwarding timeout)."""
         self._stopping = True
+        self.locator.stop()
         self.mail.stop_listening()
         self.answers.fail_all(StoreUnavailable("storage unavailable: this server is shutting down"))
-
-    def _check_running(self) -> None:
-        if self._stopping:
-            raise StoreUnavailable("storage unavailable: this server is shutting down")
 
     # -- the client's side --------------------------------------------------------------
 
@@ -127,7 +127,7 @@ class Router:
             return False
         sent = encode(message) if frame is None else frame
         for _ in range(_MOVES):
-            owner = self._owners.get(code) or await self.locate(code)
+            owner = self.locator.known(code) or await self.locator.locate(code)
             # A room followed on an owner that is gone is followed again (here or on the new
             # owner) first, so that the updates of what this request does reach the client.
             role = self.following.moved(link.id, code, owner)
@@ -143,17 +143,19 @@ class Router:
             if not done.moved:
                 self.following.served(link.id, code, owner, message)
                 return True
-            self._owners.pop(code, None)
+            self.locator.forget(code)
         raise StoreUnavailable(f"storage unavailable: room {code} keeps moving between servers")
 
     async def seats_back(self, link: ClientLink, request_id: int, rooms: list[str] | None = None) -> list[str]:
         """Give ``link``'s player back their seats in ``rooms`` (None: every seat the seat
         index holds, for a player back with a hello or a login) on the nodes that run them;
         rooms nobody runs any more are taken over here. Those that run here are given back
-        here unless ``link`` follows them already. The rooms whose seat was not given back."""
+        here unless ``link`` follows them already. The rooms whose seat was not given back:
+        after a hello or login (``rooms`` None), tried again in the background."""
         player = link.player
         assert player is not None
-        missed = []
+        missed: list[str] = []
+        back = rooms is None
         rooms = await self.node.store.seats(player) if rooms is None else rooms
         for code in rooms:
             given = False
@@ -164,7 +166,7 @@ class Router:
                     given = True
                     break
                 try:
-                    owner = await self.locate(code)
+                    owner = await self.locator.locate(code)
                     if owner is None:
                         if not self.ctx.rooms.live(code):  # the room is gone
                             await self.node.store.seat(player, code, False)
@@ -185,7 +187,7 @@ class Router:
                         self.following.seated(link.id, code, owner)
                         given = True
                         break
-                    self._owners.pop(code, None)
+                    self.locator.forget(code)
                 except StoreUnavailable as error:
                     line = "room %s: %s's seat not given back yet (try %d): %s"
                     self._log.log(logging.WARNING, "seat-not-given-back-yet", line, code, link.name, attempt + 1, error)
@@ -194,69 +196,34 @@ class Router:
         for code in sorted(rooms):
             if code not in link.rooms and self.ctx.rooms.live(code):
                 await identity.resume_seat(self.ctx, link, self.ctx.rooms[code], request_id)
+        if missed and back:
+            self._background(self._give_back(link, missed))
         return missed
 
-    def give_back_later(self, link: ClientLink, rooms: list[str]) -> None:
-        """Give ``link``'s player back their seats in ``rooms``, which :meth:`seats_back`
-        missed at its hello or login (the room's owner died and its lease has not run out
-        yet), once the rooms have an owner again: tried every half lease TTL, for three TTLs,
-        while the connection is open. Each seat given back brings the client ``joined`` and a
-        snapshot, as the hello would have."""
-        self._background(self._give_back(link, rooms))
-
     async def _give_back(self, link: ClientLink, rooms: list[str]) -> None:
+        """Give back seats a hello or login missed (their owner died, its lease not run out
+        yet) once their rooms have an owner again: every half lease TTL for three TTLs, while
+        the connection is open; each brings ``joined`` and a snapshot, as the hello would."""
         deadline = time.monotonic() + 3 * self.leases.ttl
         while rooms and time.monotonic() < deadline:
             await asyncio.sleep(self.leases.ttl / 2)
             if link not in self.ctx.links or link.dropped or link.player is None:
                 return
-            try:
+            with contextlib.suppress(*FAILURES):
                 rooms = await self.seats_back(link, 0, rooms)
-            except FAILURES:
-                continue  # the next try, or the line below
         if rooms:
             line = "%s's seats in %s not given back after its hello"
             self._log.log(logging.WARNING, "seats-not-given-back", line, link.name, ", ".join(rooms))
 
-    async def locate(self, code: str) -> str | None:
-        """The node running room ``code``, or None when it is (now) this one or there is no
-        such room. A room nobody holds is claimed and loaded here; a room held by a dead
-        node is waited for until its lease expires, then claimed."""
-        deadline = time.monotonic() + self.leases.ttl + 1.0
-        while True:
-            self._check_running()
-            if self.ctx.rooms.live(code):
-                return None
-            claim = await self.leases.claim(code)
-            if claim.lease is not None or (claim.holder == self.node.id and self.leases.holds(code)):
-                await self.ctx.rooms.get(code)
-                return None
-            holder = claim.holder
-            if holder is None:
-                return None
-            if holder == self.node.id and self.leases.in_hand(code):
-                await asyncio.sleep(0.01)  # another request here is claiming it: its load is ours
-                continue
-            if holder != self.node.id and holder in await self.node.alive({holder}):
-                self._owners[code] = holder
-                return holder
-            # Its holder is dead (or this node before a restart): take it over, fenced.
-            if await self.leases.take_over(claim, code):
-                await self.ctx.rooms.get(code)
-                return None
-            if time.monotonic() > deadline:
-                raise StoreUnavailable(f"storage unavailable: room {code}'s server {holder} does not answer")
-            await asyncio.sleep(0.1)
-
     async def _ask(self, owner: str, link: ClientLink, message: Request | Resume) -> Done:
-        self._check_running()
+        self.locator.check_running()
         self._local[link.id] = link
         future = self.answers.expect(message.seq)
         self.mail.post(owner, message)
         try:
             done = await self.answers.wait(message.seq, future, owner)
         except TimeoutError:
-            self._owners = {code: node for code, node in self._owners.items() if node != owner}
+            self.locator.forget_nodes({owner})
             self.node.suspect(owner)
             raise StoreUnavailable(f"storage unavailable: server {owner} did not answer") from None
         if not done.moved:
@@ -302,7 +269,11 @@ class Router:
             code = room_of(message)
             # A room that runs here (the usual case) is served without asking where it runs.
             # A stopping node's rooms were handed over: the asking node finds the new owner.
-            if code is not None and not self.ctx.rooms.live(code) and (self._stopping or await self.locate(code)):
+            if (
+                code is not None
+                and not self.ctx.rooms.live(code)
+                and (self._stopping or await self.locator.locate(code))
+            ):
                 moved = True
             else:
                 proxy.begin(message.id)
@@ -325,7 +296,7 @@ class Router:
         moved = False
         try:
             handed_over = self._stopping and not self.ctx.rooms.live(resume.code)
-            if handed_over or await self.locate(resume.code) is not None:
+            if handed_over or await self.locator.locate(resume.code) is not None:
                 moved = True
             else:
                 runner = await self.ctx.rooms.get(resume.code)
@@ -350,7 +321,7 @@ class Router:
     def rerouted(self, runner: RoomRunner) -> None:
         """``runner`` left this node (fenced, or handed over by a drain): the other nodes'
         clients following it follow it again on its next owner; this node's reconnect."""
-        self._owners.pop(runner.code, None)
+        self.locator.forget(runner.code)
         by_node: dict[str, list[int]] = {}
         followers = [link for links in runner.audience.racers.values() for link in links]
         for link in followers + runner.audience.spectators:
@@ -440,7 +411,7 @@ class Router:
         clients of other nodes' rooms reconnect (and resume everywhere), and the proxies held
         here for other nodes' clients are dropped (their clients were sent to reconnect)."""
         logger.warning("this node lapsed: its clients of other nodes' rooms reconnect, other nodes' proxies dropped")
-        self._owners.clear()
+        self.locator.clear()
         self.following.clear()
         for link_id in list(self._peers_of):
             link = self._local.get(link_id)
@@ -454,7 +425,7 @@ class Router:
         self.proxies.prune(time.monotonic())
         owners = {node for nodes in self._peers_of.values() for node in nodes}
         origins = self.proxies.origins()
-        watched = owners | origins | set(self._owners.values())
+        watched = owners | origins | self.locator.owners()
         if not watched:
             return
         dead = watched - await self.node.alive(watched, fresh=0.0)
@@ -462,7 +433,7 @@ class Router:
             return
         logger.warning("nodes %s left or stopped beating", ", ".join(sorted(dead)))
         self.mail.forget(dead)
-        self._owners = {code: node for code, node in self._owners.items() if node not in dead}
+        self.locator.forget_nodes(dead)
         for link_id, nodes in list(self._peers_of.items()):
             if nodes & dead:
                 nodes -= dead
@@ -479,7 +450,7 @@ class Router:
         that fails is the client closed with 1001 to resume by itself."""
         lost: dict[str, Role] = dict(self.following.lost(link.id, dead))
         for code in lost:
-            self._owners.pop(code, None)
+            self.locator.forget(code)
         try:
             if not self._stopping and link.player is not None:
                 # Seats known nowhere here (a quick-match race formed on another node) may have
