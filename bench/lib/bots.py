@@ -144,15 +144,9 @@ class Bot:
     Not :class:`client.lib.bot.Bot` (plays to win at a level's pace): any legal move at the load's, replies timed."""
 
     def __init__(
-        self,
-        client: RaceClient,
-        recorder: Recorder,
-        pacer: Pacer,
-        plan: Plan,
-        rng: random.Random,
-        going: asyncio.Event | None = None,
+        self, client: RaceClient, recorder: Recorder, pacer: Pacer, plan: Plan, rng: random.Random, going: asyncio.Event
     ) -> None:
-        """``going``: the bot moves only while it is set (None: always)."""
+        """``going``: the bot moves only while it is set."""
         self.client = client
         self.pacer = pacer
         self.going = going
@@ -264,7 +258,7 @@ class Bot:
             turn = self.pacer.delay(time.monotonic())
             if turn > 0:
                 await asyncio.sleep(turn)
-            if self.going is not None and not self.going.is_set():
+            if not self.going.is_set():
                 await self.going.wait()  # another server's turn (bench.ab --turns)
             last = time.monotonic()
             if not self._racing(stop):
@@ -337,7 +331,7 @@ async def run_room(
     gate: asyncio.Semaphore,
     stop: asyncio.Event,
     ramp: Ramp,
-    going: asyncio.Event | None = None,
+    going: asyncio.Event,
 ) -> None:
     """Seat ``plan.per_room`` bots in a new room and race, rematch, race ... until ``stop``."""
     rng = random.Random(plan.seed * 1_000_003 + index)

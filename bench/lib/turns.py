@@ -126,7 +126,7 @@ def _spread(ratios: list[float]) -> str:
     if not ratios:
         return "-"
     ordered = sorted(ratios)
-    quartiles = f"{ordered[len(ordered) // 4]:.2f}-{ordered[(3 * len(ordered)) // 4]:.2f}"
+    quartiles = f"{percentile(ordered, 0.25):.2f}-{percentile(ordered, 0.75):.2f}"
     return f"{median(ordered):.3f}x ({quartiles}, {ordered[0]:.2f}-{ordered[-1]:.2f})"
 
 

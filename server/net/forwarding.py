@@ -86,7 +86,6 @@ class Router:
         #: What this node and the others send each other (direct links, Redis inboxes).
         self.mail = cluster.mail
         self._tasks: set[asyncio.Task[None]] = set()
-        self._stopping = False
         #: Lines each client can cause (every request during an outage): rate-limited.
         self._log = LogLimiter(logger)
         self._background(self._read_mail())
@@ -94,8 +93,7 @@ class Router:
     def stop_forwarding(self) -> None:
         """The server is stopping: requests waiting on other nodes fail at once, and no new
         one is forwarded (connections must close now, not after the forwarding timeout)."""
-        self._stopping = True
-        self.locator.stop()
+        self.locator.stopping = True
         self.mail.stop_listening()
         self.answers.fail_all(StoreUnavailable("storage unavailable: this server is shutting down"))
 
@@ -272,7 +270,7 @@ class Router:
             if (
                 code is not None
                 and not self.ctx.rooms.live(code)
-                and (self._stopping or await self.locator.locate(code))
+                and (self.locator.stopping or await self.locator.locate(code))
             ):
                 moved = True
             else:
@@ -295,7 +293,7 @@ class Router:
         proxy = self.proxies.of_sender(resume)
         moved = False
         try:
-            handed_over = self._stopping and not self.ctx.rooms.live(resume.code)
+            handed_over = self.locator.stopping and not self.ctx.rooms.live(resume.code)
             if handed_over or await self.locator.locate(resume.code) is not None:
                 moved = True
             else:
@@ -452,7 +450,7 @@ class Router:
         for code in lost:
             self.locator.forget(code)
         try:
-            if not self._stopping and link.player is not None:
+            if not self.locator.stopping and link.player is not None:
                 # Seats known nowhere here (a quick-match race formed on another node) may have
                 # been on the dead node too: given back as well (a resync where they were not).
                 known = self.following.rooms_of(link.id) | set(link.rooms)

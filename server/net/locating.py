@@ -20,14 +20,11 @@ class Locator:
         self.node = cluster.node
         self.leases = cluster.leases
         self._owners: dict[str, str] = {}  # room code -> the node last seen owning it
-        self._stopping = False
-
-    def stop(self) -> None:
-        """The server is stopping: no room is looked for any more."""
-        self._stopping = True
+        #: The server is stopping: no room is looked for any more.
+        self.stopping = False
 
     def check_running(self) -> None:
-        if self._stopping:
+        if self.stopping:
             raise StoreUnavailable("storage unavailable: this server is shutting down")
 
     def known(self, code: str) -> str | None:

@@ -18,7 +18,7 @@
  * its cards bottom first, the first `hid` face down. The transposition table stores each
  * position's key exactly (no hash-only keys: a collision could prune a position with a win,
  * and an "unwinnable" verdict is a proof): its canonical key while the stock is not dealt,
- * then its short key, which says the same in 12 bytes (see Short). So the search merges the
+ * then its short key, which says the same in 11 bytes (see Short). So the search merges the
  * same positions, and counts the same, with either. Memory comes from PyMem_Raw*, so
  * tracemalloc counts it (bench.solver_speed's bytes a position).
  */
@@ -201,7 +201,7 @@ typedef struct {
     uint64_t sleep;  /* lead cards of moves not to try here (see independent) */
     uint64_t filter; /* lead cards of the moves to try: all, or those a revisit woke */
     Loc loc;         /* where pos's cards are, for its moves and its children's sleep sets */
-    Short key;       /* after the deal: the position's short key (see Short) */
+    Short key;       /* once the stock is dealt: the position's short key (see Short) */
     Mv moves[MAX_MOVES];
     uint64_t hash[MAX_MOVES]; /* of each keyed move's child key; 0 for a move asleep */
     uint8_t key_length[MAX_MOVES];
@@ -330,12 +330,13 @@ static void enter(Frame *g, Mv m, uint64_t sleep, uint64_t filter) {
     g->filter = filter;
 }
 
-/* The key of the child m makes from f: its short key into k (0 returned), or its canonical key
- * into key (its length returned; k->on 0). child is played when the key needs it: a canonical
- * key, or a suit that may go home (only a move that leaves an Ace on top completes one). */
+/* The key of the child m makes from f: its short key into k (0 returned) once the stock is
+ * dealt, or its canonical key into key (its length returned). child is played when the key
+ * needs it: a canonical key, or a suit that may go home (only a move that leaves an Ace on
+ * top completes one). */
 static int child_key(const Frame *f, const Start *o, Mv m, Pos *child, uint8_t *key, Short *k) {
     const Pos *p = &f->pos;
-    if (f->key.on) {
+    if (!p->ns) {
         short_child(p, o, &f->key, m, k);
         int s = m.s;
         if (p->c[s][p->n[s] - 1] % 13 == 0 || (m.j > 0 && p->c[s][m.j - 1] % 13 == 0)) {
@@ -349,7 +350,6 @@ static int child_key(const Frame *f, const Start *o, Mv m, Pos *child, uint8_t *
         short_of(child, o, k);
         return 0;
     }
-    k->on = 0;
     return make_key(child, key);
 }
 
@@ -427,7 +427,6 @@ static PyObject *search(PyObject *self, PyObject *args) {
     Start origin;
     start_of(&start, &origin);
     if (start.ns) {
-        frames[0].key.on = 0;
         table_add(&table, key, make_key(&start, key), 0, &at);
     } else {
         Short *k = &frames[0].key;

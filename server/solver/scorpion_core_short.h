@@ -17,11 +17,9 @@
 
 #include "scorpion_core.h"
 
-
 typedef struct {
     uint64_t moved;
     uint8_t under[STOCK_COLUMNS]; /* the card each start's stock card lies on; BOTTOM; NOT_ON_TABLE */
-    uint8_t on;                   /* the key is made (after the deal, with short keys on) */
 } Short;
 
 #define BOTTOM 52
@@ -67,7 +65,6 @@ static inline void short_home(const Start *o, Short *k, int home) {
 static void short_of(const Pos *p, const Start *o, Short *k) {
     k->moved = 0;
     memset(k->under, NOT_ON_TABLE, sizeof k->under);
-    k->on = 1;
     for (int i = 0; i < NCOL; i++)
         for (int j = 0; j < p->n[i]; j++) short_place(o, k, p->c[i][j], j ? p->c[i][j - 1] : BOTTOM);
     short_home(o, k, p->home);

@@ -2,7 +2,6 @@
 #include "scorpion_core.h"
 
 
-
 /* The canonical key (_key): columns with the same role in a fixed order, so positions that
  * differ only in their numbering are one position. Every card is unique, so ordering the
  * columns by their bottom card (empty ones last, all alike) is canonical; marker bytes
@@ -143,9 +142,8 @@ static int pairs_grow(Table *t) {
     for (size_t i = 0; i < t->pair_capacity; i++) {
         Pair p = t->pairs[i];
         if (!(p.w0 | p.w1)) continue;
-        size_t slot = hash_short(p.w0, p.w1 & ~SLEEP_BITS) & (capacity - 1);
-        while (pairs[slot].w0 | pairs[slot].w1) slot = (slot + 1) & (capacity - 1);
-        pairs[slot] = p;
+        uint64_t key = p.w1 & ~SLEEP_BITS;
+        pairs[pair_slot(pairs, capacity, p.w0, key, hash_short(p.w0, key))] = p;
     }
     PyMem_RawFree(t->pairs);
     t->pairs = pairs;

@@ -218,6 +218,7 @@ async def test_a_seat_the_hello_missed_is_given_back_once_its_room_has_an_owner(
         joined = await back.wait_for(lambda m: isinstance(m, Joined) and m.room == created.room)
         assert isinstance(joined, Joined)
         assert (joined.role, joined.seat) == ("racer", 0)
+        assert joined.id == 0  # given back after the hello, not in answer to it
         snapshot = await back.wait_for(lambda m: isinstance(m, Snapshot) and m.room == created.room)
         assert isinstance(snapshot, Snapshot)
         assert calls >= 3  # the hello's tries all failed: the seat came back after it
