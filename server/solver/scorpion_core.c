@@ -43,6 +43,58 @@ static int run_to_ace(const Pos *p, int s, int j) {
     return p->c[s][p->n[s] - 1] % 13 == 0;
 }
 
+#define KINGS ((1ULL << 12) | (1ULL << 25) | (1ULL << 38) | (1ULL << 51))
+
+/* _lone_move: once the stock is dealt, the index in `moves` (the position's legal moves, in
+ * order) of a move that is a persistent set on its own, or -1 (the proofs are there): the
+ * first build whose group stays clear of every card that may ever lead or carry its target
+ * card (cards as bits of a uint64_t), else the first King move into an empty column that no
+ * other King can take from it, by a King with a card of its suit under it. */
+static int lone_move(const Pos *p, const Mv *moves, int n) {
+    uint64_t down[52], faceup = 0, ontable = (1ULL << 52) - 1; /* after the deal: all but home */
+    for (int suit = 0; suit < 4; suit++)
+        if (p->home >> suit & 1) ontable &= ~(0x1FFFULL << (13 * suit));
+    for (int i = 0; i < NCOL; i++) {
+        uint64_t run = 0;
+        for (int k = p->hid[i]; k < p->n[i]; k++) {
+            int card = p->c[i][k];
+            run |= 1ULL << card;
+            down[card] = run; /* the face-up cards of its column from the lowest up to it */
+        }
+        faceup |= run;
+    }
+    for (int i = 0; i < n; i++) {
+        Mv m = moves[i];
+        if (m.s < 0 || !p->n[m.t]) continue;
+        int lead = p->c[m.s][m.j];
+        uint64_t group = (down[p->c[m.s][p->n[m.s] - 1]] & ~down[lead]) | 1ULL << lead;
+        uint64_t reach = down[p->c[m.t][p->n[m.t] - 1]], frontier = reach;
+        while (frontier) {
+            uint64_t next = ((frontier & ~KINGS) << 1) & ontable & ~reach;
+            if (next & group) break;
+            uint64_t add = next;
+            for (uint64_t f = next & faceup; f; f &= f - 1) add |= down[__builtin_ctzll(f)];
+            frontier = add & ~reach;
+            reach |= add;
+        }
+        if (!frontier) return i;
+    }
+    int empties = 0, waiting = 0;
+    for (int i = 0; i < NCOL; i++) empties += !p->n[i];
+    if (!empties) return -1;
+    for (int i = 0; i < NCOL; i++)
+        for (int k = 1; k < p->n[i]; k++) waiting += p->c[i][k] % 13 == 12;
+    if (waiting > empties) return -1;
+    for (int i = 0; i < n; i++) {
+        Mv m = moves[i];
+        if (m.s < 0 || p->n[m.t]) continue;
+        int suit = p->c[m.s][m.j] / 13;
+        for (int k = 0; k < m.j; k++)
+            if (p->c[m.s][k] / 13 == suit) return i;
+    }
+    return -1;
+}
+
 /* _moves: the legal moves in the order the search tries them; returns their number. `loc`
  * is the position's card locations (locate). */
 static int list_moves(const Pos *p, const Loc *loc, Mv *out) {
@@ -98,6 +150,13 @@ static int list_moves(const Pos *p, const Loc *loc, Mv *out) {
     for (int i = 0; i < nf; i++) out[n++] = first[i];
     for (int i = 0; i < nb; i++) out[n++] = builds[i];
     for (int i = 0; i < nl; i++) out[n++] = later[i];
+    if (!p->ns && n > 1) {
+        int alone = lone_move(p, out, n);
+        if (alone >= 0) {
+            out[0] = out[alone];
+            return 1;
+        }
+    }
     return n;
 }
 

@@ -32,6 +32,7 @@ from server.solver.scorpion_stubborn import stubborn_moves
 FACE_DOWN_BASE: Final = 100
 _SEPARATOR: Final = b"\xff"
 _KINGS: Final = (12, 25, 38, 51)
+_KING_BITS: Final = sum(1 << king for king in _KINGS)
 #: King-to-Ace of each suit, as the cards lie in a column.
 _RUNS: Final = tuple(bytes(suit_run(suit)) for suit in range(4))
 
@@ -65,9 +66,10 @@ def _settle(column: bytes) -> bytes:
         return column
 
 
-def _moves(columns: Columns, stock: bytes) -> list[FastMove]:
+def _moves(columns: Columns, stock: bytes, lone: bool = True) -> list[FastMove]:
     """Legal moves, the most promising first (completing or uncovering moves, then builds,
-    then Kings to empty columns, the stock deal last)."""
+    then Kings to empty columns, the stock deal last); only a safe one when there is one
+    (see _is_king_run and, unless ``lone`` is off, _lone_move)."""
     # One bytes.find over all columns locates a card (marker bytes are above every card).
     table = b"".join(columns)
     starts = list(itertools.accumulate((len(column) for column in columns[:-1]), initial=0))
@@ -90,10 +92,10 @@ def _moves(columns: Columns, stock: bytes) -> list[FastMove]:
             if not stock and (_is_king_run(target) or _RUNS[top // 13].endswith(source[k:])):
                 # Safe moves, played alone (see _is_king_run). A group that is a natural run down to its
                 # Ace is safe too: nothing can ever go onto an Ace, so no group holding the target card
-                # can land on it, and the rest of _is_king_run's argument holds as written.
-                # Any other build is not safe alone: a group holding its target card may
-                # later need to land on the mover's group (played alone after the deal, every
-                # build loses the wins of 21 of deals 1-3,000's 343, 747 and 1129 among them).
+                # can land on it, and the rest of _is_king_run's argument holds as written. These two
+                # are cheap to see; _lone_move finds the rest. A build is not safe alone when a group
+                # holding its target card may later land on the mover's group (played alone after the
+                # deal, every build loses the wins of 21 of deals 1-3,000, 343, 747 and 1129 among them).
                 return [(s, k, t)]
             (first if k == 1 or (hidden and k == hidden + 1) else builds).append((s, k, t))
     empty = [i for i in range(COLUMNS) if len(columns[i]) == 1]
@@ -116,7 +118,12 @@ def _moves(columns: Columns, stock: bytes) -> list[FastMove]:
                 later.append((s, k, e))
     if stock:
         later.append(_DEAL)
-    return first + builds + later
+    moves = first + builds + later
+    if lone and not stock and len(moves) > 1:
+        alone = _lone_move(columns, moves)
+        if alone >= 0:
+            return [moves[alone]]
+    return moves
 
 
 def _is_king_run(column: bytes) -> bool:
@@ -138,6 +145,83 @@ def _is_king_run(column: bytes) -> bool:
     """
     lowest = column[0] - FACE_DOWN_BASE + 1
     return len(column) > lowest and _RUNS[column[lowest] // 13].startswith(column[lowest:])
+
+
+def _lone_move(columns: Columns, moves: list[FastMove]) -> int:
+    """Once the stock is dealt, the index in ``moves`` (the position's legal moves, in the
+    search's order) of a move that is a persistent set on its own, or -1: the first build
+    whose group stays clear of every card that may ever lead or carry its target card, else
+    the first King move into an empty column that no other King can take from it, by a
+    King that must move before its suit can go home.
+
+    Cards are bits of an int. A build M(x) moves x's group G onto x + 1, the top card of
+    another column. Let A be the smallest set holding x + 1, the face-up cards under any
+    card of A, and the successor (on the table) of any non-King of A. The cards that can
+    ever lead a group holding x + 1 are in A: they lie at or under x + 1, and what lies
+    under a card changes only when it leads a move onto its successor (a King into an empty
+    column: nothing), which then lies under it with what lies under that; a face-down card
+    turns up only once the card on it has left, taking what lies above with it. Such a
+    group lands on its lead's successor, in A; so while A holds no card of G, no card of A
+    comes to lie in G (it would have to land there), and x + 1 never lands on G. Nothing
+    else stops M(x) until it is played: only x goes onto x + 1; x stays face up; a group
+    carrying x lands on the successor of a card under x, which is not x + 1 (a top card,
+    not under x). And every other move commutes with it, as for the King runs of
+    _is_king_run (the core's independence relation, scorpion_core.c, holds them
+    independent: its one dependent pair of builds lands one's target on the other's group).
+    So {M(x)} is a persistent set, and trying only it loses no win.
+
+    K(k) moves the group of the face-up King k, which lies on a card, into an empty column.
+    With a card of k's suit under k, the suit cannot go home while k lies there, so k stays
+    on the table, face up, on that card, until K(k) is played. Only a King lying on a card
+    ever fills an empty column (and then lies at the bottom for good); with no more such
+    Kings on the table, face up or down, than empty columns, one is left for k whatever
+    the others do, and K moves into different empty columns commute. Every other move
+    commutes with K(k) (it moves a group above k, or one holding k, or acts elsewhere). So
+    {K(k)} is a persistent set too.
+    """
+    down = [0] * 52  # a face-up card's column's face-up cards from the lowest up to it
+    faceup = on_table = 0
+    for column in columns:
+        hidden = column[0] - FACE_DOWN_BASE
+        run = 0
+        for i, card in enumerate(column[1:]):
+            bit = 1 << card
+            on_table |= bit
+            if i >= hidden:
+                run |= bit
+                down[card] = run
+        faceup |= run
+    for i, (s, k, t) in enumerate(moves):
+        if s < 0 or len(columns[t]) == 1:
+            continue
+        source = columns[s]
+        lead = source[k]
+        group = (down[source[-1]] & ~down[lead]) | 1 << lead
+        reach = frontier = down[columns[t][-1]]
+        while frontier:
+            following = ((frontier & ~_KING_BITS) << 1) & on_table & ~reach
+            if following & group:
+                break
+            added = following
+            face_up = following & faceup
+            while face_up:
+                low = face_up & -face_up
+                added |= down[low.bit_length() - 1]
+                face_up ^= low
+            frontier = added & ~reach
+            reach |= added
+        else:
+            return i
+    empty = sum(len(column) == 1 for column in columns)
+    if not empty or sum(card in _KINGS for column in columns for card in column[2:]) > empty:
+        return -1
+    for i, (s, k, t) in enumerate(moves):
+        if s >= 0 and len(columns[t]) == 1:
+            source = columns[s]
+            suit = source[k] // 13
+            if any(card // 13 == suit for card in source[1:k]):
+                return i
+    return -1
 
 
 def _play(columns: Columns, stock: bytes, move: FastMove) -> tuple[Columns, bytes]:

@@ -12,8 +12,9 @@ from server.games import Game, Scorpion
 from server.solver import Budget, Solved, Unknown, Unwinnable
 from server.solver.best_first import best_first
 from server.solver.pruning import POLL_EVERY
-from server.solver.scorpion_search import depth_first_scorpion
+from server.solver.scorpion_search import _encode, _moves, depth_first_scorpion
 from tests.games.positions import play, scorpion
+from tests.solver.naive_search import naive_search
 from tests.thorough import examples
 
 BUDGET = Budget(seconds=10)
@@ -83,6 +84,41 @@ def test_both_searches_agree_after_random_play(deal: int, data: st.DataObject) -
         assert ours.stats.nodes <= theirs.stats.nodes
     else:
         assert_wins(game, ours)
+
+
+def assert_agrees_with_naive(game: Game) -> None:
+    naive = naive_search(game, 200_000)
+    assert naive is not None
+    for native, sleep_sets in ((False, False), (True, False), (True, True)):
+        result = depth_first_scorpion(game, BUDGET, native=native, sleep_sets=sleep_sets)
+        assert isinstance(result, Solved) is naive.won
+        if isinstance(result, Solved):
+            assert_wins(game, result)
+
+
+def test_a_build_whose_target_may_land_on_its_group_is_not_tried_alone() -> None:
+    # 8H onto 9H and 4C onto 5C can each carry the other's target onto its own group (4C lies
+    # under 9H, 5C on 8H), so neither is tried alone. 6H onto 7H can be: nothing that may
+    # ever carry 7H (7H, 8H, 9H, 4C, 5C and the face-down cards they may land on) has 6H's
+    # predecessor among it. The search tries only that move here and still agrees.
+    game = scorpion(
+        "1: <KH> <QH> 4C 9H\n2: <JH> <TH> 8H 5C\n3: <KC> <QC> <JC> <TC> 7H\n4: <9C> <8C> <7C> <6C> 6H\n"
+        "5: <5H> <4H> <3H> <2H> AH 3C\n6: <AC> 2C\nhome: KS KD"
+    )
+    columns, stock = _encode(game)
+    assert len(_moves(columns, stock, lone=False)) == 4
+    assert _moves(columns, stock) == [(3, 5, 2)]
+    assert_agrees_with_naive(game)
+
+
+def test_a_king_that_must_move_takes_an_empty_column_alone() -> None:
+    # KS lies on 4S: its suit cannot go home until it moves, and no other King waits for the
+    # empty columns. Each build here can carry its target onto its own group's successors.
+    game = scorpion("1: <AS> 4S KS\n2: <2S> QS\n3: <3S> 5S\n4: JS TS 9S 8S 7S 6S\nhome: KH KC KD")
+    columns, stock = _encode(game)
+    assert len(_moves(columns, stock, lone=False)) == 5
+    assert _moves(columns, stock) == [(0, 3, 4)]
+    assert_agrees_with_naive(game)
 
 
 def test_won_position_is_solved_with_no_move() -> None:

@@ -45,9 +45,10 @@ def test_independent_moves_are_tried_in_one_order_only() -> None:
         "4: <QS> <4S> <3S> <2S> 5S\n5: <AH> <AS> <6H> <5H> 9S\n6: TS\nhome: KC KD"
     )
     columns, stock = _encode(game)
-    moves = _moves(columns, stock)
+    moves = _moves(columns, stock, lone=False)
     assert len(moves) == 3
     assert len(stubborn_moves(columns, moves)) == 1
+    assert len(_moves(columns, stock)) == 1  # each is also a persistent set on its own
     assert type(depth_first_scorpion(game, BUDGET, stubborn=True)) is type(depth_first_scorpion(game, BUDGET))
 
 
