@@ -96,8 +96,12 @@ static int lone_move(const Pos *p, const Mv *moves, int n) {
 }
 
 /* _moves: the legal moves in the order the search tries them; returns their number. `loc`
- * is the position's card locations (locate). */
-static int list_moves(const Pos *p, const Loc *loc, Mv *out) {
+ * is the position's card locations (locate); `skip` the lead cards of moves not to try here
+ * (asleep, or not woken on a revisit; 0 without sleep sets). A lone move is looked for only
+ * with two or more moves to try: with one, it would spare that one only by being asleep
+ * itself, which is rare and not worth the look. The moves tried stay a persistent set's
+ * less the sleep set, whichever visit looked, so a revisit stays sound. */
+static int list_moves(const Pos *p, const Loc *loc, uint64_t skip, Mv *out) {
     Mv first[NCOL], builds[NCOL], later[MAX_MOVES];
     int nf = 0, nb = 0, nl = 0;
     for (int t = 0; t < NCOL; t++) {
@@ -150,7 +154,9 @@ static int list_moves(const Pos *p, const Loc *loc, Mv *out) {
     for (int i = 0; i < nf; i++) out[n++] = first[i];
     for (int i = 0; i < nb; i++) out[n++] = builds[i];
     for (int i = 0; i < nl; i++) out[n++] = later[i];
-    if (!p->ns && n > 1) {
+    int awake = 0;
+    for (int i = 0; i < n && awake < 2; i++) awake += out[i].s < 0 || !(skip >> p->c[out[i].s][out[i].j] & 1);
+    if (!p->ns && awake > 1) {
         int alone = lone_move(p, out, n);
         if (alone >= 0) {
             out[0] = out[alone];
@@ -382,7 +388,7 @@ static int parse_position(PyObject *columns, PyObject *stock, Pos *p) {
  * search: its moves, the ones to try (filter) and those asleep. */
 static void enter(Frame *g, Mv m, uint64_t sleep, uint64_t filter) {
     g->via = m;
-    g->nmoves = (uint8_t)list_moves(&g->pos, &g->loc, g->moves);
+    g->nmoves = (uint8_t)list_moves(&g->pos, &g->loc, sleep | ~filter, g->moves);
     g->next = 0;
     g->keyed = 0;
     g->sleep = sleep;
