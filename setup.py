@@ -19,6 +19,7 @@ written until the next install (``server/solver/compiled.py``).
 import hashlib
 import importlib.util
 import os
+import platform
 import sys
 from pathlib import Path
 
@@ -42,6 +43,7 @@ CORE = [
     "server/solver/scorpion_core.c",
     "server/solver/scorpion_core_lost.c",
     "server/solver/scorpion_core_table.c",
+    "server/solver/scorpion_core_stubborn.c",
     "server/solver/scorpion_core.h",
     "server/solver/scorpion_core_short.h",
 ]
@@ -101,7 +103,10 @@ def extensions() -> tuple[list[Extension], list[str]]:
         return [], []
     sources = [path for path in CORE if path.endswith(".c")]
     headers = [path for path in CORE if path.endswith(".h")]
-    core = Extension("server.solver._scorpion_core", sources, depends=headers, extra_compile_args=["-O3"])
+    # POPCNT is part of x86-64-v2; without the flag GCC calls a function for each count, which
+    # the stubborn sets' closure (scorpion_core_stubborn.c) feels.
+    flags = ["-O3", "-mpopcnt"] if platform.machine().lower() in {"x86_64", "amd64"} else ["-O3"]
+    core = Extension("server.solver._scorpion_core", sources, depends=headers, extra_compile_args=flags)
     if not MYPYC:
         remove_builds(core=False)  # an earlier SOLITAIRE_MYPYC=1 build's, now stale
         return [core], CORE

@@ -39,6 +39,7 @@ CORE_SOURCES: Final = (
     "server/solver/scorpion_core.c",
     "server/solver/scorpion_core_lost.c",
     "server/solver/scorpion_core_table.c",
+    "server/solver/scorpion_core_stubborn.c",
     "server/solver/scorpion_core.h",
     "server/solver/scorpion_core_short.h",
 )

@@ -1,18 +1,20 @@
 /* The Scorpion search's inner loop in C: the search of server/solver/scorpion_search.py, plus
- * sleep sets.
+ * sleep sets and, with them, stubborn sets.
  *
  * This is a line-by-line port of depth_first_scorpion's loop and of the lost-position test in
  * server/solver/scorpion_dead.py (the docstrings there hold the proofs). It tries the same
  * moves in the same order, prunes the same positions and merges the same ones. Without sleep
  * sets (search(..., False)) it reports the same verdicts, lines and position counts; with them
- * (the default) the same verdicts from fewer positions; tests/solver/test_scorpion_core.py
- * checks both against the Python search. The mypyc build of the Python search spends most of
- * its time creating Python objects; this one works on fixed-size structs, several times as
- * fast (bench.solver_speed measures both).
+ * (the default, and stubborn sets where three or more moves are awake: see list_moves and
+ * scorpion_core_stubborn.c) the same verdicts from fewer positions;
+ * tests/solver/test_scorpion_core.py checks both against the Python search. The mypyc build of
+ * the Python search spends most of its time creating Python objects; this one works on
+ * fixed-size structs, several times as fast (bench.solver_speed measures both).
  *
  * Its parts: this file (moves, playing them, the search and the module), scorpion_core_lost.c
- * (the lost-position test), scorpion_core_table.c (the transposition table), the keys after
- * the deal in scorpion_core_short.h and the types they share in scorpion_core.h.
+ * (the lost-position test), scorpion_core_table.c (the transposition table),
+ * scorpion_core_stubborn.c (stubborn sets), the keys after the deal in scorpion_core_short.h
+ * and the types they share in scorpion_core.h.
  *
  * Cards are 0..51, successor of x is x + 1, suit x / 13, a King is x % 13 == 12. A column is
  * its cards bottom first, the first `hid` face down. The transposition table stores each
@@ -99,9 +101,16 @@ static int lone_move(const Pos *p, const Mv *moves, int n) {
  * is the position's card locations (locate); `skip` the lead cards of moves not to try here
  * (asleep, or not woken on a revisit; 0 without sleep sets). A lone move is looked for only
  * with two or more moves to try: with one, it would spare that one only by being asleep
- * itself, which is rare and not worth the look. The moves tried stay a persistent set's
- * less the sleep set, whichever visit looked, so a revisit stays sound. */
-static int list_moves(const Pos *p, const Loc *loc, uint64_t skip, Mv *out) {
+ * itself, which is rare and not worth the look. With `stubborn`, and no lone move, only a
+ * stubborn set's moves are kept where three or more are to be tried (with fewer the set
+ * costs more than it spares).
+ *
+ * Across visits of a position (a revisit tries the moves asleep before and awake now) the
+ * moves tried must include a persistent set's less the sleep set kept. A lone move is the
+ * same on every visit, and every move includes it; a stubborn set depends on what is awake,
+ * so only a first visit may use one (the search passes `stubborn` then only): a revisit
+ * then tries every woken move. */
+static int list_moves(const Pos *p, const Loc *loc, uint64_t skip, int stubborn, Mv *out) {
     Mv first[NCOL], builds[NCOL], later[MAX_MOVES];
     int nf = 0, nb = 0, nl = 0;
     for (int t = 0; t < NCOL; t++) {
@@ -155,13 +164,14 @@ static int list_moves(const Pos *p, const Loc *loc, uint64_t skip, Mv *out) {
     for (int i = 0; i < nb; i++) out[n++] = builds[i];
     for (int i = 0; i < nl; i++) out[n++] = later[i];
     int awake = 0;
-    for (int i = 0; i < n && awake < 2; i++) awake += out[i].s < 0 || !(skip >> p->c[out[i].s][out[i].j] & 1);
+    for (int i = 0; i < n && awake < 3; i++) awake += out[i].s < 0 || !(skip >> p->c[out[i].s][out[i].j] & 1);
     if (!p->ns && awake > 1) {
         int alone = lone_move(p, out, n);
         if (alone >= 0) {
             out[0] = out[alone];
             return 1;
         }
+        if (stubborn && awake > 2) return stubborn_moves(p, loc, skip, out, n);
     }
     return n;
 }
@@ -305,10 +315,11 @@ typedef struct {
  * same moves in the other order. The transposition table keeps each position's set; a revisit
  * with a smaller one tries the moves asleep before and awake now, and keeps the intersection
  * (which is what keeps the method sound with a table). Sleep sets go with the search's other
- * reductions: with persistent sets (the safe moves played alone) they keep every terminal
- * position, a win among them (Godefroid, the chapter on combining the two); a lost position
- * is never expanded,
- * and nothing after it can be won, so the moves they leave untried there lose no win. They
+ * reductions: with persistent sets (the moves played alone, and stubborn sets, whose enabled
+ * moves are persistent sets) they keep every terminal position, a win among them (Godefroid,
+ * the chapter on combining the two; a revisit tries every woken move where the first visit
+ * kept a stubborn set's, see list_moves); a lost position is never expanded, and nothing
+ * after it can be won, so the moves they leave untried there lose no win. They
  * prune moves, never positions a win needs: verdicts are unchanged (checked on deals
  * 1-10,000, every line replayed), and positions that only lost ones lead to are met less
  * often: about a quarter fewer in all (a fifth to a third on the largest proofs).
@@ -385,10 +396,12 @@ static int parse_position(PyObject *columns, PyObject *stock, Pos *p) {
 }
 
 /* Makes frame g (its position already played by m, and located into g->loc) ready to
- * search: its moves, the ones to try (filter) and those asleep. */
-static void enter(Frame *g, Mv m, uint64_t sleep, uint64_t filter) {
+ * search: its moves, the ones to try (filter) and those asleep. A stubborn set only on a
+ * first visit, and only with sleep sets (see list_moves). */
+static void enter(Frame *g, Mv m, uint64_t sleep, uint64_t filter, int use_sleep) {
     g->via = m;
-    g->nmoves = (uint8_t)list_moves(&g->pos, &g->loc, sleep | ~filter, g->moves);
+    int stubborn = use_sleep && filter == ALL_MOVES;
+    g->nmoves = (uint8_t)list_moves(&g->pos, &g->loc, sleep | ~filter, stubborn, g->moves);
     g->next = 0;
     g->keyed = 0;
     g->sleep = sleep;
@@ -501,7 +514,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
     frames[0].pos = start;
     locate(&start, &frames[0].loc);
     Mv none = {-1, 0, -1}; /* frame 0 has no move that made it */
-    enter(&frames[0], none, 0, ALL_MOVES);
+    enter(&frames[0], none, 0, ALL_MOVES, use_sleep);
     while (depth) {
         if ((size_t)depth == capacity) {
             Frame *grown = PyMem_RawRealloc(frames, capacity * 2 * sizeof *frames);
@@ -557,7 +570,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
             table_set_sleep(&table, at, before & sleep);
             play(&f->pos, m, child);
             locate_child(&f->pos, &f->loc, m, child, &g->loc);
-            enter(g, m, sleep, woken);
+            enter(g, m, sleep, woken, use_sleep);
             depth++;
             continue;
         }
@@ -584,7 +597,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
             table_set_sleep(&table, at, 0); /* never searched, never to be woken */
             continue;
         }
-        enter(g, m, sleep, ALL_MOVES);
+        enter(g, m, sleep, ALL_MOVES, use_sleep);
         depth++;
     }
     result = Py_BuildValue("(sLO)", "unwinnable", nodes, Py_None);

@@ -134,4 +134,8 @@ int core_is_lost(const Pos *p, int start);
 /* core_is_lost with the position's card locations already found (locate). */
 int core_is_lost_at(const Pos *p, const Loc *loc, int start);
 
+/* Keeps in moves (all the legal moves after the deal) those of a stubborn set, in order;
+ * their number (scorpion_core_stubborn.c). skip: lead cards of moves not to try. */
+int stubborn_moves(const Pos *p, const Loc *loc, uint64_t skip, Mv *moves, int n);
+
 #endif

@@ -263,14 +263,16 @@ def depth_first_scorpion(
     and current, unless ``native=False``: the same moves in the same order, about seven
     times as fast. The core also keeps sleep sets after the deal (a move already tried from
     an earlier position, and independent of the moves since, is not tried again; proved in
-    ``scorpion_core.c``), which the Python loop does not: the same verdicts from about a
-    quarter fewer positions. With ``sleep_sets=False`` the core searches exactly as this loop
-    does: the same verdicts, lines and position counts.
+    ``scorpion_core.c``), and with them tries only a stubborn set's moves where three or
+    more are awake (``scorpion_core_stubborn.c``), which the Python loop does not: the same
+    verdicts from fewer positions (about 0.55x on the largest proofs). With
+    ``sleep_sets=False`` the core searches exactly as this loop does: the same verdicts,
+    lines and position counts.
 
-    ``stubborn=True`` tries only a stubborn set's moves after the deal (partial-order
-    reduction, :mod:`server.solver.scorpion_stubborn`): the same verdicts from fewer
-    positions (about a quarter fewer on large spaces), but each costs more to expand than
-    the reduction saves, so it is off by default (measured in seeds/winnability.md).
+    ``stubborn=True`` runs this loop (never the core) with stubborn sets after the deal
+    (partial-order reduction, :mod:`server.solver.scorpion_stubborn`): the same verdicts from
+    fewer positions, but in Python each costs more to expand than the reduction saves
+    (measured in seeds/winnability.md).
     """
     start = budget.clock()
     deadline = start + budget.seconds
