@@ -28,7 +28,7 @@ typedef struct {
 static void prepare(Sets *z) {
     const Pos *p = z->p;
     z->bottoms = 0;
-    z->king_bottoms.m = z->king_bottoms.k = 0;
+    z->king_bottoms = (Moves){0, 0, 0};
     for (int col = 0; col < NCOL; col++) {
         Moves acc = {0, 0, 0};
         int n = p->n[col];
