@@ -377,6 +377,10 @@ static int parse_position(PyObject *columns, PyObject *stock, Pos *p) {
             PyErr_SetString(PyExc_ValueError, "a column's marker or cards are out of range");
             return 0;
         }
+        if (p->n[i] && b[0] - FACE_DOWN_BASE == p->n[i]) { /* the rules turn a top card up */
+            PyErr_SetString(PyExc_ValueError, "a column's top card is face down");
+            return 0;
+        }
         p->hid[i] = (uint8_t)(b[0] - FACE_DOWN_BASE);
         memcpy(p->c[i], b + 1, p->n[i]);
     }

@@ -170,6 +170,7 @@ def test_an_error_in_the_budget_reaches_the_caller() -> None:
         ((b"",) * 7, b""),  # no marker
         ((b"\x05\x01",) * 7, b""),  # marker below the base
         ((b"f\x01",) * 7, b""),  # two face down of one card
+        ((b"e\x01",) * 7, b""),  # a top card face down
         ((b"d\x40",) * 7, b""),  # no such card
         ((b"d" + bytes(60),) * 7, b""),  # a column longer than the deck
     ],
