@@ -163,17 +163,16 @@ static int list_moves(const Pos *p, const Loc *loc, uint64_t skip, int stubborn,
     for (int i = 0; i < nf; i++) out[n++] = first[i];
     for (int i = 0; i < nb; i++) out[n++] = builds[i];
     for (int i = 0; i < nl; i++) out[n++] = later[i];
+    if (p->ns) return n;
     int awake = 0;
-    for (int i = 0; i < n && awake < 3; i++) awake += out[i].s < 0 || !(skip >> p->c[out[i].s][out[i].j] & 1);
-    if (!p->ns && awake > 1) {
-        int alone = lone_move(p, out, n);
-        if (alone >= 0) {
-            out[0] = out[alone];
-            return 1;
-        }
-        if (stubborn && awake > 2) return stubborn_moves(p, loc, skip, out, n);
+    for (int i = 0; i < n && awake < 3; i++) awake += !(skip >> p->c[out[i].s][out[i].j] & 1);
+    if (awake < 2) return n;
+    int alone = lone_move(p, out, n);
+    if (alone >= 0) {
+        out[0] = out[alone];
+        return 1;
     }
-    return n;
+    return stubborn && awake > 2 ? stubborn_moves(p, loc, skip, out, n) : n;
 }
 
 /* _settle: turn up an exposed face-down card and send completed suits home, repeatedly. */

@@ -9,10 +9,13 @@
  * to try (awake); the smallest over all seeds is kept, as in Python. */
 #include "scorpion_core.h"
 
+/* A set of moves. UNKNOWN (a bit no King has) in `k` stands for a move the set cannot hold:
+ * one enabled but not among the moves given, which gives the set up. */
 typedef struct {
     uint64_t m, k;
-    int unknown;
 } Moves;
+
+#define UNKNOWN (1ULL << 63)
 
 typedef struct {
     const Pos *p;
@@ -28,9 +31,9 @@ typedef struct {
 static void prepare(Sets *z) {
     const Pos *p = z->p;
     z->bottoms = 0;
-    z->king_bottoms = (Moves){0, 0, 0};
+    z->king_bottoms = (Moves){0, 0};
     for (int col = 0; col < NCOL; col++) {
-        Moves acc = {0, 0, 0};
+        Moves acc = {0, 0};
         int n = p->n[col];
         for (int i = n - 1; i >= 0; i--) {
             z->above[col][i] = acc;
@@ -56,17 +59,11 @@ static void prepare(Sets *z) {
     }
 }
 
-static void add(Moves *to, Moves from) {
-    to->m |= from.m;
-    to->k |= from.k;
-    to->unknown |= from.unknown;
-}
-
 /* _departures: the moves one of which must come before `card` leaves the card it lies on. */
 static Moves departures(const Sets *z, int card) {
     const Pos *p = z->p;
     int col = z->loc->col[card], i = z->loc->idx[card];
-    Moves out = {0, 0, 0};
+    Moves out = {0, 0};
     if (card % 13 == 12) {
         out = z->above[col][i];
         if (i != 0) out.k |= 1ULL << card;
@@ -82,15 +79,15 @@ static Moves departures(const Sets *z, int card) {
 static Moves needs_king(const Sets *z, int king) {
     const Pos *p = z->p;
     const Loc *loc = z->loc;
-    Moves out = {0, 0, 0};
+    Moves out = {0, 0};
     if (loc->col[king] == NOWHERE) return out;
     int col = loc->col[king], i = loc->idx[king];
     if (i < p->hid[col]) return departures(z, p->c[col][i + 1]);
     if (z->enabled_k >> king & 1) {
         for (int k = 12; k < 52; k += 13)
             if (k != king && loc->col[k] != NOWHERE) out.k |= 1ULL << k;
-        add(&out, z->above[col][i]);
-        out.m |= z->landing[col];
+        out.k |= z->above[col][i].k;
+        out.m |= z->above[col][i].m | z->landing[col];
         return out;
     }
     if (z->empty_column) return out;
@@ -103,7 +100,7 @@ static Moves needs_king(const Sets *z, int king) {
 static Moves needs_build(const Sets *z, int x, const Moves *member) {
     const Pos *p = z->p;
     const Loc *loc = z->loc;
-    Moves out = {0, 0, 0};
+    Moves out = {0, 0};
     if (loc->col[x] == NOWHERE || x % 13 == 12 || loc->col[x + 1] == NOWHERE) return out;
     int a = loc->col[x], i = loc->idx[x], b = loc->col[x + 1], j = loc->idx[x + 1];
     if (i < p->hid[a]) return departures(z, p->c[a][i + 1]);
@@ -130,7 +127,7 @@ static Moves needs_build(const Sets *z, int x, const Moves *member) {
         if (j == i - 1) return out;
         if (j == p->n[b] - 1) return z->above[a][i];
     } else if (j == p->n[b] - 1) {
-        out.unknown = 1;
+        out.k = UNKNOWN;
         return out;
     }
     return departures(z, p->c[b][j + 1]);
@@ -139,7 +136,7 @@ static Moves needs_build(const Sets *z, int x, const Moves *member) {
 /* The awake enabled moves of the set grown from the build led by seed, or -1 once there are
  * limit of them or it meets an unknown move; its enabled members into *found. */
 static int closure(const Sets *z, uint64_t skip, int seed, int limit, Moves *found) {
-    Moves member = {1ULL << seed, 0, 0}, work = member;
+    Moves member = {1ULL << seed, 0}, work = member;
     int awake = 0;
     while (work.m | work.k) {
         Moves need;
@@ -155,7 +152,7 @@ static int closure(const Sets *z, uint64_t skip, int seed, int limit, Moves *fou
             if (z->enabled_k >> x & 1 && !(skip >> x & 1) && ++awake >= limit) return -1;
             need = needs_king(z, x);
         }
-        if (need.unknown) return -1;
+        if (need.k & UNKNOWN) return -1;
         uint64_t new_m = need.m & ~member.m, new_k = need.k & ~member.k;
         member.m |= new_m;
         member.k |= new_k;
@@ -188,7 +185,7 @@ int stubborn_moves(const Pos *p, const Loc *loc, uint64_t skip, Mv *moves, int n
         }
     }
     prepare(&z);
-    Moves best = {0, 0, 0}, found;
+    Moves best = {0, 0}, found;
     int best_awake = awake, any = 0;
     for (int k = 0; k < n; k++) {
         if (!p->n[moves[k].t]) continue;

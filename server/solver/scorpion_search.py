@@ -265,7 +265,7 @@ def depth_first_scorpion(
     an earlier position, and independent of the moves since, is not tried again; proved in
     ``scorpion_core.c``), and with them tries only a stubborn set's moves where three or
     more are awake (``scorpion_core_stubborn.c``), which the Python loop does not: the same
-    verdicts from fewer positions (about 0.55x on the largest proofs). With
+    verdicts from fewer positions (seeds/winnability.md measures how many). With
     ``sleep_sets=False`` the core searches exactly as this loop does: the same verdicts,
     lines and position counts.
 
