@@ -126,7 +126,16 @@ int core_is_lost(const Pos *p, int start) {
     return core_is_lost_at(p, &loc, start);
 }
 
+/* _sealed_pair: some face-down card has its predecessor directly on it (fact 4). */
+static int sealed_pair(const Pos *p) {
+    for (int i = 0; i < NCOL; i++)
+        for (int j = 0; j < p->hid[i]; j++)
+            if (p->c[i][j] % 13 && p->c[i][j + 1] == p->c[i][j] - 1) return 1;
+    return 0;
+}
+
 int core_is_lost_at(const Pos *p, const Loc *loc, int start) {
+    if (start < 0 && sealed_pair(p)) return 1;
     Dead d;
     d.p = p;
     d.loc = loc;

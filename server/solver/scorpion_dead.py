@@ -13,6 +13,13 @@ up) is ``x + 1`` (see :mod:`server.games.cards`).
 2. *The card directly on a card changes only when that card departs.* Cards are only
    ever added onto a column's top card, and a group led by a lower card carries both.
 3. *Nothing but the stock deal adds cards to columns, and it adds them on top.*
+4. *A face-down card with its predecessor directly on it never turns up.* The
+   predecessor lies on its successor, so it never leads (fact 1); it could only ride
+   home in its completed suit, whose thirteen cards must all be face up, the card under
+   it too; and that card turns up only once the card on it departs. Neither ever
+   departs: the position is lost. Only the deal can make such a pair (the card directly
+   on a face-down one never changes, by fact 2), so the test over every card checks it
+   and the test from one card does not.
 
 **Enablers.** For each card ``x`` on the table we name a set ``E(x)`` of cards, one of
 which must depart before ``x`` can depart (for as long as none of them has):
@@ -70,13 +77,26 @@ def is_lost(columns: tuple[bytes, ...], stock: bytes, start: int = -1) -> bool:
 
     Face-down cards are left out of the sets for speed: a face-down card's enablers lead,
     one card at a time, up to the lowest face-up card of its column, so it can never depart
-    exactly when that card never can. An enabler that is face down is replaced by that card.
+    when that card never can. An enabler that is face down is replaced by that card. What
+    that misses, a face-down card stuck under its own predecessor (fact 4), the test over
+    every card looks for first.
     """
+    if start < 0 and _sealed_pair(columns):
+        return True
     if start >= 0:
         found = _lost_from(columns, stock, start)
         if found is not None:
             return found
     return _lost_with_tables(columns, stock, start)
+
+
+def _sealed_pair(columns: tuple[bytes, ...]) -> bool:
+    """Whether some face-down card has its predecessor directly on it (fact 4)."""
+    for column in columns:
+        for j in range(1, column[0] - FACE_DOWN_BASE + 1):  # the face-down cards (the top one never is)
+            if column[j] % 13 and column[j + 1] == column[j] - 1:
+                return True
+    return False
 
 
 def _lost_with_tables(columns: tuple[bytes, ...], stock: bytes, start: int) -> bool:

@@ -239,18 +239,18 @@ def test_an_interrupted_survey_resumes_from_its_csv(tmp_path: Path) -> None:
     csv_path = tmp_path / "out.csv"
     # What a survey killed after two deals leaves: two rows and a third cut short.
     csv_path.write_text(
-        "deal,verdict,seconds,nodes,par,found,par_seconds\n1,solved,0.5,100,60,70,0.1\n3,unwinnable,0.25,50,,,\n4,solv",
+        "deal,verdict,seconds,nodes,par,found,par_seconds\n7,solved,0.5,100,60,70,0.1\n9,unwinnable,0.25,50,,,\n10,solv",
         encoding="utf-8",
     )
-    result = run("survey", "scorpion", "1-4", "--budget", "5s", "--workers", "1", "--csv", str(csv_path))
+    result = run("survey", "scorpion", "7-10", "--budget", "5s", "--workers", "1", "--csv", str(csv_path))
     assert result.returncode == 0, result.stderr
     assert "resuming: 2 of 4 deals already in" in result.stderr
     assert result.stdout.splitlines()[0] == "scorpion, budget 5s CPU, 1 worker"
     with csv_path.open(newline="") as stream:
         rows = list(csv.DictReader(stream))
-    assert [row["deal"] for row in rows] == ["1", "2", "3", "4"]
+    assert [row["deal"] for row in rows] == ["7", "8", "9", "10"]
     assert (rows[0]["nodes"], rows[2]["nodes"]) == ("100", "50")  # kept, not solved again
-    # Searched now (deal 4 is proved lost before any move is tried, so nodes may be 0).
+    # Searched now (deal 10 is proved lost before any move is tried, so nodes may be 0).
     assert {rows[1]["verdict"], rows[3]["verdict"]} <= {"solved", "unwinnable"}
     assert int(rows[1]["nodes"]) > 0
 

@@ -82,7 +82,7 @@ def test_deals_get_the_python_searchs_verdict_line_and_position_count(deal: int)
 
 @pytest.mark.parametrize("deal", LOOP_DEALS)
 def test_sleep_sets_keep_every_verdict_from_fewer_positions(deal: int) -> None:
-    """(Deal 790's larger proof is compared with the core's search without sleep sets below.)"""
+    """(Deal 5197's larger proof is compared with the core's search without sleep sets below.)"""
     asleep = depth_first_scorpion(Scorpion.new(deal), BUDGET)
     python = _python_verdict(deal)
     assert type(asleep) is type(python)
@@ -92,17 +92,17 @@ def test_sleep_sets_keep_every_verdict_from_fewer_positions(deal: int) -> None:
 
 
 def test_sleep_and_stubborn_sets_halve_a_large_proof() -> None:
-    asleep = depth_first_scorpion(Scorpion.new(790), BUDGET)
-    awake = depth_first_scorpion(Scorpion.new(790), BUDGET, sleep_sets=False)
+    asleep = depth_first_scorpion(Scorpion.new(5197), BUDGET)
+    awake = depth_first_scorpion(Scorpion.new(5197), BUDGET, sleep_sets=False)
     assert (type(asleep), type(awake)) == (Unwinnable, Unwinnable)
     assert asleep.stats.nodes < 0.5 * awake.stats.nodes
 
 
 @LARGEST
-@pytest.mark.parametrize("deal", [11103, 23771])
+@pytest.mark.parametrize("deal", [11103, 30655])
 def test_the_largest_proofs_the_survey_decides_are_found(deal: int) -> None:
-    """Two of the largest state spaces of deals 1-32,000 (10 and 11.6 million positions,
-    seeds/winnability.md), exhausted to a proof of loss."""
+    """Two of the largest state spaces of deals 1-32,000 (seeds/winnability.md), exhausted
+    to a proof of loss."""
     result = depth_first_scorpion(Scorpion.new(deal), BUDGET)
     assert isinstance(result, Unwinnable)
 
