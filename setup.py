@@ -1,8 +1,10 @@
-"""Compiles the Scorpion search's C core; everything else is in pyproject.toml.
+"""Compiles the solver's C ports; everything else is in pyproject.toml.
 
-``server/solver/scorpion_core.c`` is the search's loop in C (``server.solver._scorpion_core``,
-about seven times the speed of the Python search compiled by mypyc); the Python search stays
-the reference it is tested against, and what runs where the core is not built. Without a C
+``server/solver/scorpion_core.c`` is the Scorpion search's loop in C
+(``server.solver._scorpion_core``, about seven times the speed of the Python search compiled
+by mypyc); ``server/solver/antares_core.c`` the Antares position's moves, play and estimate
+(``server.solver._antares_core``). The Python they port stays the reference they are tested
+against, and what runs where they are not built. Without a C
 compiler, or with ``SOLITAIRE_PURE_PYTHON=1``, the install goes on without it.
 
 The search's Python modules (the loop, its lost-position test and its stubborn sets) can
@@ -47,9 +49,12 @@ CORE = [
     "server/solver/scorpion_core.h",
     "server/solver/scorpion_core_short.h",
 ]
+#: The Antares position's C port, built as server.solver._antares_core (server.solver.compiled's
+#: ANTARES_SOURCES and ANTARES_MODULE).
+ANTARES = ["server/solver/antares_core.c"]
 ROOT = Path(__file__).parent
 HASHES = ROOT / "server" / "solver" / "compiled_sources.txt"
-FALLBACK = "the Scorpion search will run as pure Python, at a tenth of the speed or less"
+FALLBACK = "the searches will run as pure Python, Scorpion's at a tenth of the speed or less"
 PURE = bool(os.environ.get("SOLITAIRE_PURE_PYTHON"))
 MYPYC = os.environ.get(MYPYC_VARIABLE, "") not in ("", "0") and not PURE
 #: Warnings printed when the build runs (not when setuptools only asks for build requirements).
@@ -67,8 +72,9 @@ def remove_builds(core: bool = True, modules: bool = True) -> None:
             for built in source.parent.glob(f"{source.stem}__mypyc.*.so"):
                 built.unlink()
     if core:
-        for built in (ROOT / "server" / "solver").glob("_scorpion_core.*.so"):
-            built.unlink()
+        for stem in ("_scorpion_core", "_antares_core"):
+            for built in (ROOT / "server" / "solver").glob(f"{stem}.*.so"):
+                built.unlink()
 
 
 class OptionalBuildExt(build_ext):
@@ -107,9 +113,10 @@ def extensions() -> tuple[list[Extension], list[str]]:
     # the stubborn sets' closure (scorpion_core_stubborn.c) feels.
     flags = ["-O3", "-mpopcnt"] if platform.machine().lower() in {"x86_64", "amd64"} else ["-O3"]
     core = Extension("server.solver._scorpion_core", sources, depends=headers, extra_compile_args=flags)
+    antares = Extension("server.solver._antares_core", ANTARES, extra_compile_args=["-O3"])
     if not MYPYC:
         remove_builds(core=False)  # an earlier SOLITAIRE_MYPYC=1 build's, now stale
-        return [core], CORE
+        return [core, antares], [*CORE, *ANTARES]
     try:
         from mypyc.build import mypycify
     except ImportError:
@@ -117,9 +124,9 @@ def extensions() -> tuple[list[Extension], list[str]]:
         # isolation (--no-build-isolation) and without mypy: the core is built alone.
         NOTES.append(f"{MYPYC_VARIABLE}=1 but mypyc is not installed ({MYPY}): the C core alone")
         remove_builds(core=False)
-        return [core], CORE
+        return [core, antares], [*CORE, *ANTARES]
     # One extension per module (separate=True) keeps every built file beside its source.
-    return [core, *mypycify(MODULES, opt_level="3", separate=True)], [*MODULES, *CORE]
+    return [core, antares, *mypycify(MODULES, opt_level="3", separate=True)], [*MODULES, *CORE, *ANTARES]
 
 
 built_extensions, compiled = extensions()

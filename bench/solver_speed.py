@@ -6,7 +6,8 @@ git commit (by default the last one before issue 15): its ``server/`` is extract
 ``git archive`` into a temporary directory, and the same measurement runs on it and on this tree, each in
 its own process on one core, one after the other, in this one run (for Scorpion
 also this tree's Python search compiled by mypyc without the C core,
-``SOLITAIRE_NO_CORE=1``, and its source run as written, ``SOLITAIRE_PURE_PYTHON=1``). Each
+``SOLITAIRE_NO_CORE=1``, and its source run as written, ``SOLITAIRE_PURE_PYTHON=1``; for
+Antares also this tree without the C port of its position, ``SOLITAIRE_NO_CORE=1``). Each
 deal is solved by ``solve()`` with no par shortening (search to the verdict only); the
 figures are totals over the deals: positions (nodes) per second of search, deals
 per second, and the median time to a verdict, all in CPU seconds of the solving
@@ -29,7 +30,14 @@ import tempfile
 from io import BytesIO
 from pathlib import Path
 
-from server.solver.compiled import NO_CORE_VARIABLE, PURE_PYTHON_VARIABLE, built_here, native_core, stale_builds
+from server.solver.compiled import (
+    NO_CORE_VARIABLE,
+    PURE_PYTHON_VARIABLE,
+    built_here,
+    native_antares,
+    native_core,
+    stale_builds,
+)
 from server.solver.survey import parse_deals
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,6 +150,8 @@ def main() -> None:
         print(f"this tree runs compiled (mypyc): {', '.join(built) or 'nothing'}")
         core = native_core() is not None
         print(f"this tree's Scorpion search runs in its C core: {'yes' if core else 'no'}")
+        ported = native_antares() is not None
+        print(f"this tree's Antares position runs in C: {'yes' if ported else 'no'}")
         for variant, deals in (("antares", args.antares), ("scorpion", args.scorpion)):
             listed = _deal_list(deals)
             before = _run(baseline, MEASURE, variant, listed, str(args.budget))
@@ -152,6 +162,9 @@ def main() -> None:
                 # The same search, its source run by the interpreter instead of mypyc's build.
                 pure = _run(ROOT, MEASURE, variant, listed, str(args.budget), mode=PURE_PYTHON_VARIABLE)
                 print(_line("this tree, pure Python", pure))
+            if variant == "antares" and ported:
+                python = _run(ROOT, MEASURE, variant, listed, str(args.budget), mode=NO_CORE_VARIABLE)
+                print(_line("this tree, no C port", python))
             if variant == "scorpion" and core:
                 mypyc = _run(ROOT, MEASURE, variant, listed, str(args.budget), mode=NO_CORE_VARIABLE)
                 print(_line("this tree, mypyc, no C core", mypyc))
@@ -164,6 +177,9 @@ def main() -> None:
         for variant, figures in memory.items():
             nodes, peak = figures["nodes"], figures["peak"]  # type: ignore[index]
             what = f"deal {args.memory_deal}" if variant == "scorpion" else f"deal 6525, {args.memory_seconds:g} s"
+            if not nodes or not peak:  # decided at the deal: nothing stored to measure
+                print(f"memory: {variant} {what}, {nodes:,} positions: nothing to measure")
+                continue
             print(
                 f"memory: {variant} {what}, {nodes:,} positions, peak {peak / 2**20:.0f} MiB: "
                 f"{peak / nodes:.0f} bytes a position, {2**30 / (peak / nodes) / 1e6:.1f} million positions per GiB"

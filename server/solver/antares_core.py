@@ -10,6 +10,11 @@ the engine. The rules are those of :mod:`server.games.antares` (seeds/antares.md
 ``Antares.legal_moves`` and the positions played here against ``Antares.push`` on
 thousands of positions.
 
+:func:`moves`, :func:`play` and the :class:`Estimator` run in C (``antares_core.c``, a
+line-for-line port: the same moves in the same order, positions and estimates) where it is
+built and current, several times cheaper a position; :func:`python_moves` and
+:func:`python_play` are the reference it is tested against.
+
 A move is ``(source, lead, target)``: ``source`` a tableau pile (0-7) with ``lead``
 the index of the group's first card in it, or :data:`CELL` with ``lead`` the card;
 ``target`` a tableau pile, :data:`CELL` (any free cell) or :data:`HOME`.
@@ -18,11 +23,13 @@ the index of the group's first card in it, or :data:`CELL` with ``lead`` the car
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
 from server.games import Autoplay, Game, Move
 from server.games.antares import FOUNDATION
+from server.solver.compiled import native_antares
 
 CELL: Final = 8
 HOME: Final = 9
@@ -111,7 +118,7 @@ def forced_move(piles: Piles, cells: bytes, home: bytes) -> FastMove | None:
     return None
 
 
-def moves(piles: Piles, cells: bytes, home: bytes) -> list[FastMove]:
+def python_moves(piles: Piles, cells: bytes, home: bytes) -> list[FastMove]:
     """Every legal move of the position, each once (the engine's ``legal_moves``, in another order)."""
     limit = 5 - len(cells)  # free cells + 1
     free = limit > 1
@@ -207,7 +214,7 @@ def moves(piles: Piles, cells: bytes, home: bytes) -> list[FastMove]:
     return out
 
 
-def play(position: Position, move: FastMove, mode: int, settled: bool = True) -> Position:
+def python_play(position: Position, move: FastMove, mode: int, settled: bool = True) -> Position:
     """The position after ``move`` and the autoplay of ``mode`` it triggers.
 
     ``settled`` says that autoplay has nothing to send home in ``position`` (true of
@@ -282,12 +289,16 @@ class Estimator:
     next card of each suit take one ``find`` per suit.
     """
 
-    def __init__(self, weights: Weights) -> None:
+    def __init__(self, weights: Weights, native: bool = True) -> None:
         self.weights = weights
         self._weights = (weights.not_home, weights.burying, weights.disorder, weights.cell)
         self._disorder: list[dict[bytes, int]] = [{}, {}]
+        #: The C port's estimate (the same figures), unless told not to or not built.
+        self._native = _NATIVE if native else None
 
     def __call__(self, position: Position) -> int:
+        if self._native is not None:
+            return self._native.estimate(position, self._weights)  # type: ignore[no-any-return]
         piles, cells, home = position
         not_home, burying, disorder, cell = self._weights
         table = b"\xfe".join(piles)
@@ -318,3 +329,11 @@ def _disorder(pile: bytes, same_suit: bool) -> int:
         if under % 13 != card % 13 + 1 or (under // 13 != card // 13 if same_suit else (under >= 26) == (card >= 26)):
             count += 1
     return count
+
+
+_NATIVE: Final = native_antares()
+#: Every legal move of the position, each once (the engine's ``legal_moves``, in another
+#: order): :func:`python_moves`, in C where built.
+moves: Final[Callable[[Piles, bytes, bytes], list[FastMove]]] = python_moves if _NATIVE is None else _NATIVE.moves
+#: The position after a move and the autoplay it triggers: :func:`python_play`, in C where built.
+play: Final[Callable[..., Position]] = python_play if _NATIVE is None else _NATIVE.play

@@ -1,5 +1,6 @@
 """Which Scorpion modules run compiled: mypyc's build of them, or their Python source; and
-whether the search's C core (``scorpion_core.c``) is built and current.
+whether the C ports (the Scorpion search's core, ``scorpion_core.c``, and the Antares
+position's, ``antares_core.c``) are built and current.
 
 ``SOLITAIRE_MYPYC=1 pip install`` compiles :data:`COMPILED` with mypyc (opt-in, see
 ``setup.py``); Python then imports the extension in preference to the source beside it. An
@@ -11,8 +12,8 @@ has changed since (logged at INFO; ``tests/solver/test_compiled.py`` fails on a 
 and ``bench.solver_speed`` prints what runs compiled). ``SOLITAIRE_PURE_PYTHON=1`` loads
 the sources (for comparing the two, or debugging), and at install time skips the build.
 
-The C core is looked at apart (:func:`native_core`): the search uses it when it is built
-from the C source as it is now, and otherwise runs its Python loop.
+The C ports are looked at apart (:func:`native_core`, :func:`native_antares`): each is used
+when it is built from its C source as it is now, and otherwise the Python it ports runs.
 """
 
 from __future__ import annotations
@@ -44,10 +45,13 @@ CORE_SOURCES: Final = (
     "server/solver/scorpion_core_short.h",
 )
 CORE_MODULE: Final = "server.solver._scorpion_core"
+#: The Antares position's C port (moves, play, the estimate), and the module built of it.
+ANTARES_SOURCES: Final = ("server/solver/antares_core.c",)
+ANTARES_MODULE: Final = "server.solver._antares_core"
 #: Written by the build beside the modules: one ``path sha256`` line per compiled source.
 HASHES_FILE: Final = Path(__file__).with_name("compiled_sources.txt")
 PURE_PYTHON_VARIABLE: Final = "SOLITAIRE_PURE_PYTHON"
-#: Set to 1, the search runs its Python loop (mypyc's build of it) and leaves the C core out.
+#: Set to 1, the searches run their Python (mypyc's build of it) and leave the C ports out.
 NO_CORE_VARIABLE: Final = "SOLITAIRE_NO_CORE"
 _ROOT: Final = Path(__file__).resolve().parent.parent.parent
 _log = logging.getLogger(__name__)
@@ -125,19 +129,29 @@ def prefer_fresh() -> None:
 
 @functools.cache
 def native_core() -> ModuleType | None:
-    """The search's C core, or None when it is not built here, its build is older than
-    its C files (logged at INFO), or ``SOLITAIRE_PURE_PYTHON=1`` or
+    """The Scorpion search's C core, or None when it is not built here, its build is older
+    than its C files (logged at INFO), or ``SOLITAIRE_PURE_PYTHON=1`` or
     ``SOLITAIRE_NO_CORE=1`` is set."""
+    return _native(CORE_SOURCES, CORE_MODULE)
+
+
+@functools.cache
+def native_antares() -> ModuleType | None:
+    """The Antares position's C port, or None, as :func:`native_core`."""
+    return _native(ANTARES_SOURCES, ANTARES_MODULE)
+
+
+def _native(sources: tuple[str, ...], module: str) -> ModuleType | None:
     if os.environ.get(PURE_PYTHON_VARIABLE) or os.environ.get(NO_CORE_VARIABLE):
         return None
     recorded = recorded_hashes()
-    if any(path not in recorded for path in CORE_SOURCES):
+    if any(path not in recorded for path in sources):
         return None  # not built here
-    changed = stale_builds(recorded, paths=CORE_SOURCES)
+    changed = stale_builds(recorded, paths=sources)
     if changed:
-        _log.info("%s changed since compiled: the search runs its Python loop", changed)
+        _log.info("%s changed since compiled: the Python they port runs instead", changed)
         return None
     try:
-        return importlib.import_module(CORE_MODULE)
+        return importlib.import_module(module)
     except ImportError:
         return None

@@ -19,7 +19,7 @@ import pytest
 
 from bench.lib.bots import local_legal_moves
 from server.games import Antares, Game, Scorpion
-from server.solver.compiled import built_here
+from server.solver.compiled import built_here, native_antares
 from tests.polling import COUNTDOWN
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -236,14 +236,16 @@ def test_nodes_split_reads_the_owner_and_the_client_node_apart() -> None:
 
 def test_solver_speed_compares_a_baseline_the_build_and_the_source() -> None:
     output = bench(
-        "bench.solver_speed", "--baseline", "HEAD", "--antares", "1", "--scorpion", "2", "--budget", "2",
-        "--memory-deal", "2", "--memory-seconds", "0.3",
+        "bench.solver_speed", "--baseline", "HEAD", "--antares", "1", "--scorpion", "3", "--budget", "2",
+        "--memory-deal", "3", "--memory-seconds", "0.3",
     )  # fmt: skip
     assert "baseline HEAD" in output
     assert "deals/s ratio" in output
     assert "positions per GiB" in output
     if built_here():
         assert "this tree, pure Python" in output
+    if native_antares() is not None:
+        assert "this tree, no C port" in output
 
 
 @pytest.mark.slow

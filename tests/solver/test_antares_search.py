@@ -5,12 +5,24 @@ from __future__ import annotations
 
 import gc
 import random
+from collections.abc import Callable
 
 import pytest
 
 from server.games import Antares, Autoplay, Game, Move, Options
 from server.solver import Budget, Solved, Stats, Unknown, Unwinnable, solve
-from server.solver.antares_core import AUTOPLAY_CODE, CELL, HOME, FastMove, encode, moves, play
+from server.solver.antares_core import (
+    AUTOPLAY_CODE,
+    CELL,
+    HOME,
+    FastMove,
+    Position,
+    encode,
+    moves,
+    play,
+    python_moves,
+    python_play,
+)
 from server.solver.antares_par import shorten_antares
 from server.solver.antares_search import search_antares, short_line
 from tests.games.positions import antares
@@ -52,7 +64,11 @@ def engine_move(game: Game, move: FastMove) -> Move:
 
 
 @pytest.mark.parametrize("autoplay", list(Autoplay), ids=lambda a: a.value)
-def test_the_core_lists_and_plays_the_engines_moves(autoplay: Autoplay) -> None:
+@pytest.mark.parametrize(("moves", "play"), [(moves, play), (python_moves, python_play)], ids=["searched", "python"])
+def test_the_core_lists_and_plays_the_engines_moves(
+    autoplay: Autoplay, moves: Callable[..., list[FastMove]], play: Callable[..., Position]
+) -> None:
+    """The functions the search calls (the C port's, where built) and the Python reference."""
     rng = random.Random(15)
     mode = AUTOPLAY_CODE[autoplay]
     for deal in range(1, 41):
