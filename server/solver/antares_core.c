@@ -31,35 +31,41 @@ typedef struct {
     uint8_t home[4];
 } Pos;
 
-/* Reads (piles, cells, home); 0 with an exception set when they are not a position. */
+/* Reads (piles, cells, home); 0 with an exception set when they are not a position: each card
+ * 0..51 at most once, the cells sorted, home counts 0..13. */
 static int parse(PyObject *piles, PyObject *cells, PyObject *home, Pos *p) {
     if (!PyTuple_Check(piles) || PyTuple_GET_SIZE(piles) != PILES || !PyBytes_Check(cells) ||
         PyBytes_GET_SIZE(cells) > 4 || !PyBytes_Check(home) || PyBytes_GET_SIZE(home) != 4) {
         PyErr_SetString(PyExc_ValueError, "expected 8 pile bytes, at most 4 cells and 4 home counts");
         return 0;
     }
+    uint64_t seen = 0;
     for (int i = 0; i < PILES; i++) {
         PyObject *pile = PyTuple_GET_ITEM(piles, i);
-        if (!PyBytes_Check(pile) || PyBytes_GET_SIZE(pile) >= MAXP) {
+        if (!PyBytes_Check(pile) || PyBytes_GET_SIZE(pile) > 52) {
             PyErr_SetString(PyExc_ValueError, "a pile is bytes of at most 52 cards");
             return 0;
         }
         p->n[i] = (uint8_t)PyBytes_GET_SIZE(pile);
         memcpy(p->c[i], PyBytes_AS_STRING(pile), p->n[i]);
-        for (int k = 0; k < p->n[i]; k++)
-            if (p->c[i][k] >= 52) {
-                PyErr_SetString(PyExc_ValueError, "a card is out of range");
+        for (int k = 0; k < p->n[i]; k++) {
+            if (p->c[i][k] >= 52 || (seen >> p->c[i][k] & 1)) {
+                PyErr_SetString(PyExc_ValueError, "a card is out of range or appears twice");
                 return 0;
             }
+            seen |= 1ULL << p->c[i][k];
+        }
     }
     p->ncells = (uint8_t)PyBytes_GET_SIZE(cells);
     memcpy(p->cells, PyBytes_AS_STRING(cells), p->ncells);
     memcpy(p->home, PyBytes_AS_STRING(home), 4);
-    for (int i = 0; i < p->ncells; i++)
-        if (p->cells[i] >= 52) {
-            PyErr_SetString(PyExc_ValueError, "a cell card is out of range");
+    for (int i = 0; i < p->ncells; i++) {
+        if (p->cells[i] >= 52 || (seen >> p->cells[i] & 1) || (i && p->cells[i - 1] >= p->cells[i])) {
+            PyErr_SetString(PyExc_ValueError, "the cells are not distinct cards, sorted");
             return 0;
         }
+        seen |= 1ULL << p->cells[i];
+    }
     for (int i = 0; i < 4; i++)
         if (p->home[i] > 13) {
             PyErr_SetString(PyExc_ValueError, "a home count is out of range");
@@ -306,7 +312,10 @@ static PyObject *py_play(PyObject *self, PyObject *args, PyObject *kwargs) {
     Pos p;
     if (!parse_position(position, &p)) return NULL;
     PyObject *piles_in = PyTuple_GET_ITEM(position, 0), *home_in = PyTuple_GET_ITEM(position, 2);
-    int bad = t < 0 || t > HOME || (s == CELL ? !in_cells(&p, k) : (s < 0 || s >= PILES || k < 0 || k >= p.n[s]));
+    /* A card from a cell, or a group from a pile: to a pile, or alone (a top card) to a cell or home. */
+    int bad = t < 0 || t > HOME ||
+              (s == CELL ? k < 0 || k >= 52 || !in_cells(&p, k)
+                         : s < 0 || s >= PILES || k < 0 || k >= p.n[s] || (t >= CELL && k != p.n[s] - 1));
     if (bad || (t < PILES && p.n[t] + (s == CELL ? 1 : p.n[s] - k) >= MAXP) || (t == CELL && p.ncells >= 4)) {
         PyErr_SetString(PyExc_ValueError, "the move is not one of the position's");
         return NULL;

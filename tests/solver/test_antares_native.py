@@ -58,6 +58,10 @@ def test_the_port_lists_plays_and_estimates_as_the_python(deal: int, autoplay: A
         ("moves", ((b"",) * 8, b"\1\2\3\4\5", b"\0\0\0\0")),
         ("play", (((b"\1",) + (b"",) * 7, b"", b"\0\0\0\0"), (0, 5, 1), 0)),
         ("play", (((b"\1",) + (b"",) * 7, b"", b"\0\0\0\0"), (8, 9, 1), 0)),
+        ("play", (((b"\6",) + (b"",) * 7, b"\5", b"\0\0\0\0"), (8, 261, 0), 0)),  # 261 is 5 in a byte
+        ("play", (((b"\6\5",) + (b"",) * 7, b"", b"\0\0\0\0"), (0, 0, 8), 0)),  # two cards to a cell
+        ("moves", ((b"\1",) + (b"",) * 7, b"\5\3", b"\0\0\0\0")),  # cells not sorted
+        ("moves", ((b"\1",) + (b"\1",) + (b"",) * 6, b"", b"\0\0\0\0")),  # a card twice
         ("estimate", (((b"",) * 8, b"", b"\0\0\0\x0e"), (1, 1, 1, 1))),
     ],
 )
