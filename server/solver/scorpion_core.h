@@ -131,7 +131,9 @@ static inline void table_set_sleep(Table *t, size_t at, uint64_t sleep) {
 /* The lost-position test (scorpion_core_lost.c), scorpion_dead.is_lost: from the face-up
  * card start, or over every card for FULL_CHECK. */
 int core_is_lost(const Pos *p, int start);
-/* core_is_lost with the position's card locations already found (locate). */
+/* core_is_lost with the position's card locations already found (locate), for the search:
+ * it leaves out fact 4's face-down pairs, which only the deal makes and the search's caller
+ * looks for at its start (scorpion_search.depth_first_scorpion). */
 int core_is_lost_at(const Pos *p, const Loc *loc, int start);
 
 /* Keeps in moves (all the legal moves after the deal) those of a stubborn set, in order;

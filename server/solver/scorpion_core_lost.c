@@ -120,12 +120,6 @@ static int closed_set(const Sets *s) {
     return nfreed < s->count;
 }
 
-int core_is_lost(const Pos *p, int start) {
-    Loc loc;
-    locate(p, &loc);
-    return core_is_lost_at(p, &loc, start);
-}
-
 /* _sealed_pair: some face-down card has its predecessor directly on it (fact 4). */
 static int sealed_pair(const Pos *p) {
     for (int i = 0; i < NCOL; i++)
@@ -134,8 +128,14 @@ static int sealed_pair(const Pos *p) {
     return 0;
 }
 
-int core_is_lost_at(const Pos *p, const Loc *loc, int start) {
+int core_is_lost(const Pos *p, int start) {
     if (start < 0 && sealed_pair(p)) return 1;
+    Loc loc;
+    locate(p, &loc);
+    return core_is_lost_at(p, &loc, start);
+}
+
+int core_is_lost_at(const Pos *p, const Loc *loc, int start) {
     Dead d;
     d.p = p;
     d.loc = loc;

@@ -64,9 +64,11 @@ def engine_move(game: Game, move: FastMove) -> Move:
 
 
 @pytest.mark.parametrize("autoplay", list(Autoplay), ids=lambda a: a.value)
-@pytest.mark.parametrize(("moves", "play"), [(moves, play), (python_moves, python_play)], ids=["searched", "python"])
+@pytest.mark.parametrize(
+    ("list_moves", "play_move"), [(moves, play), (python_moves, python_play)], ids=["searched", "python"]
+)
 def test_the_core_lists_and_plays_the_engines_moves(
-    autoplay: Autoplay, moves: Callable[..., list[FastMove]], play: Callable[..., Position]
+    autoplay: Autoplay, list_moves: Callable[..., list[FastMove]], play_move: Callable[..., Position]
 ) -> None:
     """The functions the search calls (the C port's, where built) and the Python reference."""
     rng = random.Random(15)
@@ -75,13 +77,13 @@ def test_the_core_lists_and_plays_the_engines_moves(
         game = Antares.new(deal, Options(autoplay=autoplay))
         for step in range(60):
             position = encode(game)
-            ours = [engine_move(game, move) for move in moves(*position)]
+            ours = [engine_move(game, move) for move in list_moves(*position)]
             assert len(ours) == len(set(ours))
             assert set(ours) == set(game.legal_moves())
             if not ours:
                 break
-            move = rng.choice(moves(*position))
-            child = play(position, move, mode, settled=step > 0)
+            move = rng.choice(list_moves(*position))
+            child = play_move(position, move, mode, settled=step > 0)
             game.push(engine_move(game, move))
             assert child == encode(game)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import pytest
 from server.games import Scorpion
 from server.solver import Budget
 from server.solver.compiled import (
+    ANTARES_SOURCES,
     COMPILED,
     CORE_SOURCES,
     PURE_PYTHON_VARIABLE,
@@ -96,6 +98,19 @@ def test_a_source_changed_since_its_build_is_stale(tmp_path: Path) -> None:
     tmp_path.joinpath(COMPILED[0]).write_text("# edited\n", encoding="utf-8")
     assert stale_builds(recorded, tmp_path) == [COMPILED[0]]
     assert stale_builds({}, tmp_path) == []  # nothing recorded: nothing was built here
+
+
+def test_the_build_compiles_the_sources_the_search_looks_for() -> None:
+    """setup.py cannot import the package, so it keeps its own lists: a file in one list and
+    not the other would leave its build unrecorded, and the search on Python."""
+    lists = {
+        target.id: ast.literal_eval(node.value)
+        for node in ast.parse((ROOT / "setup.py").read_text(encoding="utf-8")).body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id in {"MODULES", "CORE", "ANTARES"}
+    }
+    assert lists == {"MODULES": list(COMPILED), "CORE": list(CORE_SOURCES), "ANTARES": list(ANTARES_SOURCES)}
 
 
 def test_a_c_file_changed_since_the_core_was_built_is_stale(tmp_path: Path) -> None:
