@@ -100,10 +100,11 @@ def test_a_build_whose_target_may_land_on_its_group_is_not_tried_alone() -> None
     # 8H onto 9H and 4C onto 5C can each carry the other's target onto its own group (4C lies
     # under 9H, 5C on 8H), so neither is tried alone. 6H onto 7H can be: nothing that may
     # ever carry 7H (7H, 8H, 9H, 4C, 5C and the face-down cards they may land on) has 6H's
-    # predecessor among it. The search tries only that move here and still agrees.
+    # predecessor among it. The search tries only that move here and still finds the win
+    # (the position is not lost at the start, so the searches must play on from it).
     game = scorpion(
-        "1: <KH> <QH> 4C 9H\n2: <JH> <TH> 8H 5C\n3: <KC> <QC> <JC> <TC> 7H\n4: <9C> <8C> <7C> <6C> 6H\n"
-        "5: <5H> <4H> <3H> <2H> AH 3C\n6: <AC> 2C\nhome: KS KD"
+        "1: <KC> <7C> 4C 9H\n2: <6C> <3H> 8H 5C\n3: <QH> <8C> <TH> <JC> 7H\n4: <JH> <4H> <KH> <2H> 6H\n"
+        "5: <QC> <9C> <AC> <TC> AH 3C\n6: <5H> 2C\nhome: KS KD"
     )
     columns, stock = _encode(game)
     assert len(_moves(columns, stock, lone=False)) == 4
