@@ -35,6 +35,9 @@ from server.games.options import Options
 _BLANKS: Final = " \t"
 #: What separates the card from the target in a move's text.
 _SEPARATORS: Final = re.compile(f"[{_BLANKS}>]+")
+#: Cards by their text as a move names them (lower case, after cleaning): the common case of
+#: :func:`~server.games.cards.parse_card`, which reads the rest and words the errors.
+_CARDS_BY_TEXT: Final = {text.lower(): card for card, text in enumerate(CARD_TEXTS)}
 
 
 class PileKind(enum.Enum):
@@ -55,6 +58,13 @@ def builds_on(kind: PileKind, lower: Card, upper: Card) -> bool:
     if kind is PileKind.FREECELL:
         return (lower >= 26) != (upper >= 26)
     return lower // 13 == upper // 13
+
+
+#: The pairs (lower, upper) :attr:`Progress.ordered` counts: ``upper`` lying on the card of its
+#: own suit one rank higher.
+_ORDERED_PAIRS: Final = frozenset(
+    (lower, upper) for lower in range(52) for upper in range(52) if builds_on(PileKind.SCORPION, lower, upper)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +109,7 @@ class PilePatch(NamedTuple):
     add: tuple[Card | None, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Progress:
+class Progress(NamedTuple):
     """How far a game is: what a race shows of a rival's board.
 
     ``home`` counts cards on the foundations; ``ordered`` counts face-up tableau
@@ -108,7 +117,8 @@ class Progress:
     of tableau pile (an alternating-colour pair on an Antares FreeCell pile does not
     count: seeds/antares.md, decision 14): a finer
     figure that grows before any card goes home; ``moves`` is the number of moves in
-    the current line of play (an undone move no longer counts).
+    the current line of play (an undone move no longer counts). A named tuple: every move
+    a race shows builds one.
     """
 
     home: int
@@ -157,6 +167,9 @@ class Game(ABC):
     _TABLEAU: ClassVar[tuple[int, ...]] = ()
     #: What follows the card in a move's text, by target pile: ``>h`` for a foundation.
     _TARGET_TEXTS: ClassVar[tuple[str, ...]] = ()
+    #: Pile numbers by name, and the piles a move can take a card from (all but the stock).
+    _PILE_NUMBERS: ClassVar[dict[str, int]] = {}
+    _SOURCES: ClassVar[tuple[int, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -164,6 +177,8 @@ class Game(ABC):
         tableau = (PileKind.SCORPION, PileKind.FREECELL)
         cls._TABLEAU = tuple(i for i, spec in enumerate(piles) if spec.kind in tableau)
         cls._TARGET_TEXTS = tuple(">h" if spec.kind is PileKind.FOUNDATION else ">" + spec.name for spec in piles)
+        cls._PILE_NUMBERS = {spec.name: i for i, spec in enumerate(piles)}
+        cls._SOURCES = tuple(i for i, spec in enumerate(piles) if spec.kind is not PileKind.STOCK)
 
     def __init__(self, deal: Deal | None, options: Options, piles: list[list[Card]], hidden: list[int]) -> None:
         """Start from a given position; use :meth:`new` for a dealt game."""
@@ -174,7 +189,6 @@ class Game(ABC):
         self.piles = piles
         self.hidden = hidden
         self._history: list[tuple[Move, list[Op]]] = []
-        self._pile_numbers = {spec.name: i for i, spec in enumerate(self.PILES)}
         # Moves never add or remove cards: the game is won when all of them are home.
         self._cards = sum(map(len, piles))
 
@@ -367,17 +381,14 @@ class Game(ABC):
         foundation = self.FOUNDATION
         home = len(piles[foundation]) + len(piles[foundation + 1]) + len(piles[foundation + 2])
         home += len(piles[foundation + 3])
+        # Both cards of a pair must be face up, or progress would leak a hidden card. The
+        # pairs are counted by C-level iteration over a set: this runs for every move a race
+        # shows.
+        ordered_pair = _ORDERED_PAIRS.__contains__
         ordered = 0
         for i in self._TABLEAU:
-            # Both cards of a pair must be face up, or progress would leak a hidden card.
-            face = piles[i][hidden[i] :]
-            # builds_on(SCORPION, lower, upper), inlined (this runs for every move a race
-            # shows): the same suit one rank higher is the next card number, unless that
-            # number is an Ace (a King's number plus one is the next suit's Ace).
-            for lower, upper in itertools.pairwise(face):
-                if lower == upper + 1 and lower % 13:
-                    ordered += 1
-        return Progress(home=home, ordered=ordered, moves=len(self._history), won=home == self._cards)
+            ordered += sum(map(ordered_pair, itertools.pairwise(piles[i][hidden[i] :])))
+        return Progress(home, ordered, len(self._history), home == self._cards)
 
     def _public_pile(self, pile: int) -> tuple[Card | None, ...]:
         cards = self.piles[pile]
@@ -446,25 +457,28 @@ class Game(ABC):
         return Move(source, count, self._read_target(parts[1], self.piles[source][-count]))
 
     def _read_source(self, token: str) -> tuple[int, int]:
-        pile = self._pile_numbers.get(token)
+        pile = self._PILE_NUMBERS.get(token)
         if pile is not None:
             if not self.face_up(pile) or self.PILES[pile].kind is PileKind.STOCK:
                 raise IllegalMove("empty-source", f"pile {token} has no face-up card to move")
             return pile, 1
-        card = parse_card(token)
-        for i, spec in enumerate(self.PILES):
-            if spec.kind is PileKind.STOCK:
-                continue
-            cards = self.piles[i]
-            for k in range(self.hidden[i], len(cards)):
-                if cards[k] == card:
+        card = _CARDS_BY_TEXT.get(token)
+        if card is None:
+            card = parse_card(token)
+        piles, hidden = self.piles, self.hidden
+        for i in self._SOURCES:
+            cards = piles[i]
+            if card in cards:  # each card lies in one place
+                k = cards.index(card)
+                if k >= hidden[i]:
                     return i, len(cards) - k
+                break
         # The same words whether the card is face down, in the stock or absent:
         # an error must not tell where a hidden card is.
         raise IllegalMove("no-such-card", f"{card_text(card)} is not face up on the table")
 
     def _read_target(self, token: str, card: Card) -> int:
-        pile = self._pile_numbers.get(token)
+        pile = self._PILE_NUMBERS.get(token)
         if pile is not None:
             return pile
         if token == "h":

@@ -3,19 +3,19 @@
 ``sr:rating:{<game>}:player:<id>`` (string: ``"<rating> <rd> <volatility>"``, float reprs
 read back exactly), ``sr:rating:{<game>}:board`` (zset: player -> minus
 ``round(rating * 1000)``) and ``sr:rating:{<game>}:rated:<race>`` (the ratings a race gave,
-kept a week) share one hash tag, so a race's update is one transaction in one Cluster slot.
-Each player's rating is a key of its own, so a race's optimistic transaction (WATCH)
-conflicts only with races that share one of its racers, never with every other race.
+kept a week) share one hash tag, so a race's update is one script in one Cluster slot.
+Each player's rating is a key of its own, so a race's optimistic transaction (read, rate,
+store if unchanged) conflicts only with races that share one of its racers, never with every
+other race.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
 
 import msgspec
-from redis.exceptions import WatchError
 
 from server.competition.ratings import Rating, rate_race
 from server.storage.connection import Storage, StoreUnavailable, as_bytes, as_text
@@ -143,6 +143,35 @@ class _Rated(msgspec.Struct, array_like=True):
     after: list[str]
 
 
+#: KEYS: the race's marker, then the players' keys. The ratings the race gave, if it was
+#: rated already: ``{1, marker}``; else the players' ratings now: ``{0, rating or false, ...}``.
+_READ_RACE: Final = """
+local done = redis.call('GET', KEYS[1])
+if done then return {1, done} end
+local reply = {0}
+for i = 2, #KEYS do reply[i] = redis.call('GET', KEYS[i]) end
+return reply
+"""
+
+#: KEYS: the race's marker, the board, then the players' keys. ARGV: the marker's value and
+#: seconds, then for each player the rating read (empty: none) and the new one, then the
+#: board's member and score pairs. Stores the race only if it is not rated yet and no rating
+#: changed since it was read (1), else nothing (0): the optimistic transaction of a WATCH,
+#: in one round trip.
+_STORE_RACE: Final = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local players = #KEYS - 2
+for i = 1, players do
+  local now = redis.call('GET', KEYS[i + 2]) or ''
+  if now ~= ARGV[2 * i + 1] then return 0 end
+end
+for i = 1, players do redis.call('SET', KEYS[i + 2], ARGV[2 * i + 2]) end
+for i = 2 * players + 3, #ARGV, 2 do redis.call('ZADD', KEYS[2], ARGV[i + 1], ARGV[i]) end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return 1
+"""
+
+
 async def rate_race_once(
     storage: Storage,
     game: str,
@@ -152,36 +181,32 @@ async def rate_race_once(
     shown: Collection[str] | None = None,
 ) -> list[tuple[Rating, Rating]]:
     """Rate a finished race of ``players`` (by ``places``, 1 best) in ``game``: their ratings
-    before and after, in order. Atomic (WATCH): a concurrent race's update is never lost.
-    Once per ``race`` id: asked again, it answers what the first call stored. Only the
-    players in ``shown`` (accounts; everyone if None) go on the rating board."""
+    before and after, in order. Atomic: the ratings are read, the race rated, and the result
+    stored only if none of them changed meanwhile (else read again), so a concurrent race's
+    update is never lost. Once per ``race`` id: asked again, it answers what the first call
+    stored. Only the players in ``shown`` (accounts; everyone if None) go on the rating board.
+    Two script runs (:mod:`server.storage.scripts`) when nobody else rates the same players
+    at once."""
     key = rating_key(storage.prefix, key_part(game))
     keys = player_keys(storage.prefix, game, players)
     marker = f"{key}:rated:{race}"
-    with storage.guard(f"rate {game} race {race}"):
-        for _ in range(_TRIES):
-            async with storage.transaction(marker) as pipe:
-                await pipe.watch(*keys, marker)
-                done = await pipe.get(marker)
-                if done is not None:
-                    rated = msgspec.msgpack.decode(as_bytes(done), type=_Rated)
-                    return [(parse_rating(b), parse_rating(a)) for b, a in zip(rated.before, rated.after, strict=True)]
-                # One GET a key: a Cluster pipeline refuses MGET and MSET, even in one slot.
-                values = [await pipe.get(k) for k in keys]
-                before = [Rating() if v is None else parse_rating(as_text(v)) for v in values]
-                after = rate_race(before, list(places))
-                pipe.multi()  # type: ignore[no-untyped-call]
-                for k, r in zip(keys, after, strict=True):
-                    pipe.set(k, rating_text(r))
-                pairs = zip(players, after, strict=True)
-                board = {p: -round(r.rating * 1000) for p, r in pairs if shown is None or p in shown}
-                if board:
-                    pipe.zadd(f"{key}:board", board)
-                record = _Rated([rating_text(r) for r in before], [rating_text(r) for r in after])
-                pipe.set(marker, msgspec.msgpack.encode(record), ex=RATED_TTL)
-                try:
-                    await pipe.execute()
-                except WatchError:
-                    continue
-                return list(zip(before, after, strict=True))
+    action = f"rate {game} race {race}"
+    read, store = storage.script(_READ_RACE), storage.script(_STORE_RACE)
+    for _ in range(_TRIES):
+        reply = cast(list[bytes | int | None], await read.run(action, [marker, *keys], []))
+        if reply[0] == 1:
+            rated = msgspec.msgpack.decode(as_bytes(reply[1]), type=_Rated)
+            return [(parse_rating(b), parse_rating(a)) for b, a in zip(rated.before, rated.after, strict=True)]
+        values = [None if v is None else as_text(v) for v in reply[1:]]
+        before = [Rating() if v is None else parse_rating(v) for v in values]
+        after = rate_race(before, list(places))
+        record = _Rated([rating_text(r) for r in before], [rating_text(r) for r in after])
+        args: list[str | bytes | int] = [msgspec.msgpack.encode(record), RATED_TTL]
+        for value, rating in zip(values, after, strict=True):
+            args += [value or "", rating_text(rating)]
+        for player, rating in zip(players, after, strict=True):
+            if shown is None or player in shown:
+                args += [player, -round(rating.rating * 1000)]
+        if await store.run(action, [marker, f"{key}:board", *keys], args) == 1:
+            return list(zip(before, after, strict=True))
     raise StoreUnavailable(f"storage busy: could not rate {game} race {race} after {_TRIES} tries")

@@ -54,20 +54,20 @@ class UnrecordedRaces:
     async def note(self, code: str, race: int, now: int) -> Noted:
         """Note room ``code``'s race ``race`` as finishing at ``now``, before it is stored."""
         noted = Noted(key_part(code), race, now)
-        with self._storage.guard(f"note race {race} of room {code} for recording"):
-            await self._storage.redis.zadd(self._key, {noted.member: now + DUE_AFTER_MS})
+        action = f"note race {race} of room {code} for recording"
+        await self._storage.send_all(action, [("ZADD", self._key, now + DUE_AFTER_MS, noted.member)])
         return noted
 
     async def put_off(self, noted: Noted, now: int) -> None:
         """``noted``'s race is being recorded by its own node at ``now``: due for another
         node only :data:`DUE_AFTER_MS` later (if it is still noted)."""
-        with self._storage.guard(f"put off race {noted.race} of room {noted.code}"):
-            await self._storage.redis.zadd(self._key, {noted.member: now + DUE_AFTER_MS}, xx=True)
+        action = f"put off race {noted.race} of room {noted.code}"
+        await self._storage.send_all(action, [("ZADD", self._key, "XX", now + DUE_AFTER_MS, noted.member)])
 
     async def done(self, noted: Noted) -> None:
         """Everything ``noted``'s race leaves behind is recorded."""
-        with self._storage.guard(f"clear race {noted.race} of room {noted.code} as recorded"):
-            await self._storage.redis.zrem(self._key, noted.member)
+        action = f"clear race {noted.race} of room {noted.code} as recorded"
+        await self._storage.send_all(action, [("ZREM", self._key, noted.member)])
 
     async def take_due(self, now: int, n: int) -> list[Noted]:
         """Up to ``n`` notes due at ``now``, each made due again :data:`DUE_AFTER_MS` later

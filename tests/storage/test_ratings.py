@@ -38,3 +38,11 @@ async def test_a_race_is_rated_once_however_often_it_is_asked(store: Storage) ->
     assert once == list(zip([Rating(), Rating()], rate_race([Rating(), Rating()], [2, 1]), strict=True))
     board = await RatingStore(store).top("scorpion", 2)
     assert [entry.player for entry in board] == ["bob", "ann"]
+
+
+async def test_only_the_shown_players_go_on_the_rating_board(store: Storage) -> None:
+    """A guest's rating is kept, but off the board, which lists accounts only."""
+    rated = await rate_race_once(store, "antares", "ROOM:1", ["ann", "guest"], [2, 1], shown={"ann"})
+    ratings = RatingStore(store)
+    assert [entry.player for entry in await ratings.top("antares", 5)] == ["ann"]
+    assert await ratings.rating("antares", "guest") == rated[1][1] != Rating()
