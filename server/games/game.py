@@ -35,8 +35,7 @@ from server.games.options import Options
 _BLANKS: Final = " \t"
 #: What separates the card from the target in a move's text.
 _SEPARATORS: Final = re.compile(f"[{_BLANKS}>]+")
-#: Cards by their text as a move names them (lower case, after cleaning): the common case of
-#: :func:`~server.games.cards.parse_card`, which reads the rest and words the errors.
+#: Cards by their text in a move (cleaned): parse_card's common case; it reads the rest.
 _CARDS_BY_TEXT: Final = {text.lower(): card for card, text in enumerate(CARD_TEXTS)}
 
 
@@ -381,9 +380,8 @@ class Game(ABC):
         foundation = self.FOUNDATION
         home = len(piles[foundation]) + len(piles[foundation + 1]) + len(piles[foundation + 2])
         home += len(piles[foundation + 3])
-        # Both cards of a pair must be face up, or progress would leak a hidden card. The
-        # pairs are counted by C-level iteration over a set: this runs for every move a race
-        # shows.
+        # Both cards of a pair must be face up, or progress would leak a hidden card. Counted
+        # in C (map over a set): this runs for every move a race shows.
         ordered_pair = _ORDERED_PAIRS.__contains__
         ordered = 0
         for i in self._TABLEAU:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import time
 
-from prometheus_client import Counter
-
 from protocol.messages import ClientMessage, PlayMove
 from server.connections.link import ClientLink
+from server.ops.hot_metrics import CountCell
 from server.ops.metrics import MOVE_ACK_SECONDS, REQUESTS
 
 
@@ -21,9 +20,9 @@ def request_type(message: ClientMessage) -> str:
     return str(type(message).__struct_config__.tag)
 
 
-#: The counter of each (request type, outcome) met so far: ``labels()`` takes a lock and
-#: builds its key on every call, and this runs for every request.
-_counters: dict[tuple[type[ClientMessage], str], Counter] = {}
+#: The count of each (request type, outcome) met so far, by the request's class: its wire
+#: type is found once.
+_counters: dict[tuple[type[ClientMessage], str], CountCell] = {}
 
 
 def served(link: ClientLink, message: ClientMessage, started: float) -> None:
@@ -31,7 +30,7 @@ def served(link: ClientLink, message: ClientMessage, started: float) -> None:
     is the ``time.perf_counter()`` when its frame was read)."""
     counter = _counters.get((type(message), link.outcome))
     if counter is None:
-        counter = _counters[type(message), link.outcome] = REQUESTS.labels(request_type(message), link.outcome)
+        counter = _counters[type(message), link.outcome] = REQUESTS.child(request_type(message), link.outcome)
     counter.inc()
     if isinstance(message, PlayMove) and link.outcome == "ok":
         MOVE_ACK_SECONDS.observe(time.perf_counter() - started)
@@ -40,4 +39,4 @@ def served(link: ClientLink, message: ClientMessage, started: float) -> None:
 
 def refused(kind: str) -> None:
     """Count a frame refused before any request was read: ``bad-frame``, ``rate-limited``, ..."""
-    REQUESTS.labels("none", kind).inc()
+    REQUESTS.child("none", kind).inc()

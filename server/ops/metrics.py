@@ -32,6 +32,8 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
+from server.ops.hot_metrics import HistogramCell, HotCounter, HotHistogram
+
 REGISTRY = CollectorRegistry(auto_describe=True)
 ProcessCollector(registry=REGISTRY)
 
@@ -42,13 +44,14 @@ CONNECTIONS = Gauge("solitaire_connections", "Open websocket connections.", regi
 CONNECTIONS_OPENED = Counter(
     "solitaire_connections_opened", "Websocket connections accepted since the start.", registry=REGISTRY
 )
-REQUESTS = Counter(
+# Counted for every request (server/ops/hot_metrics.py says why these are not prometheus-client's).
+REQUESTS = HotCounter(
     "solitaire_requests",
     "Requests served, by type (the request's wire type, or the frame problem) and outcome (ok, or the error code).",
     ["type", "outcome"],
     registry=REGISTRY,
 )
-MOVE_ACK_SECONDS = Histogram(
+MOVE_ACK_SECONDS = HotHistogram(
     "solitaire_move_ack_seconds",
     "Time from reading a move frame to queueing its ack (the move is stored by then).",
     buckets=_FAST_BUCKETS,
@@ -79,12 +82,12 @@ GC_PAUSE_SECONDS = Histogram(
 SPECTATOR_DELIVERIES = Counter(
     "solitaire_spectator_deliveries", "Frames delivered to spectators (one per spectator and frame).", registry=REGISTRY
 )
-REDIS_COMMAND_SECONDS = Histogram(
+REDIS_COMMAND_SECONDS = HotHistogram(
     "solitaire_redis_command_seconds",
     "Redis round trips (a command or a pipeline), by what they did.",
-    ["command"],
     buckets=_FAST_BUCKETS,
     registry=REGISTRY,
+    labels=["command"],
 )
 SOLVER_QUEUE = Gauge(
     "solitaire_solver_queue", "Solver jobs submitted to the worker processes and not yet done.", registry=REGISTRY
@@ -204,14 +207,14 @@ class LoopLagMonitor:
 
 def redis_latency_observer() -> Callable[[str, float], None]:
     """What the storage calls after each Redis round trip: it feeds
-    :data:`REDIS_COMMAND_SECONDS`, keeping each operation's histogram (``labels()`` takes a
-    lock and builds its key at every call, and this runs for every round trip)."""
-    children: dict[str, Histogram] = {}
+    :data:`REDIS_COMMAND_SECONDS`, keeping each operation's histogram (this runs for every
+    round trip)."""
+    children: dict[str, HistogramCell] = {}
 
     def observe(operation: str, seconds: float) -> None:
         child = children.get(operation)
         if child is None:
-            child = children[operation] = REDIS_COMMAND_SECONDS.labels(operation)
+            child = children[operation] = REDIS_COMMAND_SECONDS.child(operation)
         child.observe(seconds)
 
     return observe

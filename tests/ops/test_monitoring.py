@@ -30,6 +30,7 @@ from prometheus_client.metrics import MetricWrapperBase
 from protocol.errors import ErrorCode
 from protocol.messages import ClientMessage
 from server.ops import metrics
+from server.ops.hot_metrics import HotCounter, HotHistogram
 
 ROOT = Path(__file__).resolve().parents[2]
 MONITORING = ROOT / "server" / "deploy" / "monitoring"
@@ -52,11 +53,15 @@ def load(path: Path) -> Any:
 def _metric_labels() -> dict[str, tuple[str, ...]]:
     """The label names of each metric declared in server/ops/metrics.py (their families have
     no sample to tell them until a first child is made)."""
-    return {
+    labels = {
         value._name: tuple(value._labelnames)
         for value in vars(metrics).values()
         if isinstance(value, MetricWrapperBase)
     }
+    for value in vars(metrics).values():
+        if isinstance(value, (HotCounter, HotHistogram)):
+            labels[value.name] = value.labels
+    return labels
 
 
 #: The series a metric family of each type exposes (prometheus_client's text format).
