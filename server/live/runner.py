@@ -104,6 +104,8 @@ class RoomRunner:
         self._timing = timing
         self._stale = False
         self._timer: Timer | None = None
+        #: The deadline (room clock, ms) ``_timer`` fires at, when it was armed for one.
+        self._armed_for: int | None = None
         self._retry = _RETRY_FIRST
         self._heal_timer: Timer | None = None
         self._heal_retry = _RETRY_FIRST
@@ -306,17 +308,22 @@ class RoomRunner:
     # -- timers ----------------------------------------------------------------------------
 
     def schedule(self) -> None:
-        """Arm the timer for the room's next deadline (countdown, time limit, grace)."""
+        """Arm the timer for the room's next deadline (countdown, time limit, grace). A timer
+        armed for that deadline already is kept: most moves leave it where it was."""
+        deadline = self.room.next_deadline()
+        if self._timer is not None and deadline == self._armed_for and not self.closed:
+            return
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        deadline = self.room.next_deadline()
         if deadline is None or self.closed:
             return
         self._arm(max(0.0, (deadline - self._clock.now_ms()) / 1000))
+        self._armed_for = deadline
 
     def _arm(self, delay: float) -> None:
         self._timer = self._clock.call_later(delay, lambda: self._background(self._tick()))
+        self._armed_for = None  # a retry's delay, not a deadline (schedule() says which)
 
     async def _tick(self) -> None:
         self._timer = None

@@ -20,7 +20,7 @@ from server.connections.link import ClientLink
 from server.live.clock import SYSTEM_CLOCK, RoomClock
 from server.live.recording import RaceRecorder
 from server.live.runner import RaceRecording, RoomRunner
-from server.rooms.commands import Join, SetReady
+from server.rooms.commands import Join, Move, SetReady
 from server.rooms.room import Room
 from server.rooms.timing import DEFAULT_TIMING
 from server.storage.boards import Leaderboards
@@ -220,6 +220,24 @@ async def test_timers_wait_for_storage() -> None:
     assert room.recorder.recorded == room.recorder.noted[-1:]
     assert room.recorder.recorded[0] is not None
     assert room.recorder.recorded[0].race == 1
+
+
+async def test_moves_keep_the_time_limits_timer_and_the_race_still_ends_on_time() -> None:
+    """A move leaves the race's end where it was: one timer stays armed for it (the runner
+    keeps the one it had), and the race ends at the limit."""
+    room = await bench(RoomOptions(time_limit=30))
+    await room.runner.run(SetReady("p1", True))
+    await room.runner.run(SetReady("p2", True))
+    await room.clock.advance(3)
+    assert state_of(room.runner) == "racing"
+    armed = room.clock.pending()
+    assert len(armed) == 1
+    for _ in range(3):
+        await room.clock.advance(1)
+        await room.runner.run(Move("p1", room.runner.room.legal_moves("p1")[0]))
+    assert room.clock.pending() == [armed[0] - 3]
+    await room.clock.advance(armed[0] - 3)
+    assert state_of(room.runner) == "finished"
 
 
 async def test_a_timer_whose_reply_was_lost_acts_once() -> None:
