@@ -172,6 +172,12 @@ def test_commits_compares_the_two_roads_of_a_room_commit() -> None:
     assert len([line for line in output.splitlines() if line.rstrip().endswith("x")]) == 2
 
 
+def test_wake_floor_prints_a_wake_ups_cost_for_each_period() -> None:
+    output = bench("bench.wake_floor", "--frames", "20", "--periods", "1,4", "--repeats", "1")
+    rows = [line for line in output.splitlines() if line.lstrip().endswith(tuple("0123456789")) and " ms " in line]
+    assert len(rows) == 2, output
+
+
 #: The node benches' waits before the moves, which a smoke run does without.
 NO_WAITS = ("--no-warm-up", "--idle", "0.2")
 
