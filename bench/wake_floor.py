@@ -2,9 +2,9 @@
 
 Run: ``python -m bench.wake_floor [--frames 600] [--periods 1,4,16]``. A child process runs a
 bare asyncio protocol that answers every small frame at once (no parsing, no logic); this
-process sends it one frame every PERIOD ms and waits for the answer. Printed per period: the
-child's CPU per frame (scheduler nanoseconds, kernel included) and its wake-ups per frame
-(voluntary context switches), medians of ``--repeats`` runs.
+process sends it a frame, waits for the answer, then waits PERIOD ms before the next.
+Printed per period: the child's CPU per frame (scheduler nanoseconds, kernel included) and
+its wake-ups per frame (voluntary context switches), medians of ``--repeats`` runs.
 
 Why: :mod:`bench.nodes_side_by_side` runs a few moves a second per racer, so each of a node's
 wake-ups finds the process cold. The CPU a wake-up costs then, before any of the server's own
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import socket
 import statistics
 import time
 
@@ -46,12 +47,26 @@ def _serve(port: int) -> None:
 
 
 async def _send(port: int, frames: int, period: float) -> None:
+    """``frames`` frames, each ``period`` after the answer to the one before."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     for _ in range(frames):
         writer.write(_FRAME)
         await reader.readexactly(len(_FRAME))
         await asyncio.sleep(period)
     writer.close()
+    await writer.wait_closed()
+
+
+def _wait_listening(port: int, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def measure(frames: int, period_ms: float) -> tuple[float, float]:
@@ -61,15 +76,16 @@ def measure(frames: int, period_ms: float) -> tuple[float, float]:
     child.start()
     try:
         assert child.pid is not None
-        time.sleep(0.5)  # listening by then
-        asyncio.run(_send(port, 5, 0.001))  # the connection set up and the code paths warm
+        _wait_listening(port)
+        asyncio.run(_send(port, 5, 0.001))  # the code paths warm
         cpu, (_, wakes) = cpu_of([child.pid]), kernel_and_wakeups([child.pid])
         asyncio.run(_send(port, frames, period_ms / 1000))
         cpu, wakes = cpu_of([child.pid]) - cpu, kernel_and_wakeups([child.pid])[1] - wakes
     finally:
         child.kill()
         child.join()
-    # The measured connection's own opening and closing cost the child a few wake-ups too.
+    # The measured connection's own opening and closing (a few wake-ups) count too: spread
+    # over the run's frames.
     return cpu * 1e6 / frames, wakes / frames
 
 

@@ -311,7 +311,7 @@ class RoomRunner:
         """Arm the timer for the room's next deadline (countdown, time limit, grace). A timer
         armed for that deadline already is kept: most moves leave it where it was."""
         deadline = self.room.next_deadline()
-        if self._timer is not None and deadline == self._armed_for and not self.closed:
+        if self._timer is not None and deadline is not None and deadline == self._armed_for and not self.closed:
             return
         if self._timer is not None:
             self._timer.cancel()

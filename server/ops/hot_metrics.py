@@ -8,8 +8,9 @@ lock, and are registered as a :class:`~prometheus_client.registry.Collector` tha
 same series as prometheus-client's own types (``_total`` and ``_created``; ``_bucket``,
 ``_count``, ``_sum`` and ``_created``), so dashboards and alerts cannot tell them apart.
 
-Counts come from the event loop's thread: a server process counts from one thread at a time
-(the tests' servers in threads of one process may, rarely, lose a count to one another).
+Counts come from the event loop's thread, and a scrape reads them there too (``/metrics`` is
+served by the loop). Servers on loops in several threads of one process (as the tests run
+two nodes) share these metrics and may lose counts to one another.
 """
 
 from __future__ import annotations
@@ -80,9 +81,10 @@ class HistogramCell:
         self.created = time.time()
 
     def observe(self, amount: float) -> None:
-        # A bucket counts what is at most its bound: the first bound not below ``amount``.
-        self.counts[bisect.bisect_left(self.bounds, amount)] += 1
         self.sum += amount
+        if amount == amount:  # not NaN, which is in no bucket (as prometheus-client has it)
+            # A bucket counts what is at most its bound: the first bound not below ``amount``.
+            self.counts[bisect.bisect_left(self.bounds, amount)] += 1
 
 
 class HotHistogram(Collector):
@@ -97,7 +99,7 @@ class HotHistogram(Collector):
         registry: CollectorRegistry,
         labels: Sequence[str] = (),
     ) -> None:
-        bounds = tuple(float(bound) for bound in buckets)
+        bounds = tuple(float(bound) for bound in buckets if bound != float("inf"))  # +Inf is always there
         if list(bounds) != sorted(set(bounds)):
             raise ValueError(f"{name}: buckets must ascend, without repeats")
         self.name = name

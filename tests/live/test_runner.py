@@ -240,6 +240,14 @@ async def test_moves_keep_the_time_limits_timer_and_the_race_still_ends_on_time(
     assert state_of(room.runner) == "finished"
 
 
+async def test_a_retry_timer_is_let_go_once_the_room_has_no_deadline() -> None:
+    """A timer armed to retry a tick is not kept for a room that has nothing left to time."""
+    room = await bench()
+    room.runner._arm(0.2)
+    room.runner.schedule()  # a waiting room: no deadline
+    assert room.clock.pending() == []
+
+
 async def test_a_timer_whose_reply_was_lost_acts_once() -> None:
     """The countdown's end was stored but its reply lost: the room finds it by reloading, and
     the timer's retry does not start the race a second time."""

@@ -53,6 +53,17 @@ def test_a_labelled_histogram_is_exposed_as_prometheus_client_exposes_one() -> N
     assert _text(ours) == _text(theirs)
 
 
+def test_odd_observations_and_an_explicit_infinite_bound_are_exposed_as_prometheus_client_does() -> None:
+    theirs, ours = CollectorRegistry(), CollectorRegistry()
+    bounds = (*_BUCKETS, float("inf"))
+    reference = Histogram("odd_seconds", "Odd.", buckets=bounds, registry=theirs)
+    hot = HotHistogram("odd_seconds", "Odd.", buckets=bounds, registry=ours)
+    for seconds in (float("nan"), float("inf"), 0.5):
+        reference.observe(seconds)
+        hot.observe(seconds)
+    assert _text(ours) == _text(theirs)
+
+
 def test_label_values_must_match_the_label_names() -> None:
     hot = HotCounter("requests", "Requests.", ["type", "outcome"], registry=CollectorRegistry())
     with pytest.raises(ValueError, match="labels"):
