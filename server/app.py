@@ -74,13 +74,15 @@ from server.supply.workers import solver_pool, stop_pool
 logger = logging.getLogger("server")
 
 
-#: The collector's thresholds. A young collection scans every young object still alive, so
-#: its pause grows with the threshold when objects outlive it (connections opening by the
-#: thousand): at 50,000 young collections paused the loop for 25-65 ms in a burst, at 5,000
-#: they take a few ms. Objects are promoted after two young collections, and a full collection
-#: waits for 1,000 middle ones (and CPython's own rule: the old generation grew by a quarter):
-#: it scans everything, so it paused the loop for 100+ ms under load at the defaults.
-GC_THRESHOLDS: Final = (5_000, 2, 1_000)
+#: The collector's thresholds. Nearly everything the server allocates is freed by reference
+#: counting, and a young collection pays for every young object still alive: under load,
+#: mostly the requests in flight (their coroutines, futures and frames), alive whatever the
+#: threshold, so collecting less often costs less in all. The threshold also bounds a young
+#: collection's pause when objects do outlive it (connections opening by the thousand, which
+#: the listener paces). A middle collection runs every ten young ones, and a full one waits
+#: for 1,000 middle ones (and CPython's own rule: the old generation grew by a quarter): it
+#: scans everything. Figures: bench/README.md, "the collector's share".
+GC_THRESHOLDS: Final = (20_000, 10, 1_000)
 
 #: Seconds between looks for finished races left unrecorded (storage/unrecorded.py).
 LEFT_OVER_INTERVAL: Final = 2.0
