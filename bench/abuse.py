@@ -35,6 +35,7 @@ from collections import Counter
 from bench.lib.bot_fleet import Fleet
 from bench.lib.bot_results import WorkerResult
 from bench.lib.bots import Plan, paced_pairs
+from bench.lib.sources import address_of
 from bench.lib.spawn import Target, add_target_arguments, exit_on_sigterm, parse_cpus, target
 from bench.lib.spectators import Spectator, StalledSpectator, say_hello
 from bench.lib.stats import median, ms, percentile, ratio
@@ -183,6 +184,12 @@ async def joins(args: argparse.Namespace, server: Target) -> str:
 # -- (c) a burst of connections ---------------------------------------------------------------------
 
 
+#: The first burst connection's place among the loopback sources (:func:`address_of`): past
+#: the probe's racers. Each connection of a burst has an address of its own, as a crowd of
+#: players has: from one address, the server's per-address cap would refuse all but a few.
+_BURST_SOURCES = 10_000
+
+
 async def burst(args: argparse.Namespace, server: Target) -> str:
     fleet = start_probe(args, server.url)
     with fleet:
@@ -195,7 +202,10 @@ async def burst(args: argparse.Namespace, server: Target) -> str:
             cpu_before = server.cpu()
             start = time.monotonic()
             opened = await asyncio.gather(
-                *(say_hello(server.url, f"b{k}x{n}", timeout=60) for n in range(args.connections)),
+                *(
+                    say_hello(server.url, f"b{k}x{n}", timeout=60, source=address_of(_BURST_SOURCES + n))
+                    for n in range(args.connections)
+                ),
                 return_exceptions=True,
             )
             end = time.monotonic()

@@ -75,13 +75,15 @@ logger = logging.getLogger("server")
 
 
 #: The collector's thresholds. Nearly everything the server allocates is freed by reference
-#: counting, and a young collection pays for every young object still alive: under load,
-#: mostly the requests in flight (their coroutines, futures and frames), alive whatever the
-#: threshold, so collecting less often costs less in all. The threshold also bounds a young
-#: collection's pause when objects do outlive it (connections opening by the thousand, which
-#: the listener paces). A middle collection runs every ten young ones, and a full one waits
-#: for 1,000 middle ones (and CPython's own rule: the old generation grew by a quarter): it
-#: scans everything. Figures: bench/README.md, "the collector's share".
+#: counting, and a young collection scans every young object still alive: at least as many
+#: as its threshold, and under load mostly the requests in flight (their coroutines, futures
+#: and frames), so collecting less often costs less CPU in all. The price is the pause: a
+#: young collection's grows with its threshold, a middle one's with the young objects that
+#: survived the young collections since the last, and they are longest while connections
+#: open by the thousand (a restart, a mass reconnect; the listener paces the openings). A
+#: middle collection runs every ten young ones, and a full one waits for 1,000 middle ones
+#: (and CPython's own rule: the old generation grew by a quarter): it scans everything.
+#: Figures for both sides: bench/README.md, "the collector's share".
 GC_THRESHOLDS: Final = (20_000, 10, 1_000)
 
 #: Seconds between looks for finished races left unrecorded (storage/unrecorded.py).

@@ -31,9 +31,11 @@ HELLO_ID = 1
 SPECTATE_ID = 2
 
 
-async def say_hello(url: str, name: str, timeout: float = 30.0) -> ClientConnection:
-    """Open a connection and say hello; return it once the welcome came."""
-    ws = await connect(url, compression=None, max_size=2**24, open_timeout=timeout)
+async def say_hello(url: str, name: str, timeout: float = 30.0, source: str | None = None) -> ClientConnection:
+    """Open a connection (from loopback address ``source``, if given) and say hello; return it
+    once the welcome came."""
+    local = None if source is None else (source, 0)
+    ws = await connect(url, compression=None, max_size=2**24, open_timeout=timeout, local_addr=local)
     try:
         async with asyncio.timeout(timeout):
             await ws.send(encode(Hello(id=HELLO_ID, protocol=PROTOCOL_VERSION, name=name)))

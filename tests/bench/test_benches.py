@@ -178,6 +178,12 @@ def test_wake_floor_prints_a_wake_ups_cost_for_each_period() -> None:
     assert len(rows) == 2, output
 
 
+@pytest.mark.slow
+def test_gc_share_times_the_collections_of_a_loaded_server_for_each_setting() -> None:
+    output = bench("bench.gc_share", "--racers", "20", "--seconds", "1", "--thresholds", "5000,2,1000")
+    assert re.search(r"5000,2,1000 .* s of .* \(.*%\) .* ms a move", output), output
+
+
 #: The node benches' waits before the moves, which a smoke run does without.
 NO_WAITS = ("--no-warm-up", "--idle", "0.2")
 
