@@ -39,19 +39,20 @@ class CountCell:
 
 
 class HotCounter(Collector):
-    """A counter with label names ``labels``; :meth:`child` gives the cell of some label values."""
+    """A counter with label names ``labels``; :meth:`child` gives the cell of some label values
+    (there is no ``labels()``, as prometheus-client's types have: a cell is kept, not looked up)."""
 
     def __init__(self, name: str, documentation: str, labels: Sequence[str], registry: CollectorRegistry) -> None:
         self.name = name
         self.documentation = documentation
-        self.labels = tuple(labels)
+        self.label_names = tuple(labels)
         self._cells: dict[tuple[str, ...], CountCell] = {}
         registry.register(self)
 
     def child(self, *values: str) -> CountCell:
         """The cell of these label values (keep it: looking it up costs more than counting)."""
-        if len(values) != len(self.labels):
-            raise ValueError(f"{self.name} has labels {self.labels}, not {values}")
+        if len(values) != len(self.label_names):
+            raise ValueError(f"{self.name} has labels {self.label_names}, not {values}")
         cell = self._cells.get(values)
         if cell is None:
             cell = self._cells[values] = CountCell()
@@ -63,7 +64,7 @@ class HotCounter(Collector):
         return 0 if cell is None else cell.value
 
     def collect(self) -> Iterator[Metric]:
-        family = CounterMetricFamily(self.name, self.documentation, labels=self.labels)
+        family = CounterMetricFamily(self.name, self.documentation, labels=self.label_names)
         for values, cell in list(self._cells.items()):
             family.add_metric(values, cell.value, created=cell.created)
         yield family
@@ -104,17 +105,17 @@ class HotHistogram(Collector):
             raise ValueError(f"{name}: buckets must ascend, without repeats")
         self.name = name
         self.documentation = documentation
-        self.labels = tuple(labels)
+        self.label_names = tuple(labels)
         self._bounds = bounds
         self._cells: dict[tuple[str, ...], HistogramCell] = {}
-        if not self.labels:
+        if not self.label_names:
             self.child()
         registry.register(self)
 
     def child(self, *values: str) -> HistogramCell:
         """The cell of these label values (keep it: looking it up costs more than observing)."""
-        if len(values) != len(self.labels):
-            raise ValueError(f"{self.name} has labels {self.labels}, not {values}")
+        if len(values) != len(self.label_names):
+            raise ValueError(f"{self.name} has labels {self.label_names}, not {values}")
         cell = self._cells.get(values)
         if cell is None:
             cell = self._cells[values] = HistogramCell(self._bounds)
@@ -125,7 +126,7 @@ class HotHistogram(Collector):
         self._cells[()].observe(amount)
 
     def collect(self) -> Iterator[Metric]:
-        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labels)
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.label_names)
         for values, cell in list(self._cells.items()):
             counts = list(cell.counts)  # one moment's figures, whatever is counted meanwhile
             cumulative = 0
@@ -135,6 +136,6 @@ class HotHistogram(Collector):
                 # prometheus-client's own spelling of a bound (``+Inf``, ``1.0``), untyped there.
                 buckets.append((floatToGoString(bound), cumulative))  # type: ignore[no-untyped-call]
             family.add_metric(values, buckets, cell.sum)
-            labels = dict(zip(self.labels, values, strict=True))
+            labels = dict(zip(self.label_names, values, strict=True))
             family.samples.append(Sample(f"{self.name}_created", labels, cell.created))
         yield family

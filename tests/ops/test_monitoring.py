@@ -60,7 +60,7 @@ def _metric_labels() -> dict[str, tuple[str, ...]]:
     }
     for value in vars(metrics).values():
         if isinstance(value, (HotCounter, HotHistogram)):
-            labels[value.name] = value.labels
+            labels[value.name] = value.label_names
     return labels
 
 
