@@ -17,12 +17,44 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Generic, TypeVar
 
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
+
+Cell = TypeVar("Cell")
+
+
+class _Family(Collector, Generic[Cell]):
+    """A metric's name, help and label names, and its cells by label values, each made by
+    ``make`` when first asked for; registered in ``registry``."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labels: Sequence[str],
+        registry: CollectorRegistry,
+        make: Callable[[], Cell],
+    ) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.label_names = tuple(labels)
+        self._cells: dict[tuple[str, ...], Cell] = {}
+        self._make = make
+        registry.register(self)
+
+    def child(self, *values: str) -> Cell:
+        """The cell of these label values (keep it: looking it up costs more than counting)."""
+        if len(values) != len(self.label_names):
+            raise ValueError(f"{self.name} has labels {self.label_names}, not {values}")
+        cell = self._cells.get(values)
+        if cell is None:
+            cell = self._cells[values] = self._make()
+        return cell
 
 
 class CountCell:
@@ -38,25 +70,12 @@ class CountCell:
         self.value += 1
 
 
-class HotCounter(Collector):
+class HotCounter(_Family[CountCell]):
     """A counter with label names ``labels``; :meth:`child` gives the cell of some label values
     (there is no ``labels()``, as prometheus-client's types have: a cell is kept, not looked up)."""
 
     def __init__(self, name: str, documentation: str, labels: Sequence[str], registry: CollectorRegistry) -> None:
-        self.name = name
-        self.documentation = documentation
-        self.label_names = tuple(labels)
-        self._cells: dict[tuple[str, ...], CountCell] = {}
-        registry.register(self)
-
-    def child(self, *values: str) -> CountCell:
-        """The cell of these label values (keep it: looking it up costs more than counting)."""
-        if len(values) != len(self.label_names):
-            raise ValueError(f"{self.name} has labels {self.label_names}, not {values}")
-        cell = self._cells.get(values)
-        if cell is None:
-            cell = self._cells[values] = CountCell()
-        return cell
+        super().__init__(name, documentation, labels, registry, CountCell)
 
     def value(self, *values: str) -> int:
         """The count of these label values (0 if never counted)."""
@@ -88,7 +107,7 @@ class HistogramCell:
             self.counts[bisect.bisect_left(self.bounds, amount)] += 1
 
 
-class HotHistogram(Collector):
+class HotHistogram(_Family[HistogramCell]):
     """A histogram with upper bounds ``buckets`` (ascending) and label names ``labels``; with no
     labels its one child exists from the start, as prometheus-client's does."""
 
@@ -103,23 +122,10 @@ class HotHistogram(Collector):
         bounds = tuple(float(bound) for bound in buckets if bound != float("inf"))  # +Inf is always there
         if list(bounds) != sorted(set(bounds)):
             raise ValueError(f"{name}: buckets must ascend, without repeats")
-        self.name = name
-        self.documentation = documentation
-        self.label_names = tuple(labels)
         self._bounds = bounds
-        self._cells: dict[tuple[str, ...], HistogramCell] = {}
+        super().__init__(name, documentation, labels, registry, lambda: HistogramCell(bounds))
         if not self.label_names:
             self.child()
-        registry.register(self)
-
-    def child(self, *values: str) -> HistogramCell:
-        """The cell of these label values (keep it: looking it up costs more than observing)."""
-        if len(values) != len(self.label_names):
-            raise ValueError(f"{self.name} has labels {self.label_names}, not {values}")
-        cell = self._cells.get(values)
-        if cell is None:
-            cell = self._cells[values] = HistogramCell(self._bounds)
-        return cell
 
     def observe(self, amount: float) -> None:
         """Observe ``amount`` in the one child of a histogram without labels."""

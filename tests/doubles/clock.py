@@ -35,6 +35,8 @@ class ManualClock:
         self._now = time.time() if start is None else start
         self._due: list[tuple[float, int, ManualTimer]] = []
         self._order = itertools.count()
+        #: Timers armed for later so far (cancelled ones included).
+        self.armed = 0
 
     def now_ms(self) -> int:
         return int(self._now * 1000)
@@ -48,6 +50,7 @@ class ManualClock:
         if delay <= 0:
             return asyncio.get_running_loop().call_soon(callback)
         timer = ManualTimer(callback)
+        self.armed += 1
         heapq.heappush(self._due, (self._now + delay, next(self._order), timer))
         return timer
 

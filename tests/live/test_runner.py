@@ -232,10 +232,12 @@ async def test_moves_keep_the_time_limits_timer_and_the_race_still_ends_on_time(
     assert state_of(room.runner) == "racing"
     armed = room.clock.pending()
     assert len(armed) == 1
+    timers = room.clock.armed
     for _ in range(3):
         await room.clock.advance(1)
         await room.runner.run(Move("p1", room.runner.room.legal_moves("p1")[0]))
     assert room.clock.pending() == [armed[0] - 3]
+    assert room.clock.armed == timers, "no timer armed again for the same deadline"
     await room.clock.advance(armed[0] - 3)
     assert state_of(room.runner) == "finished"
 

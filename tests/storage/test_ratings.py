@@ -1,16 +1,30 @@
-"""Rating updates: atomic against concurrent races, and once per race."""
+"""Rating updates: atomic against concurrent races, and once per race, on a Redis and on a Cluster."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
+import pytest_asyncio
 
 from server.competition.ratings import Rating, rate_race
 from server.storage.connection import Storage
 from server.storage.ratings import RatingStore, rate_race_once
+from tests.in_process_server import fresh_prefix
 
 pytestmark = pytest.mark.asyncio
+
+
+@pytest_asyncio.fixture
+async def store(redis_or_cluster: str) -> AsyncIterator[Storage]:
+    """Storage on the session's Redis, or on the session's Redis Cluster (a race's rating is
+    two script runs in one slot there)."""
+    connected = await Storage.connect(redis_or_cluster, prefix=fresh_prefix())
+    try:
+        yield connected
+    finally:
+        await connected.close()
 
 
 async def test_two_races_ending_at_once_never_lose_an_update(store: Storage) -> None:
