@@ -1,11 +1,15 @@
 """One node and three nodes at once, taking turns: what forwarding costs, with the machine's
 drift cancelled.
 
-    python -m bench.nodes_side_by_side [--rooms 12] [--rate 4] [--seconds 20] [--turn 1] [--no-warm-up]
+    python -m bench.nodes_side_by_side [--rooms 12] [--rate 4] [--seconds 20] [--turn 1] [--no-warm-up] [--home]
 
 Two services run at the same time, each on its own embedded Redis: one node, and three
 nodes with half the racers on a node that does not own their room (the rooms and bots of
-:mod:`bench.nodes`). Their bots take turns: for ``--turn`` seconds only the one-node
+:mod:`bench.nodes`). With ``--home`` the three nodes have routes, and those racers go home
+to their room's node after joining (PROTOCOL.md, "Going home"), as behind the shipped
+balancer: what three nodes cost when clients follow their rooms.
+
+Their bots take turns: for ``--turn`` seconds only the one-node
 service's bots move, then only the three-node service's, then the three-node's again and the
 one-node's (ABBA, so neither always goes first), until each has had ``--seconds`` of moves.
 A turn ends once its last move is acknowledged.
@@ -91,12 +95,12 @@ class Service:
         return self.other_cpu / max(1e-9, self.other_seconds)
 
 
-async def start_service(count: int, rooms: int, logs: Path, warm: bool = True) -> Service:
+async def start_service(count: int, rooms: int, logs: Path, warm: bool = True, routes: bool = False) -> Service:
     redis = EmbeddedRedis(logs / f"redis-{count}")
     await redis.start()
     if warm:
         await warm_up(redis.url, logs, ROOT)
-    nodes = await start_nodes(count, redis.url, logs)
+    nodes = await start_nodes(count, redis.url, logs, routes=routes)
     clients: list[RaceClient] = []
     opened, probe = await open_rooms(nodes, rooms, clients)
     label = f"{count} node{'s' if count > 1 else ''}"
@@ -160,7 +164,7 @@ async def main_async(args: argparse.Namespace) -> str:
         logs = Path(directory)
         one = await start_service(1, args.rooms, logs, args.warm_up)
         try:
-            three = await start_service(3, args.rooms, logs, args.warm_up)
+            three = await start_service(3, args.rooms, logs, args.warm_up, routes=args.home)
             try:
                 return await measure(one, three, args)
             finally:
@@ -210,6 +214,9 @@ def main(argv: list[str] | None = None) -> None:
     add_load_arguments(parser, 20.0, "seconds of moves for each service")
     add_wait_arguments(parser, idle=False)
     parser.add_argument("--turn", type=float, default=1.0, help="seconds of one turn (default 1)")
+    parser.add_argument(
+        "--home", action="store_true", help="three nodes with routes: racers go home to their room's node"
+    )
     print(asyncio.run(main_async(parser.parse_args(argv))))
 
 

@@ -67,12 +67,16 @@ class Ack(_Reply, tag="ack"):
 
 
 class Joined(_Reply, tag="joined"):
-    """You are in ``room`` as ``role``; a :class:`Snapshot` follows."""
+    """You are in ``room`` as ``role``; a :class:`Snapshot` follows. ``home``: the room runs
+    on another server of the service than this connection's, the one the balancer calls
+    ``home``; a client may reconnect with ``?home=<home>`` in its address and resume there,
+    to be served without the hop between servers (PROTOCOL.md, "Going home")."""
 
     id: int
     room: str
     role: Role
     seat: int | None = None
+    home: str | None = None
 
 
 class Hints(_Reply, tag="hints"):

@@ -89,14 +89,22 @@ def _redis_url(text: str) -> str | None:
     return text
 
 
-def _node_id(text: str) -> str | None:
-    if not text:
-        return None
-    if not text.isascii() or not text.replace("-", "").isalnum():
-        raise ValueError("a node id has only letters, digits and dashes")
-    if len(text) > 64:
-        raise ValueError("a node id has at most 64 characters")
-    return text
+def _short_name(what: str) -> Callable[[str], str | None]:
+    """A parser of a name of letters, digits and dashes, 64 at most (empty: None)."""
+
+    def parse(text: str) -> str | None:
+        if not text:
+            return None
+        if not text.isascii() or not text.replace("-", "").isalnum():
+            raise ValueError(f"{what} has only letters, digits and dashes")
+        if len(text) > 64:
+            raise ValueError(f"{what} has at most 64 characters")
+        return text
+
+    return parse
+
+
+_node_id = _short_name("a node id")
 
 
 def _origins(text: str) -> tuple[str, ...]:
@@ -305,6 +313,12 @@ class Config:
         "a fixed node id for a single server on an outside Redis: restarted, it takes its rooms back at once "
         "(never give two running processes the same one)",
         _node_id,
+    )
+    route: str | None = _setting(
+        None,
+        "this process's name at the balancer (the server's name in haproxy.cfg): a client served here "
+        "through another process is told its room's home, to reconnect with ?home=NAME (empty: none)",
+        _short_name("a route"),
     )
     nodes: int = _setting(
         1,

@@ -16,6 +16,7 @@ COVERED_ELSEWHERE: Final[dict[str, str]] = {
     # The client: the screens are driven by Textual's Pilot, the commands in a real terminal.
     "client/__main__.py": "tests/client/test_commands.py",
     "client/lib/bot_search.py": "tests/client/lib/test_bot.py",
+    "client/lib/outcomes.py": "tests/client/lib/test_connection.py",
     "client/render/cards.py": "tests/client/render/test_board.py",
     "client/render/commitments.py": "tests/client/render/test_challenges.py",
     "client/render/cursor.py": "tests/client/render/test_board.py",
@@ -61,6 +62,7 @@ COVERED_ELSEWHERE: Final[dict[str, str]] = {
     "server/connections/origin.py": "tests/net/test_listener.py",
     # Features: through a real server and its websockets.
     "server/features/context.py": "tests/net/test_dispatch.py",
+    "server/features/joining.py": "tests/nodes/test_homes.py",
     "server/features/login_limits.py": "tests/end_to_end/test_login_limits.py",
     "server/features/moderation.py": "tests/end_to_end/test_moderation.py",
     "server/features/quick_match.py": "tests/end_to_end/test_quick_match.py",

@@ -48,6 +48,7 @@ class Node:
     port: int
     log: Path
     host: str = "127.0.0.1"  # the address it listens on (its peer port too)
+    route: str | None = None  # its name at the balancer (``--route``), if it was given one
 
     @property
     def url(self) -> str:
@@ -82,6 +83,7 @@ async def start_nodes(
     hosts: Sequence[str] = (),
     node_ttl: float | None = NODE_TTL,
     extra: Sequence[str] = (),
+    routes: bool = False,
 ) -> list[Node]:
     """``profile``: run each node under cProfile, its statistics written there at its stop;
     ``tree``: the checkout whose server runs (another one measures an older version);
@@ -89,7 +91,8 @@ async def start_nodes(
     own; its log goes on after the old one's), free ones for the rest; ``peer_ports``: the
     first nodes' peer ports (any free one for the rest); ``hosts``: the first nodes' addresses
     (``--host``: their peer ports' too; 127.0.0.1 for the rest); ``node_ttl``: their lease TTL (None:
-    the server's default); ``extra``: more flags."""
+    the server's default); ``extra``: more flags; ``routes``: each named at the balancer
+    (``--route node1``, ...), so that it sends clients home (:func:`open_rooms`)."""
     nodes = []
     for index in range(count):
         host = hosts[index] if index < len(hosts) else "127.0.0.1"
@@ -101,15 +104,16 @@ async def start_nodes(
         profiler = [] if profile is None else ["-m", "cProfile", "-o", str(profile / f"{count}-nodes-{index}.prof")]
         peer = ["--peer-port", str(peer_ports[index])] if index < len(peer_ports) else []
         ttl = [] if node_ttl is None else ["--node-ttl", str(node_ttl)]
+        route = f"node{index + 1}" if routes else None
         command = [
             sys.executable, *profiler, "-m", "server", *listen, "--port", str(port), *peer, "--redis-url", redis_url,
             "--solver-workers", "0", *ttl, "--log-level", os.environ.get("BENCH_NODE_LOG", "WARNING"), *extra,
-        ]  # fmt: skip
+        ] + ([] if route is None else ["--route", route])  # fmt: skip
         # Every bot is a new guest from 127.0.0.1, and the runs share one Redis: the limit on
         # new guests an address (300 an hour) would refuse the later pairs' bots.
         env = {**os.environ, "IDENTITIES_PER_ADDRESS": "1000000000"}
         process = subprocess.Popen(command, cwd=tree, stdout=log, stderr=subprocess.STDOUT, env=env)
-        nodes.append(Node(process, port, log_path, host))
+        nodes.append(Node(process, port, log_path, host, route))
     try:
         for node in nodes:
             await answering(node)
@@ -261,7 +265,11 @@ async def open_rooms(
     """``count`` rooms of two racers, each created on the next node and joined from the one
     after (``split``: every room created on the first node and joined from the last), every
     racer's board shown (the clients go in ``clients``, to be closed by the caller); and with
-    several nodes, unless ``split``, the failover probe's room, where nobody moves."""
+    several nodes, unless ``split``, the failover probe's room, where nobody moves. Nodes
+    with routes (:func:`start_nodes`) send each guest home to its room's owner, as a balancer
+    routing ``?home=`` would (the probe's guest stays, to time a failover from another node)."""
+    addresses = {node.route: node.url for node in nodes if node.route is not None}
+    home = None if not addresses else functools.partial(_home_of, addresses)
     rooms = []
     for k in range(count):
         if split:
@@ -269,21 +277,38 @@ async def open_rooms(
         else:
             owner_node, guest_node = nodes[k % len(nodes)], nodes[(k + 1) % len(nodes)]
         owner = await RaceClient.connect(owner_node.url, f"own{k}", reconnect=False)
-        guest = await RaceClient.connect(guest_node.url, f"guest{k}", reconnect=len(nodes) > 1)
+        guest = await RaceClient.connect(guest_node.url, f"guest{k}", reconnect=len(nodes) > 1, home_address=home)
         clients += [owner, guest]
-        rooms.append((await open_room(owner, guest), owner, guest, owner_node is not guest_node))
+        code = await open_room(owner, guest)
+        if home is not None:
+            await _arrived(guest, owner_node.url)
+        rooms.append((code, owner, guest, guest.url != owner_node.url))
     probe: Room | None = None
     if len(nodes) > 1 and not split:
         # The failover probe's own room, on the first node with its guest on the second:
         # nobody moves in it until the kill, so its guest surely has a move then.
         owner = await RaceClient.connect(nodes[0].url, "probe-owner", reconnect=False)
-        guest = await RaceClient.connect(nodes[1].url, "probe-guest", reconnect=True)
+        guest = await RaceClient.connect(nodes[1].url, "probe-guest", reconnect=True, home_address=None)
         clients += [owner, guest]
         probe = (await open_room(owner, guest), owner, guest, True)
     for code, owner, guest, _ in rooms + ([probe] if probe else []):
         for seat, racer in enumerate((owner, guest)):
             await racer.wait_room(code, functools.partial(caught_up, version=0, seat=seat))
     return rooms, probe
+
+
+def _home_of(addresses: dict[str, str], _url: str, home: str) -> str:
+    """The address of the node named ``home`` (the balancer's routing, without a balancer)."""
+    return addresses[home]
+
+
+async def _arrived(client: RaceClient, url: str) -> None:
+    """Return once ``client`` moved to ``url`` (RuntimeError after 10 s)."""
+    deadline = time.monotonic() + 10
+    while client.url != url:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"a guest was not sent home to {url}")
+        await asyncio.sleep(0.01)
 
 
 async def resign_all(rooms: list[Room]) -> None:

@@ -36,14 +36,14 @@ class Player(RaceClient):
     theirs. The client library connects with the module's ``connect``, which
     :func:`from_own_addresses` replaces with :class:`_FromSource` meanwhile."""
 
-    def __init__(self, url: str, name: str, resume: str | None, reconnect: bool, bot: bool = False) -> None:
-        super().__init__(url, name, resume, reconnect, bot)
+    def __init__(self, *args: Any, **options: Any) -> None:
+        super().__init__(*args, **options)
         self.source = _SOURCE.get()
 
-    async def _open(self) -> None:
+    async def _open(self, url: str | None = None) -> None:
         token = _SOURCE.set(self.source)
         try:
-            await super()._open()
+            await super()._open(url)
         finally:
             _SOURCE.reset(token)
 

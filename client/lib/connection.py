@@ -21,6 +21,9 @@ A quick match answers twice: an ``ack`` when the player is in the line, and much
 a ``joined`` with the same request id when a race forms. :meth:`RaceClient.quick_match`
 returns a :class:`QueueTicket` whose ``joined`` future receives that second answer.
 
+A ``joined`` naming the room's *home* (PROTOCOL.md, "Going home") moves a client in that
+one room to its server: a new connection there, resumed, then the old one closed.
+
 Accounts: an ``account`` reply (to ``register``, ``login`` or ``change_password``) makes the
 client that account: it keeps the new token, so a reconnection resumes the account. A
 connection the server closes with 4001 (logged out) or 4003 (banned) is not reopened:
@@ -36,12 +39,15 @@ import itertools
 import logging
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Self
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from client.lib.homes import HomeAddress, home_address
+from client.lib.outcomes import Ended as Ended
+from client.lib.outcomes import QueueTicket as QueueTicket
+from client.lib.outcomes import ServerError as ServerError
 from protocol.codec import MalformedFrame, decode_server, encode
 from protocol.errors import CloseCode
 from protocol.messages import (
@@ -81,44 +87,20 @@ HELLO_TIMEOUT = 10.0
 ENDING_CLOSES = frozenset({CloseCode.LOGGED_OUT, CloseCode.BANNED})
 
 
-class ServerError(Exception):
-    """The server answered a request with an error: ``code`` and, for illegal moves, ``rule``."""
-
-    def __init__(self, error: Error) -> None:
-        super().__init__(error.message)
-        self.code = error.code
-        self.rule = error.rule
-
-
-@dataclass(frozen=True)
-class Ended:
-    """Why the server ended the session: its close ``code`` (4001 logged out, 4003 banned)
-    and the close ``reason`` it gave."""
-
-    code: int
-    reason: str
-
-    @property
-    def logged_out(self) -> bool:
-        return self.code == CloseCode.LOGGED_OUT
-
-
-@dataclass(eq=False)
-class QueueTicket:
-    """A place in the quick-match line of ``variant``. ``joined`` receives the server's
-    ``joined`` when a race forms (the room's snapshot follows it; the countdown starts by
-    itself); it fails with ConnectionError if the connection drops first, since the server
-    drops a disconnected player from the line."""
-
-    variant: Variant
-    joined: asyncio.Future[Joined] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
-
-
 class RaceClient:
     """A live connection to a race server. Build with :meth:`connect`."""
 
-    def __init__(self, url: str, name: str, resume: str | None, reconnect: bool, bot: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        resume: str | None,
+        reconnect: bool,
+        bot: bool = False,
+        home_address: HomeAddress | None = home_address,
+    ) -> None:
         self.url = url
+        self.home_address = home_address  # None: homes are not followed
         self.name = name
         self.bot = bot
         self.resume = resume
@@ -147,16 +129,24 @@ class RaceClient:
         self._socket: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
         self._reconnecting: asyncio.Task[None] | None = None
+        self._homing: asyncio.Task[None] | None = None
         self._closing = False
         self.connected = asyncio.Event()
 
     @classmethod
     async def connect(
-        cls, url: str, name: str, resume: str | None = None, reconnect: bool = True, bot: bool = False
+        cls,
+        url: str,
+        name: str,
+        resume: str | None = None,
+        reconnect: bool = True,
+        bot: bool = False,
+        home_address: HomeAddress | None = home_address,
     ) -> Self:
         """Connect, say hello (resuming if a token is given; ``bot``: as a bot, which the
-        server shows to the other racers) and start reading."""
-        client = cls(url, name, resume, reconnect, bot)
+        server shows to the other racers) and start reading. ``home_address``: the address
+        of the server a ``joined`` names as the room's home (None: stay on this connection)."""
+        client = cls(url, name, resume, reconnect, bot, home_address)
         await client._open()
         return client
 
@@ -248,8 +238,9 @@ class RaceClient:
                 ticket.joined.set_exception(ConnectionError(reason))
                 ticket.joined.exception()  # retrieved: nobody may be waiting on it any more
 
-    async def _open(self) -> None:
-        socket = await connect(self.url, compression=None, max_size=2**22, open_timeout=HELLO_TIMEOUT)
+    async def _open(self, url: str | None = None) -> None:
+        """Connect to ``url`` (None: :attr:`url`) and say hello: the connection in use now."""
+        socket = await connect(url or self.url, compression=None, max_size=2**22, open_timeout=HELLO_TIMEOUT)
         hello_id = next(self._ids)
         try:
             async with asyncio.timeout(HELLO_TIMEOUT):
@@ -276,10 +267,11 @@ class RaceClient:
 
     async def close(self) -> None:
         self._closing = True
-        if self._reconnecting is not None:
-            self._reconnecting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reconnecting
+        for task in (self._homing, self._reconnecting):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if self._socket is not None:
             await self._socket.close()
         if self._reader is not None:
@@ -352,6 +344,8 @@ class RaceClient:
                 await self._dispatch(message)
         except ConnectionClosed:
             pass
+        if socket is not self._socket:
+            return  # replaced by a connection to the room's home: this one was let go
         self.connected.clear()
         if socket.close_code in ENDING_CLOSES:
             self.ended = Ended(socket.close_code, socket.close_reason or "")
@@ -400,6 +394,33 @@ class RaceClient:
             self._notify_connection(True)
             return
 
+    def _go_home(self, room: str, home: str) -> None:
+        """Move to ``room``'s home unless the client follows other rooms too (it would go back
+        and forth), is moving already, or has that address already (the home is down)."""
+        if self.home_address is None or self._homing is not None or self._closing or set(self.roles) != {room}:
+            return
+        url = self.home_address(self.url, home)
+        if url != self.url:
+            self._homing = asyncio.create_task(self._move(url))
+
+    async def _move(self, url: str) -> None:
+        """Connect to ``url`` (resuming: the seats come back there), then close the current
+        connection once its requests are answered. On a failure the client stays."""
+        old = self._socket
+        try:
+            await self._open(url)
+        except (ServerError, TimeoutError, OSError, InvalidHandshake, ConnectionClosed) as error:
+            logger.info("stayed on %s: the room's home could not be reached (%s)", self.url, error)
+            return
+        finally:
+            self._homing = None
+        self.url = url
+        waiting = [future for future in self._pending.values() if not future.done()]
+        if waiting:
+            await asyncio.wait(waiting, timeout=HELLO_TIMEOUT)
+        if old is not None:
+            await old.close()
+
     async def _restore_rooms(self) -> None:
         """Follow again every room followed before the drop, or drop its copy."""
         for room, role in list(self.roles.items()):
@@ -444,6 +465,8 @@ class RaceClient:
         elif isinstance(message, Joined):
             self.roles[message.room] = message.role
             self._forgotten.discard(message.room)
+            if message.home is not None:
+                self._go_home(message.room, message.home)
             ticket = self._tickets.get(message.id)
             if ticket is not None:
                 self._drop_ticket(ticket)

@@ -29,7 +29,6 @@ from protocol.messages import (
     BracketStarted,
     BracketView,
     JoinBracket,
-    Joined,
     LeaveBracket,
     ListBrackets,
     PlayBracket,
@@ -57,6 +56,7 @@ from server.competition.bracket import (
 )
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
+from server.features.joining import joined
 from server.features.room_limits import check_room_limits
 from server.features.rooms import certified_deal
 from server.live.pushes import push
@@ -147,7 +147,7 @@ async def play_bracket(ctx: Context, link: ClientLink, message: PlayBracket) -> 
     )
     runner.audience.follow_as_racer(link, 0)
     await runner.run(SetReady(player, True))
-    link.send(Joined(id=message.id, room=runner.code, role="racer", seat=0))
+    link.send(joined(ctx, link, message.id, runner.code, "racer", 0))
     link.send(runner.snapshot_for(link))
 
 

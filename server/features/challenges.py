@@ -27,7 +27,6 @@ from protocol.messages import (
     ChallengePlayer,
     ChallengeWaiting,
     Inbox,
-    Joined,
     RoomOptions,
     Variant,
 )
@@ -35,6 +34,7 @@ from server.clock import now_ms
 from server.competition.challenges import Challenge, ChallengeState, Side, line_of, run_tag, side_of, state
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
+from server.features.joining import joined
 from server.features.room_limits import check_room_limits, count_creation
 from server.features.rooms import certified_deal
 from server.live.challenge_runs import announce_result
@@ -170,5 +170,5 @@ async def _play(ctx: Context, link: ClientLink, request_id: int, challenge: Chal
     )
     runner.audience.follow_as_racer(link, 0)
     await runner.run(SetReady(player, True))
-    link.send(Joined(id=request_id, room=runner.code, role="racer", seat=0))
+    link.send(joined(ctx, link, request_id, runner.code, "racer", 0))
     link.send(runner.snapshot_for(link))

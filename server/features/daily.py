@@ -11,7 +11,6 @@ from protocol.messages import (
     DailyAccess,
     DailyInfo,
     DailyReveal,
-    Joined,
     RoomOptions,
     RoomSummary,
     StartDaily,
@@ -24,6 +23,7 @@ from server.competition.daily import DailyDeal, check_date, day_end_ms, day_star
 from server.connections.link import ClientLink
 from server.errors import Refused
 from server.features.context import Context, player_of
+from server.features.joining import joined
 from server.features.room_limits import check_room_limits, count_creation
 from server.rooms.commands import SetReady
 from server.rooms.errors import RoomError
@@ -169,7 +169,7 @@ async def _open_attempt(
     )
     runner.audience.follow_as_racer(link, 0)
     await runner.run(SetReady(player, True))
-    link.send(Joined(id=message.id, room=runner.code, role="racer", seat=0))
+    link.send(joined(ctx, link, message.id, runner.code, "racer", 0))
     link.send(runner.snapshot_for(link))
     kind = "ranked" if ranked else "practice"
     logger.debug("daily %s %s: %s started a %s attempt", message.variant, date, link.name, kind)

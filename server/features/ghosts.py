@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 
 from protocol.errors import ErrorCode
-from protocol.messages import Joined, RaceGhost, RoomOptions, Variant
+from protocol.messages import RaceGhost, RoomOptions, Variant
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.daily import check_daily_over, today
+from server.features.joining import joined
 from server.features.replays import finished_race
 from server.features.room_limits import check_room_limits, count_creation
 from server.features.run_secrecy import check_run_public
@@ -38,7 +39,7 @@ async def race_ghost(ctx: Context, link: ClientLink, message: RaceGhost) -> None
     runner = await ctx.rooms.create(variant, options, player, link.name, bot=link.bot, ghost=run)
     runner.audience.follow_as_racer(link, 0)
     await runner.run(SetReady(player, True))
-    link.send(Joined(id=message.id, room=runner.code, role="racer", seat=0))
+    link.send(joined(ctx, link, message.id, runner.code, "racer", 0))
     link.send(runner.snapshot_for(link))
     logger.debug("ghost race %s: %s races %s (%s)", runner.code, link.name, run.name, run.source)
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 
 from protocol.errors import ErrorCode
-from protocol.messages import PROTOCOL_VERSION, Hello, Joined, Welcome
+from protocol.messages import PROTOCOL_VERSION, Hello, Welcome
 from protocol.version import server_version
 from server.connections.link import ClientLink
 from server.features import tokens
 from server.features.admission import admit
 from server.features.context import Context
+from server.features.joining import joined
 from server.features.sessions import InvalidName, clean_name, new_player_id, verify_token
 from server.live.runner import RoomRunner
 from server.ops.log_limits import LogLimiter
@@ -107,7 +108,7 @@ async def resume_seat(ctx: Context, link: ClientLink, runner: RoomRunner, reques
     if player is None or seat is None:
         return
     runner.audience.follow_as_racer(link, seat)
-    link.send(Joined(id=request_id, room=runner.code, role="racer", seat=seat))
+    link.send(joined(ctx, link, request_id, runner.code, "racer", seat))
     try:
         await runner.run(Presence(player, True))
     except (StoreUnavailable, VersionConflict) as error:

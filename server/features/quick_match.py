@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import get_args
 
 from protocol.errors import ErrorCode
-from protocol.messages import Ack, Joined, LeaveQueue, QuickMatch, RoomOptions, Variant
+from protocol.messages import Ack, LeaveQueue, QuickMatch, RoomOptions, Variant
 from server.competition.matchmaking import MatchQueue
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
+from server.features.joining import joined
 from server.features.room_limits import check_room_limits
 from server.ops.log_limits import LogLimiter
 from server.rooms.commands import Join, Presence, SetReady
@@ -147,7 +148,7 @@ async def _start_race(ctx: Context, line: str, variant: Variant, race: list[Line
         if seat is None:
             continue
         runner.audience.follow_as_racer(link, seat)
-        link.send(Joined(id=request_id, room=runner.code, role="racer", seat=seat))
+        link.send(joined(ctx, link, request_id, runner.code, "racer", seat))
         link.send(runner.snapshot_for(link))
         if link.relay is None and link not in ctx.links:  # gone while the room was set up: the grace period starts
             await runner.run(Presence(entry.player, False))

@@ -19,7 +19,6 @@ from protocol.messages import (
     AskSnapshot,
     CreateRoom,
     Hints,
-    Joined,
     JoinRoom,
     Leave,
     LegalMoves,
@@ -39,6 +38,7 @@ from protocol.messages import (
 from server.connections.link import ClientLink
 from server.features.context import Context, player_of
 from server.features.daily import may_watch_daily, watchable_daily_rooms
+from server.features.joining import joined
 from server.features.room_limits import (
     check_room_limits,
     count_creation,
@@ -86,7 +86,7 @@ async def create_room(ctx: Context, link: ClientLink, message: CreateRoom) -> No
         raise
     runner.audience.follow_as_racer(link, 0)
     logger.debug("room %s created by %s (%s, %d racers)", runner.code, link.name, message.variant, options.max_racers)
-    link.send(Joined(id=message.id, room=runner.code, role="racer", seat=0))
+    link.send(joined(ctx, link, message.id, runner.code, "racer", 0))
     link.send(runner.snapshot_for(link))
 
 
@@ -103,7 +103,7 @@ async def join(ctx: Context, link: ClientLink, message: JoinRoom) -> None:
     for other in spectating:
         runner.audience.unfollow(other)
     runner.audience.follow_as_racer(link, seat)
-    link.send(Joined(id=message.id, room=runner.code, role="racer", seat=seat))
+    link.send(joined(ctx, link, message.id, runner.code, "racer", seat))
     link.send(runner.snapshot_for(link))
     if spectating:
         runner.spectators_changed()
@@ -119,7 +119,7 @@ async def spectate(ctx: Context, link: ClientLink, message: Spectate) -> None:
     await check_challenge_over(ctx, runner.room.record.challenge)
     await check_round_closed(ctx, runner.room.record.bracket)
     runner.audience.follow_as_spectator(link)
-    link.send(Joined(id=message.id, room=runner.code, role="spectator"))
+    link.send(joined(ctx, link, message.id, runner.code, "spectator"))
     link.send(runner.snapshot_for(link))
     runner.spectators_changed()
 

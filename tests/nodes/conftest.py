@@ -105,14 +105,20 @@ class Service:
         hosts: Sequence[str] = (),
         netns: str | None = None,
         redis_url: str | None = None,
+        each: Sequence[Sequence[str]] = (),
     ) -> list[NodeProcess]:
-        """``count`` ready nodes with the flags ``extra``; the ``k``-th listens on ``hosts[k]``
-        (``--host``: its peer port too) if given, else on 127.0.0.1. With ``netns`` they run in
-        that network namespace (``ip netns exec``; the hosts are its addresses), with
-        ``redis_url`` on that Redis URL instead of the service's."""
+        """``count`` ready nodes with the flags ``extra``, and the ``k``-th with ``each[k]``
+        too if given; the ``k``-th listens on ``hosts[k]`` (``--host``: its peer port too) if
+        given, else on 127.0.0.1. With ``netns`` they run in that network namespace (``ip
+        netns exec``; the hosts are its addresses), with ``redis_url`` on that Redis URL
+        instead of the service's."""
         addresses = [hosts[k] if k < len(hosts) else "127.0.0.1" for k in range(count)]
+        own = [list(each[k]) if k < len(each) else [] for k in range(count)]
         launch = _Launch(netns, redis_url or self.redis_url)
-        return list(await asyncio.gather(*(self._start_one(host, *extra, launch=launch) for host in addresses)))
+        starts = (
+            self._start_one(host, *extra, *flags, launch=launch) for host, flags in zip(addresses, own, strict=True)
+        )
+        return list(await asyncio.gather(*starts))
 
     async def _start_one(self, host: str, *extra: str, launch: _Launch | None = None) -> NodeProcess:
         """A ready node on ``host``. A free port can be taken before the node binds it (another

@@ -96,10 +96,16 @@ class Deployment:
 
 
 @contextlib.asynccontextmanager
-async def deployed(service: Service, directory: Path, *node_settings: str) -> AsyncIterator[Deployment]:
+async def deployed(
+    service: Service, directory: Path, *node_settings: str, routes: bool = False
+) -> AsyncIterator[Deployment]:
     """Three nodes (with ``node_settings``), each on its own address, behind the shipped
-    balancer, ready to serve."""
-    nodes = await service.start(len(NODE_HOSTS), "--trusted-proxies", SOURCE, *node_settings, hosts=NODE_HOSTS)
+    balancer, ready to serve; with ``routes``, each knows its name at the balancer (node1,
+    node2, node3: ``--route``), and sends clients home."""
+    each = [["--route", f"node{k + 1}"] for k in range(len(NODE_HOSTS))] if routes else []
+    nodes = await service.start(
+        len(NODE_HOSTS), "--trusted-proxies", SOURCE, *node_settings, hosts=NODE_HOSTS, each=each
+    )
     plain, tls = distinct_free_ports([FRONT, FRONT])
     log = directory / "haproxy.log"
     with contextlib.ExitStack() as stack:

@@ -359,29 +359,42 @@ async def node_of(service: Service, before: list[float]) -> NodeProcess:
     raise AssertionError("no single node got the new connection")
 
 
+async def two_racers(
+    service: Service, deployment: Deployment
+) -> tuple[RaceClient, NodeProcess, RaceClient, NodeProcess]:
+    """Ann and Bob through the balancer, each with the node it put them on: two nodes
+    (leastconn gives Bob another node than Ann's)."""
+    before = [await connections(node) for node in deployment.nodes]
+    ann = await connect_through(service, deployment, "Ann")
+    ann_node = await node_of(service, before)
+    before = [await connections(node) for node in deployment.nodes]
+    bob = await connect_through(service, deployment, "Bob")
+    bob_node = await node_of(service, before)
+    assert bob_node is not ann_node
+    return ann, ann_node, bob, bob_node
+
+
+async def killed(deployment: Deployment, node: NodeProcess) -> None:
+    """SIGKILL ``node``; return once the balancer has taken it out (its log says so)."""
+    node.signal(signal.SIGKILL)
+    node.process.wait()
+    deadline = time.monotonic() + 30
+    while "is DOWN" not in deployment.log_text():
+        assert time.monotonic() < deadline, deployment.log_text()
+        await asyncio.sleep(0.2)
+
+
 async def test_play_failover_and_resume_through_haproxy(service: Service, tmp_path: Path) -> None:
     async with deployed(service, tmp_path) as deployment:
-        nodes = deployment.nodes
         # Play through the balancer; leastconn puts the two racers on different nodes.
-        before = [await connections(node) for node in nodes]
-        ann = await connect_through(service, deployment, "Ann")
-        ann_node = await node_of(service, before)
-        before = [await connections(node) for node in nodes]
-        bob = await connect_through(service, deployment, "Bob")
-        bob_node = await node_of(service, before)
-        assert bob_node is not ann_node
+        ann, _, bob, bob_node = await two_racers(service, deployment)
         code = await open_race(ann, bob)
         await race_started(code, ann, bob)
         acked = await play_one(bob, code)
         await play_one(ann, code)
 
         # Bob's node dies. The readiness checks take it out: every new connection works.
-        bob_node.signal(signal.SIGKILL)
-        bob_node.process.wait()
-        deadline = time.monotonic() + 30
-        while "is DOWN" not in deployment.log_text():
-            assert time.monotonic() < deadline, deployment.log_text()
-            await asyncio.sleep(0.2)
+        await killed(deployment, bob_node)
         for _ in range(6):
             probe = await connect_through(service, deployment, "Probe")
             await probe.close()
@@ -393,6 +406,31 @@ async def test_play_failover_and_resume_through_haproxy(service: Service, tmp_pa
         assert mirror.version >= acked
         assert await play_one(bob, code) > acked
         await play_one(ann, code)
+
+
+async def test_a_racer_goes_home_through_the_balancer_and_races_there(service: Service, tmp_path: Path) -> None:
+    async with deployed(service, tmp_path, routes=True) as deployment:
+        # Leastconn puts the two racers on different nodes; Bob is sent home to Ann's.
+        ann, ann_node, bob, bob_node = await two_racers(service, deployment)
+        code = await open_race(ann, bob)
+        home = f"node{deployment.nodes.index(ann_node) + 1}"
+        await eventually(lambda: bob.url.endswith(f"?home={home}"), what="Bob sent home")
+        await eventually_async(lambda: connections(ann_node), lambda count: count == 2)
+        await eventually_async(lambda: connections(bob_node), lambda count: count == 0)
+        forwarded = (await metrics(ann_node))["solitaire_forwarded_requests_received_total"]
+        await race_started(code, ann, bob)
+        acked = await play_one(bob, code)
+        await ann.wait_room(code, lambda mirror: mirror.version >= acked)
+        assert (await metrics(ann_node))["solitaire_forwarded_requests_received_total"] == forwarded
+
+        # The home dies: the balancer routes Bob's reconnection (home named) to a live node.
+        await killed(deployment, ann_node)
+        await bob.close()
+        bob = await RaceClient.connect(bob.url, "Bob", resume=bob.resume, reconnect=False)
+        service.clients.append(bob)
+        mirror = await bob.wait_room(code, lambda m: racing(m, 1), timeout=NODE_TTL * 4 + 10)
+        assert mirror.version >= acked
+        assert await play_one(bob, code) > acked
 
 
 @SHARED

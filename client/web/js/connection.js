@@ -4,7 +4,9 @@
 // gap) and reconnects by itself, resuming, when the connection drops. Accounts: register, log
 // in, change the password (each answered by a new token, kept like a guest's) and log out; a
 // 4001 close (logged out, here or from elsewhere) drops the token and starts again as a guest.
-// Passwords only pass through to the socket: nothing stores them.
+// Passwords only pass through to the socket: nothing stores them. A `joined` that names the
+// room's home (PROTOCOL.md, "Going home") moves a page in that one room to its server: a new
+// socket there (`?home=`, which the balancer routes), resumed, then the old one closed.
 
 import { RoomCopy } from "./mirror.js";
 
@@ -36,6 +38,9 @@ export class Connection {
    */
   constructor(url, { storage = localStorage, prefix = PREFIX, bot = false } = {}) {
     this.url = url;
+    /** Sockets replaced by one to the room's home: their close is no reason to reconnect. */
+    this.replaced = new WeakSet();
+    this.homing = false;
     this.storage = storage;
     this.nameKey = `${prefix}name`;
     this.resumeKey = `${prefix}resume`;
@@ -74,11 +79,13 @@ export class Connection {
     await back;
   }
 
-  open() {
+  /** Open a socket and say hello. `trial`: a move to a room's home, which takes the place of
+   * the socket in use only once welcomed (and, failing, leaves it in use). */
+  open(trial = false) {
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(this.url);
       socket.binaryType = "arraybuffer";
-      this.socket = socket;
+      if (!trial) this.socket = socket;
       let welcomed = false;
       socket.onopen = () => {
         const hello = { type: "hello", id: this.nextId++, protocol: 1, name: this.wantedName };
@@ -100,6 +107,7 @@ export class Connection {
         if (!welcomed) {
           if (message.type === "welcome") {
             welcomed = true;
+            this.socket = socket;
             this.keep(message);
             this.account = Boolean(message.account);
             this.retry = 250;
@@ -122,12 +130,18 @@ export class Connection {
         this.dispatch(message);
       };
       socket.onclose = (event) => {
-        this.state = "disconnected";
-        if (event.code === LOGGED_OUT) this.loggedOut(event.reason);
         for (const [id, entry] of this.pending) {
+          if (entry.socket !== socket) continue;
           entry.reject(new ServerError({ code: "disconnected", message: "the connection dropped" }));
           this.pending.delete(id);
         }
+        if (this.replaced.has(socket)) return; // let go after a move home
+        if (trial && !welcomed) {
+          reject(new Error(`could not reach the room's home (close code ${event.code})`));
+          return; // the socket in use stays
+        }
+        this.state = "disconnected";
+        if (event.code === LOGGED_OUT) this.loggedOut(event.reason);
         this.resyncing = new Set(this.rooms.keys());
         this.emit("disconnected", event);
         if (!welcomed) reject(new Error(`could not connect (close code ${event.code})`));
@@ -253,11 +267,41 @@ export class Connection {
     }
     const id = this.nextId++;
     const message = { ...fields, id };
+    const entry = { socket: this.socket };
     const reply = new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      entry.resolve = resolve;
+      entry.reject = reject;
     });
-    this.socket.send(encode(message));
+    entry.done = reply;
+    this.pending.set(id, entry);
+    entry.socket.send(encode(message));
     return { id, reply };
+  }
+
+  /** Move to `room`'s home server unless the page follows other rooms too (it would go back
+   * and forth), is moving already, or has that address already (the home is down). The old
+   * socket is closed once its requests are answered; on a failure the page stays. */
+  async goHome(room, home) {
+    const url = homeAddress(this.url, home);
+    const alone = this.roles.size === 1 && this.roles.has(room);
+    if (!alone || this.homing || this.closed || url === this.url || this.state !== "connected") return;
+    this.homing = true;
+    const old = this.socket;
+    const from = this.url;
+    this.url = url;
+    try {
+      await this.open(true);
+    } catch (error) {
+      this.url = from;
+      console.info("stayed on this server:", error.message);
+      return;
+    } finally {
+      this.homing = false;
+    }
+    this.replaced.add(old);
+    const answered = [...this.pending.values()].filter((entry) => entry.socket === old).map((entry) => entry.done);
+    await Promise.race([Promise.allSettled(answered), new Promise((resolve) => setTimeout(resolve, 10000))]);
+    old.close(1000);
   }
 
   /**
@@ -376,6 +420,7 @@ export class Connection {
       case "joined":
         this.roles.set(message.room, message.role);
         this.forgotten.delete(message.room);
+        if (message.home) this.goHome(message.room, message.home);
         if (message.seat !== undefined && message.role === "racer") this.emit("seated", message, message.room);
         break;
       case "goodbye":
@@ -394,6 +439,13 @@ export class Connection {
     if (room) this.emit("room", message, room);
     else this.emit(message.type, message);
   }
+}
+
+/** `url` with its `home` query parameter set to `home` (PROTOCOL.md, "Going home"). */
+export function homeAddress(url, home) {
+  const address = new URL(url);
+  address.searchParams.set("home", home);
+  return address.toString();
 }
 
 /** The server's websocket address: the page's own host. */

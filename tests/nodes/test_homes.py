@@ -1,0 +1,74 @@
+"""Going home (PROTOCOL.md): a racer whose connection is on one node and whose room runs on
+another is told the room's home, moves its connection there, and races on without the hop
+between the nodes and without its rival seeing it drop. Direct to the nodes, the balancer's
+``?home=`` routing stood in for by a map of routes to node addresses (the shipped balancer
+is tested in tests/nodes/test_deployment.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from client.lib.connection import RaceClient
+from protocol.messages import AskSnapshot, CreateRoom, Joined, RacerConnection, ServerMessage, Update
+from tests.nodes.conftest import NodeProcess, Service
+from tests.nodes.test_metrics import metrics
+from tests.nodes.test_service import open_race, play_one, race_started
+from tests.polling import eventually, eventually_async
+
+pytestmark = pytest.mark.asyncio
+
+FORWARDED = "solitaire_forwarded_requests_received_total"
+
+
+async def routed_nodes(service: Service) -> tuple[NodeProcess, NodeProcess, dict[str, str]]:
+    """Two nodes, ``home-a`` and ``home-b`` at the balancer, and where each is reached."""
+    a, b = await service.start(2, each=[["--route", "home-a"], ["--route", "home-b"]])
+    return a, b, {"home-a": a.url, "home-b": b.url}
+
+
+async def connect_routed(service: Service, node: NodeProcess, name: str, routes: dict[str, str]) -> RaceClient:
+    client = await RaceClient.connect(node.url, name, reconnect=False, home_address=lambda _url, home: routes[home])
+    service.clients.append(client)
+    return client
+
+
+def dropped(messages: list[ServerMessage]) -> list[RacerConnection]:
+    events = [event for message in messages if isinstance(message, Update) for event in message.events]
+    return [event for event in events if isinstance(event, RacerConnection) and not event.connected]
+
+
+async def test_a_racer_on_another_node_goes_home_and_races_there_unseen(service: Service) -> None:
+    a, b, routes = await routed_nodes(service)
+    ann = await service.connect(a, "Ann")
+    bob = await connect_routed(service, b, "Bob", routes)
+    seen_by_ann: list[ServerMessage] = []
+    ann.listen(lambda _room, message: seen_by_ann.append(message))
+
+    code = await open_race(ann, bob)
+    await eventually(lambda: bob.url == a.url, what="Bob on node A")
+    # His connection on node B is let go once its requests are answered.
+    await eventually_async(lambda: metrics(b), lambda samples: samples["solitaire_connections"] == 0)
+    forwarded = (await metrics(a))[FORWARDED]
+
+    await race_started(code, ann, bob)
+    versions = [await play_one(bob, code) for _ in range(3)]
+    await ann.wait_room(code, lambda mirror: mirror.version >= versions[-1])
+    assert (await metrics(a))[FORWARDED] == forwarded  # served on node A, not through B
+    assert dropped(seen_by_ann) == []  # Bob never showed as disconnected
+
+
+async def test_a_racer_in_rooms_on_two_nodes_stays_where_it_is(service: Service) -> None:
+    a, b, routes = await routed_nodes(service)
+    ann = await service.connect(a, "Ann")
+    bob = await connect_routed(service, b, "Bob", routes)
+    own = await bob.request(lambda i: CreateRoom(id=i, variant="scorpion"))
+    assert isinstance(own, Joined)
+    assert own.home is None  # his own room runs on his node
+    code = await open_race(ann, bob)  # told Ann's room's home, but he races on node B too
+    assert bob.roles.keys() == {own.room, code}
+    await bob.request(lambda i: AskSnapshot(id=i, room=own.room))  # a round trip: time to have moved
+    assert bob.url == b.url
+    await race_started(code, ann, bob)
+    assert await play_one(bob, code) > 0
+    assert bob.url == b.url
+    assert (await metrics(a))[FORWARDED] > 0
