@@ -1,18 +1,16 @@
 """The client library: one connection to a race server, with rooms mirrored locally.
 
-It knows no rules. It sends requests (each with a fresh id) and returns the reply
-that names that id; it keeps a :class:`RoomMirror` of every room it follows,
-applying updates in order and asking for a snapshot when it sees a gap; and it
-reconnects by itself (with backoff, presenting its resume token) when the
-connection drops. The terminal UI, the load-generating bots and the tests all
-build on it.
+It knows no rules. It sends requests (each with a fresh id) and returns the reply that names
+that id; it keeps a :class:`RoomMirror` of every room it follows, applying updates in order and
+asking for a snapshot when it sees a gap; and it reconnects by itself (with backoff, presenting
+its resume token) when the connection drops. The terminal UI, the load-generating bots and the
+tests all build on it.
 
-After a reconnection the server gives back every seat the player races in (a
-``joined`` and a ``snapshot`` each); the client itself spectates again the rooms it
-was spectating, checks each racer room with a ``snapshot`` request, and drops the
-copies of rooms it no longer follows (a seat lost after the grace period). Then it
-tells the connection listeners. Updates that arrive for a room whose snapshot is on
-its way are ignored, as PROTOCOL.md asks.
+After a reconnection the server gives back every seat the player races in (a ``joined`` and a
+``snapshot`` each); the client itself spectates again the rooms it was spectating, checks each
+racer room with a ``snapshot`` request, and drops the copies of rooms it no longer follows (a
+seat lost after the grace period). Then it tells the connection listeners. Updates that arrive
+for a room whose snapshot is on its way are ignored, as PROTOCOL.md asks.
 
     async with await RaceClient.connect("ws://127.0.0.1:8765", "Ann") as client:
         joined = await client.request(lambda i: CreateRoom(id=i, variant="scorpion"))
@@ -416,6 +414,8 @@ class RaceClient:
             self._homing = None
         self.url = url
         waiting = [future for future in self._pending.values() if not future.done()]
+        with contextlib.suppress(ConnectionError, TimeoutError):  # dropped: the reader reconnects
+            await self._restore_rooms()  # a spectator's rooms are not given back by the hello
         if waiting:
             await asyncio.wait(waiting, timeout=HELLO_TIMEOUT)
         if old is not None:

@@ -9,7 +9,16 @@ from __future__ import annotations
 import pytest
 
 from client.lib.connection import RaceClient
-from protocol.messages import AskSnapshot, CreateRoom, Joined, RacerConnection, ServerMessage, Update
+from protocol.messages import (
+    AskSnapshot,
+    CreateRoom,
+    Joined,
+    RacerConnection,
+    RoomOptions,
+    ServerMessage,
+    Spectate,
+    Update,
+)
 from tests.nodes.conftest import NodeProcess, Service
 from tests.nodes.test_metrics import metrics
 from tests.nodes.test_service import open_race, play_one, race_started
@@ -72,3 +81,20 @@ async def test_a_racer_in_rooms_on_two_nodes_stays_where_it_is(service: Service)
     assert await play_one(bob, code) > 0
     assert bob.url == b.url
     assert (await metrics(a))[FORWARDED] > 0
+
+
+async def test_a_spectator_on_another_node_goes_home_and_still_sees_the_race(service: Service) -> None:
+    a, b, routes = await routed_nodes(service)
+    ann = await service.connect(a, "Ann")
+    bob = await service.connect(a, "Bob")
+    code = await open_race(ann, bob, RoomOptions(public=True, spectator_delay=1))
+    eve = await connect_routed(service, b, "Eve", routes)
+    watching = await eve.request(lambda i: Spectate(id=i, room=code))
+    assert isinstance(watching, Joined)
+    assert watching.home == "home-a"
+    await eventually(lambda: eve.url == a.url, what="Eve on node A")
+    # The hello gives back seats, not spectators' rooms: she follows the room again there.
+    await eventually_async(lambda: metrics(b), lambda samples: samples["solitaire_connections"] == 0)
+    await race_started(code, ann, bob)
+    version = await play_one(bob, code)
+    await eve.wait_room(code, lambda mirror: mirror.version >= version and mirror.board(1) is not None, timeout=30)
