@@ -339,6 +339,8 @@ class Config:
             raise SettingError(
                 "--trusted-proxies (TRUSTED_PROXIES) needs --event-loop asyncio: uvloop cannot read PROXY headers"
             )
+        if self.route is not None and self.nodes > 1:
+            raise SettingError("--route (ROUTE) names one process: with --nodes every process would have that name")
         if self.tls_key is not None and self.tls_cert is None:
             raise SettingError("--tls-key (TLS_KEY) needs --tls-cert (TLS_CERT)")
         if self.port + self.nodes - 1 > _PORT_MAX:

@@ -46,6 +46,7 @@ from client.lib.homes import HomeAddress, home_address
 from client.lib.outcomes import Ended as Ended
 from client.lib.outcomes import QueueTicket as QueueTicket
 from client.lib.outcomes import ServerError as ServerError
+from client.lib.outcomes import Tickets
 from protocol.codec import MalformedFrame, decode_server, encode
 from protocol.errors import CloseCode
 from protocol.messages import (
@@ -120,8 +121,7 @@ class RaceClient:
         self._forgotten: set[str] = set()
         #: The reason of the last ``goodbye`` (the server is going away), until reconnected.
         self.goodbye: str | None = None
-        #: Quick-match tickets by the id of their request (a retried request adds its new id).
-        self._tickets: dict[int, QueueTicket] = {}
+        self._tickets = Tickets()
         #: Set (and replaced) whenever a room copy changes: what :meth:`wait_room` waits on.
         self._changed = asyncio.Event()
         self._socket: ClientConnection | None = None
@@ -200,13 +200,13 @@ class RaceClient:
         ticket = QueueTicket(variant)
 
         def build(request_id: int) -> QuickMatch:
-            self._tickets[request_id] = ticket
+            self._tickets.hold(request_id, ticket)
             return QuickMatch(id=request_id, variant=variant)
 
         try:
             await self.request(build)
         except BaseException:
-            self._drop_ticket(ticket)
+            self._tickets.drop(ticket)
             raise
         return ticket
 
@@ -221,20 +221,9 @@ class RaceClient:
             if error.code == "not-in-queue":
                 return False
             raise
-        self._drop_ticket(ticket)
+        self._tickets.drop(ticket)
         ticket.joined.cancel()
         return True
-
-    def _drop_ticket(self, ticket: QueueTicket) -> None:
-        for request_id in [i for i, held in self._tickets.items() if held is ticket]:
-            del self._tickets[request_id]
-
-    def _fail_tickets(self, reason: str) -> None:
-        tickets, self._tickets = set(self._tickets.values()), {}
-        for ticket in tickets:
-            if not ticket.joined.done():
-                ticket.joined.set_exception(ConnectionError(reason))
-                ticket.joined.exception()  # retrieved: nobody may be waiting on it any more
 
     async def _open(self, url: str | None = None) -> None:
         """Connect to ``url`` (None: :attr:`url`) and say hello: the connection in use now."""
@@ -278,7 +267,7 @@ class RaceClient:
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(ConnectionError("the client was closed"))
-        self._fail_tickets("the client was closed")
+        self._tickets.fail("the client was closed")
 
     async def send(self, build: Callable[[int], ClientMessage]) -> int:
         """Send ``build(id)`` without waiting for the reply; return the id. Waits while the
@@ -354,7 +343,7 @@ class RaceClient:
             if not future.done():
                 future.set_exception(ConnectionError("the connection dropped before the reply"))
         # The server drops a disconnected player from the quick-match lines.
-        self._fail_tickets("the connection dropped, and with it the place in the quick-match line")
+        self._tickets.fail("the connection dropped, and with it the place in the quick-match line")
         if self._closing:
             return
         self._notify_connection(False)
@@ -394,32 +383,46 @@ class RaceClient:
 
     def _go_home(self, room: str, home: str) -> None:
         """Move to ``room``'s home unless the client follows other rooms too (it would go back
-        and forth), is moving already, or has that address already (the home is down)."""
-        if self.home_address is None or self._homing is not None or self._closing or set(self.roles) != {room}:
+        and forth) or holds a place in a line (the old connection's), is moving already, or has
+        that address already (the home is down)."""
+        if self.home_address is None or self._homing is not None or self._closing or self._tickets:
             return
         url = self.home_address(self.url, home)
-        if url != self.url:
+        if set(self.roles) == {room} and url != self.url:
             self._homing = asyncio.create_task(self._move(url))
 
     async def _move(self, url: str) -> None:
-        """Connect to ``url`` (resuming: the seats come back there), then close the current
-        connection once its requests are answered. On a failure the client stays."""
-        old = self._socket
+        """Connect to ``url`` once the requests in flight are answered (new ones wait), resume
+        there, close the old connection and follow the rooms again. On a failure the client
+        stays (or reconnects as usual, if its connection dropped meanwhile)."""
+        old, loop = self._socket, asyncio.get_running_loop()
+        self.connected.clear()
         try:
-            await self._open(url)
-        except (ServerError, TimeoutError, OSError, InvalidHandshake, ConnectionClosed) as error:
-            logger.info("stayed on %s: the room's home could not be reached (%s)", self.url, error)
-            return
+            deadline = loop.time() + HELLO_TIMEOUT
+            while (waiting := [f for f in self._pending.values() if not f.done()]) and loop.time() < deadline:
+                await asyncio.wait(waiting, timeout=deadline - loop.time())
+            try:
+                await self._open(url)
+            except (ServerError, TimeoutError, OSError, InvalidHandshake, ConnectionClosed) as error:
+                logger.info("stayed on %s: the room's home could not be reached (%s)", self.url, error)
+                if self._reconnecting is None:  # the connection in use is still up
+                    self.connected.set()
+                return
+            self.url = url
+            dropped, self._reconnecting = self._reconnecting, None
+            if dropped is not None:
+                dropped.cancel()  # the old connection dropped meanwhile: this one replaces it
+            if old is not None:
+                await old.close()
+            for future in waiting:  # unanswered on the old connection
+                if not future.done():
+                    future.set_exception(ConnectionError("the connection closed before the reply"))
+            with contextlib.suppress(ConnectionError, TimeoutError):  # dropped: the reader reconnects
+                await self._restore_rooms()  # a spectator's rooms are not given back by the hello
+            if dropped is not None:
+                self._notify_connection(True)
         finally:
             self._homing = None
-        self.url = url
-        waiting = [future for future in self._pending.values() if not future.done()]
-        with contextlib.suppress(ConnectionError, TimeoutError):  # dropped: the reader reconnects
-            await self._restore_rooms()  # a spectator's rooms are not given back by the hello
-        if waiting:
-            await asyncio.wait(waiting, timeout=HELLO_TIMEOUT)
-        if old is not None:
-            await old.close()
 
     async def _restore_rooms(self) -> None:
         """Follow again every room followed before the drop, or drop its copy."""
@@ -456,8 +459,8 @@ class RaceClient:
             if room in self._resyncing or room in self._forgotten:
                 return
             mirror = self.rooms.get(room)
-            if mirror is None:
-                return  # its snapshot follows the joined
+            if mirror is None or message.version <= mirror.version:
+                return  # its snapshot follows the joined; or seen already (on the connection before a move home)
             if not mirror.apply(message):
                 # A gap: something was missed. The snapshot replaces the copy.
                 await self._resync(room)
@@ -465,13 +468,9 @@ class RaceClient:
         elif isinstance(message, Joined):
             self.roles[message.room] = message.role
             self._forgotten.discard(message.room)
+            self._tickets.joined(message)
             if message.home is not None:
                 self._go_home(message.room, message.home)
-            ticket = self._tickets.get(message.id)
-            if ticket is not None:
-                self._drop_ticket(ticket)
-                if not ticket.joined.done():
-                    ticket.joined.set_result(message)
         elif isinstance(message, AccountInfo):
             # From now on this connection (and any reconnection) is the account.
             self.player, self.name, self.resume, self.account = message.player, message.name, message.resume, True

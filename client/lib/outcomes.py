@@ -41,3 +41,37 @@ class QueueTicket:
 
     variant: Variant
     joined: asyncio.Future[Joined] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class Tickets:
+    """The places in quick-match lines a client holds, by the id of each request that asked
+    (a request sent again adds its new id): each ticket gets the ``joined`` of its race."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, QueueTicket] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._by_id)
+
+    def hold(self, request_id: int, ticket: QueueTicket) -> None:
+        self._by_id[request_id] = ticket
+
+    def drop(self, ticket: QueueTicket) -> None:
+        for request_id in [i for i, held in self._by_id.items() if held is ticket]:
+            del self._by_id[request_id]
+
+    def joined(self, message: Joined) -> None:
+        """A race formed: the ticket of the request ``message`` answers, if any, gets it."""
+        ticket = self._by_id.get(message.id)
+        if ticket is not None:
+            self.drop(ticket)
+            if not ticket.joined.done():
+                ticket.joined.set_result(message)
+
+    def fail(self, reason: str) -> None:
+        """Every place is lost (the connection that held them dropped): each ticket fails."""
+        tickets, self._by_id = set(self._by_id.values()), {}
+        for ticket in tickets:
+            if not ticket.joined.done():
+                ticket.joined.set_exception(ConnectionError(reason))
+                ticket.joined.exception()  # retrieved: nobody may be waiting on it any more

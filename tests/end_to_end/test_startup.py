@@ -51,6 +51,8 @@ def server(
         (["--grace", "nan"], {}, "--grace (GRACE) must be a number"),
         (["--rate", "inf"], {}, "--rate (RATE) must be at most"),
         (["--nodes", "3", "--port", "65534"], {}, "--nodes (NODES) 3 from --port (PORT) 65534 needs ports past 65535"),
+        (["--nodes", "2", "--route", "node1"], {}, "--route (ROUTE) names one process"),
+        (["--route", "node 1"], {}, "argument --route: 'node 1' is not a valid value"),
     ],
 )
 def test_a_bad_setting_stops_start_up_with_one_line_and_exit_code_2(

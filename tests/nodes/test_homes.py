@@ -6,8 +6,11 @@ is tested in tests/nodes/test_deployment.py)."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
+from bench.lib.spawn import free_port
 from client.lib.connection import RaceClient
 from protocol.messages import (
     AskSnapshot,
@@ -98,3 +101,45 @@ async def test_a_spectator_on_another_node_goes_home_and_still_sees_the_race(ser
     await race_started(code, ann, bob)
     version = await play_one(bob, code)
     await eve.wait_room(code, lambda mirror: mirror.version >= version and mirror.board(1) is not None, timeout=30)
+
+
+async def test_a_home_that_cannot_be_reached_leaves_the_racer_where_it_is(service: Service) -> None:
+    a, b, routes = await routed_nodes(service)
+    routes["home-a"] = f"ws://127.0.0.1:{free_port('127.0.0.1')}"  # nothing listens there
+    ann = await service.connect(a, "Ann")
+    bob = await connect_routed(service, b, "Bob", routes)
+    code = await open_race(ann, bob)
+    await race_started(code, ann, bob)  # its requests wait for the try, then go on node B
+    assert await play_one(bob, code) > 0
+    assert bob.url == b.url
+    assert bob.connected.is_set()
+
+
+async def test_a_player_in_a_quick_match_line_stays_where_its_place_is(service: Service) -> None:
+    a, b, routes = await routed_nodes(service)
+    ann = await service.connect(a, "Ann")
+    bob = await service.connect(a, "Bob")
+    code = await open_race(ann, bob, RoomOptions(public=True))
+    eve = await connect_routed(service, b, "Eve", routes)
+    ticket = await eve.quick_match("scorpion")
+    watching = await eve.request(lambda i: Spectate(id=i, room=code))
+    assert isinstance(watching, Joined)
+    assert watching.home == "home-a"  # her place in the line is her connection on node B's
+    await eve.request(lambda i: AskSnapshot(id=i, room=code))
+    assert eve.url == b.url
+    assert not ticket.joined.done()
+    assert await eve.leave_queue(ticket)
+
+
+async def test_a_client_closed_while_it_goes_home_leaves_no_connection_open(service: Service) -> None:
+    a, b, routes = await routed_nodes(service)
+    ann = await service.connect(a, "Ann")
+    bob = await connect_routed(service, b, "Bob", routes)
+    await open_race(ann, bob)
+    await bob.close()  # while it moves
+    await eventually_async(functools.partial(connections_on, a), lambda count: count == 1)  # Ann's
+    await eventually_async(functools.partial(connections_on, b), lambda count: count == 0)
+
+
+async def connections_on(node: NodeProcess) -> float:
+    return (await metrics(node))["solitaire_connections"]

@@ -41,6 +41,9 @@ export class Connection {
     /** Sockets replaced by one to the room's home: their close is no reason to reconnect. */
     this.replaced = new WeakSet();
     this.homing = false;
+    /** Ids of the requests that hold a place in a line (the connection's: it stays). */
+    this.lines = new Set();
+    this.retryTimer = null;
     this.storage = storage;
     this.nameKey = `${prefix}name`;
     this.resumeKey = `${prefix}resume`;
@@ -87,12 +90,13 @@ export class Connection {
       socket.binaryType = "arraybuffer";
       if (!trial) this.socket = socket;
       let welcomed = false;
+      let helloId = null;
       socket.onopen = () => {
         const hello = { type: "hello", id: this.nextId++, protocol: 1, name: this.wantedName };
         if (this.bot) hello.bot = true;
         const resume = this.storage.getItem(this.resumeKey);
         if (resume) hello.resume = resume;
-        this.helloId = hello.id;
+        helloId = hello.id;
         socket.send(encode(hello));
       };
       socket.onmessage = (event) => {
@@ -106,23 +110,35 @@ export class Connection {
         }
         if (!welcomed) {
           if (message.type === "welcome") {
+            if (this.closed) {
+              socket.close(1000);
+              reject(new Error("the connection was closed"));
+              return;
+            }
             welcomed = true;
             this.socket = socket;
             this.keep(message);
             this.account = Boolean(message.account);
             this.retry = 250;
+            const down = this.state !== "connected";
             this.state = "connected";
+            // A move home welcomed while the old socket's reconnection waited replaces it.
+            clearTimeout(this.retryTimer);
+            if (this.reconnected) {
+              this.reconnected = null;
+              this.release(message);
+            }
             resolve(message);
-            this.emit("connected", message);
+            if (!trial || down) this.emit("connected", message);
             this.restoreRooms();
             return;
           }
-          if (message.type === "error" && message.id === this.helloId) {
-            if (message.code === "invalid-token") {
+          if (message.type === "error" && message.id === helloId) {
+            if (!trial) {
               // This server no longer knows the token: become a new player.
-              this.storage.removeItem(this.resumeKey);
+              if (message.code === "invalid-token") this.storage.removeItem(this.resumeKey);
+              this.emit("error", message);
             }
-            this.emit("error", message);
             socket.close();
             return;
           }
@@ -141,6 +157,7 @@ export class Connection {
           return; // the socket in use stays
         }
         this.state = "disconnected";
+        this.lines.clear(); // the server drops a closed connection's places in lines
         if (event.code === LOGGED_OUT) this.loggedOut(event.reason);
         this.resyncing = new Set(this.rooms.keys());
         this.emit("disconnected", event);
@@ -155,15 +172,9 @@ export class Connection {
           }
           const wait = this.retry * (1 + Math.random());
           this.retry = Math.min(this.retry * 2, 8000);
-          setTimeout(() => {
+          this.retryTimer = setTimeout(() => {
             if (this.closed) return; // closed meanwhile: no more attempts
-            this.open().then(
-              (welcome) => {
-                this.reconnected = null;
-                this.release(welcome);
-              },
-              () => {},
-            );
+            this.open().catch(() => {}); // its welcome releases the requests waiting
           }, wait);
         }
       };
@@ -279,11 +290,12 @@ export class Connection {
   }
 
   /** Move to `room`'s home server unless the page follows other rooms too (it would go back
-   * and forth), is moving already, or has that address already (the home is down). The old
-   * socket is closed once its requests are answered; on a failure the page stays. */
+   * and forth) or holds a place in a line (the old socket's), is moving already, or has that
+   * address already (the home is down). The old socket is closed once its requests are
+   * answered; on a failure the page stays. */
   async goHome(room, home) {
     const url = homeAddress(this.url, home);
-    const alone = this.roles.size === 1 && this.roles.has(room);
+    const alone = this.roles.size === 1 && this.roles.has(room) && this.lines.size === 0;
     if (!alone || this.homing || this.closed || url === this.url || this.state !== "connected") return;
     this.homing = true;
     const old = this.socket;
@@ -319,11 +331,13 @@ export class Connection {
    */
   async waitInLine(request) {
     const { id, reply } = await this.exchange(request);
+    this.lines.add(id);
     let off = null;
     const joined = new Promise((resolve) => {
       off = this.on((kind, message) => {
         if (kind === "joined" && message.id === id) {
           off();
+          this.lines.delete(id);
           resolve(message);
         }
       });
@@ -332,6 +346,7 @@ export class Connection {
       await reply;
     } catch (error) {
       off();
+      this.lines.delete(id);
       throw error;
     }
     return { joined };
@@ -408,7 +423,8 @@ export class Connection {
         room = message.room;
         if (this.resyncing.has(room) || this.forgotten.has(room)) return;
         const copy = this.rooms.get(room);
-        if (!copy) return; // its snapshot follows the joined
+        // Its snapshot follows the joined; or seen already (on the socket before a move home).
+        if (!copy || message.version <= copy.version) return;
         if (!copy.apply(message)) {
           // A gap: ask once for the whole room again; updates wait for it.
           this.resyncing.add(room);
@@ -420,6 +436,7 @@ export class Connection {
       case "joined":
         this.roles.set(message.room, message.role);
         this.forgotten.delete(message.room);
+        this.lines.delete(message.id); // a race formed: that place in its line is over
         if (message.home) this.goHome(message.room, message.home);
         if (message.seat !== undefined && message.role === "racer") this.emit("seated", message, message.room);
         break;
