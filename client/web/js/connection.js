@@ -16,6 +16,8 @@ const { encode, decode } = globalThis.MessagePack;
 const PREFIX = "solitaire-race.";
 /** The close code of a session that ended: logged out, here or everywhere, or a new password. */
 const LOGGED_OUT = 4001;
+/** Milliseconds a room's home has to welcome a page moving there. */
+const HELLO_TIMEOUT = 10000;
 
 /** A new guest's name, told apart from the other guests': `Guest 4821` (the player may change it). */
 export function guestName() {
@@ -91,6 +93,8 @@ export class Connection {
       if (!trial) this.socket = socket;
       let welcomed = false;
       let helloId = null;
+      // A home that does not welcome in time is given up: the page stays where it is.
+      if (trial) setTimeout(() => welcomed || socket.close(), HELLO_TIMEOUT);
       socket.onopen = () => {
         const hello = { type: "hello", id: this.nextId++, protocol: 1, name: this.wantedName };
         if (this.bot) hello.bot = true;
@@ -312,7 +316,7 @@ export class Connection {
     }
     this.replaced.add(old);
     const answered = [...this.pending.values()].filter((entry) => entry.socket === old).map((entry) => entry.done);
-    await Promise.race([Promise.allSettled(answered), new Promise((resolve) => setTimeout(resolve, 10000))]);
+    await Promise.race([Promise.allSettled(answered), new Promise((resolve) => setTimeout(resolve, HELLO_TIMEOUT))]);
     old.close(1000);
   }
 
