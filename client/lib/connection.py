@@ -382,9 +382,8 @@ class RaceClient:
             return
 
     def _go_home(self, room: str, home: str) -> None:
-        """Move to ``room``'s home unless the client follows other rooms too (it would go back
-        and forth) or holds a place in a line (the old connection's), is moving already, or has
-        that address already (the home is down)."""
+        """Move to ``room``'s home unless the client follows other rooms too (it would go back and
+        forth), holds a place in a line (the old connection's), is moving, or is there already."""
         if self.home_address is None or self._homing is not None or self._closing or self._tickets:
             return
         url = self.home_address(self.url, home)
@@ -392,9 +391,8 @@ class RaceClient:
             self._homing = asyncio.create_task(self._move(url))
 
     async def _move(self, url: str) -> None:
-        """Connect to ``url`` once the requests in flight are answered (new ones wait), resume
-        there, close the old connection and follow the rooms again. On a failure the client
-        stays (or reconnects as usual, if its connection dropped meanwhile)."""
+        """Connect to ``url`` once the requests in flight are answered (new ones wait), resume there,
+        close the old connection, follow the rooms again. On a failure it stays (or reconnects)."""
         old, loop = self._socket, asyncio.get_running_loop()
         self.connected.clear()
         try:
@@ -407,6 +405,8 @@ class RaceClient:
                 logger.info("stayed on %s: the room's home could not be reached (%s)", self.url, error)
                 if self._reconnecting is None:  # the connection in use is still up
                     self.connected.set()
+                    for room in list(self._resyncing):  # gaps seen meanwhile (see _resync)
+                        await self.send(functools.partial(_build_for_room, AskSnapshot, room))
                 return
             self.url = url
             dropped, self._reconnecting = self._reconnecting, None
@@ -437,11 +437,12 @@ class RaceClient:
                 self.forget(room)
 
     async def _resync(self, room: str) -> None:
-        """Ask once for a snapshot of ``room``; its updates are ignored until it arrives."""
-        if room in self._resyncing:
-            return
-        self._resyncing.add(room)
-        await self.send(lambda i: AskSnapshot(id=i, room=room))
+        """Ask once for a snapshot of ``room``; its updates are ignored until it arrives (asked
+        by the move, while the client moves home: the reader must not wait for the move)."""
+        if room not in self._resyncing:
+            self._resyncing.add(room)
+            if self._homing is None:
+                await self.send(lambda i: AskSnapshot(id=i, room=room))
 
     async def _dispatch(self, message: ServerMessage) -> None:
         room = ""
