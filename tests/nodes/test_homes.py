@@ -144,9 +144,11 @@ async def test_a_client_closed_while_it_goes_home_leaves_no_connection_open(serv
     ann = await service.connect(a, "Ann")
     bob = await connect_routed(service, b, "Bob", routes)
     await open_race(ann, bob)
-    await bob.close()  # while it moves
-    await eventually_async(functools.partial(connections_on, a), lambda count: count == 1)  # Ann's
-    await eventually_async(functools.partial(connections_on, b), lambda count: count == 0)
+    await eventually(lambda: not bob.connected.is_set(), what="Bob's move under way")  # requests wait for it
+    await bob.close()
+    # Closed at once, both connections: not after the move's own waits (10 s each).
+    await eventually_async(functools.partial(connections_on, a), lambda count: count == 1, timeout=2)  # Ann's
+    await eventually_async(functools.partial(connections_on, b), lambda count: count == 0, timeout=2)
 
 
 async def connections_on(node: NodeProcess) -> float:

@@ -341,7 +341,6 @@ export class Connection {
       off = this.on((kind, message) => {
         if (kind === "joined" && message.id === id) {
           off();
-          this.lines.delete(id);
           resolve(message);
         }
       });
